@@ -1,0 +1,62 @@
+"""rig: provision dev machines from a cached workflow of setup tasks.
+
+This module is what ``rig_config.py`` imports. Names load lazily so ``rig --version`` and
+cached ``rig plan`` stay fast.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from rigcli._version import __version__
+
+if TYPE_CHECKING:
+    from rigcli.authoring.inputs import Arg, WorkspaceRef
+    from rigcli.authoring.nodes import define_config, sequence, task, workflow
+    from rigcli.authoring.values import define_provider, env, secret
+    from rigcli.engine import create_engine
+    from rigcli.errors import RigError
+    from rigcli.state import create_state_store
+
+_LAZY = {
+    "workflow": "rigcli.authoring.nodes",
+    "sequence": "rigcli.authoring.nodes",
+    "task": "rigcli.authoring.nodes",
+    "define_config": "rigcli.authoring.nodes",
+    "define_provider": "rigcli.authoring.values",
+    "env": "rigcli.authoring.values",
+    "secret": "rigcli.authoring.values",
+    "Arg": "rigcli.authoring.inputs",
+    "WorkspaceRef": "rigcli.authoring.inputs",
+    "create_engine": "rigcli.engine",
+    "create_state_store": "rigcli.state",
+    "RigError": "rigcli.errors",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module_name = _LAZY.get(name)
+    if module_name is None:
+        raise AttributeError(f"module 'rigcli' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module_name), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "Arg",
+    "RigError",
+    "WorkspaceRef",
+    "__version__",
+    "create_engine",
+    "create_state_store",
+    "define_config",
+    "define_provider",
+    "env",
+    "secret",
+    "sequence",
+    "task",
+    "workflow",
+]

@@ -1,0 +1,5 @@
+"""The installed rig version, importable without loading anything else."""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"

@@ -1,0 +1,65 @@
+"""The one user-facing error base (RigError) and its kinds, each with its exit code."""
+
+from __future__ import annotations
+
+
+class RigError(Exception):
+    """An error the user can act on: printed as one line, never with a traceback."""
+
+    exit_code = 1
+
+
+class ConfigError(RigError):
+    """rig_config.py cannot be found, imported or understood."""
+
+
+class TaskError(RigError):
+    """A task, hook or operation failed, or returned something rig cannot keep."""
+
+
+class InputError(RigError):
+    """Operation input or a workspace name did not validate."""
+
+
+class NotFoundError(RigError):
+    """An unknown workflow, workspace, operation or cache task was named."""
+
+
+class ProviderError(RigError):
+    """A provider could not be set up or refused an action."""
+
+
+class StateError(RigError):
+    """The state database is unusable (for example written by a newer rig)."""
+
+
+class UsageError(RigError):
+    """The command line itself is wrong (exit 2)."""
+
+    exit_code = 2
+
+
+class StateLockedError(RigError):
+    """Another rig process holds the state lock and we were told not to wait (exit 4)."""
+
+    exit_code = 4
+
+
+class InterruptedRunError(RigError):
+    """The run was interrupted by SIGINT/SIGTERM (exit 130)."""
+
+    exit_code = 130
+
+
+__all__ = [
+    "ConfigError",
+    "InputError",
+    "InterruptedRunError",
+    "NotFoundError",
+    "ProviderError",
+    "RigError",
+    "StateError",
+    "StateLockedError",
+    "TaskError",
+    "UsageError",
+]

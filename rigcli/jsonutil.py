@@ -1,0 +1,68 @@
+"""Canonical JSON, version-tagged content hashes and JSON-value validation with key paths.
+
+Every persisted hash is ``tagged_hash(tag, value)``: SHA-256 over the canonical JSON of
+``{"tag": tag, "value": value}``. Canonical JSON sorts keys, uses compact separators, keeps
+non-ASCII as UTF-8 and rejects NaN/Infinity. Changing the canonical form means changing every
+tag that uses it, because old hashes must never be compared with new ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+JsonValue = Any
+"""A value made only of dict (str keys), list, str, int, float (finite), bool and None."""
+
+
+def canonical_json(value: JsonValue) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def tagged_hash(tag: str, value: JsonValue) -> str:
+    digest = hashlib.sha256(canonical_json({"tag": tag, "value": value}).encode("utf-8")).hexdigest()
+    return f"sha256-{digest}"
+
+
+def find_non_json(value: Any, path: str = "") -> str | None:
+    """Return the key path of the first value that is not plain JSON, or None if all of it is.
+
+    The root itself is reported as ``<root>``.
+    """
+    if value is None or isinstance(value, (bool, str)):
+        return None
+    if isinstance(value, int):
+        return None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path or "<root>")
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return f"{path}.{key!r}" if path else repr(key)
+            child = f"{path}.{key}" if path else key
+            bad = find_non_json(item, child)
+            if bad is not None:
+                return bad
+        return None
+    if isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            bad = find_non_json(item, f"{path}[{index}]")
+            if bad is not None:
+                return bad
+        return None
+    return path or "<root>"
+
+
+def to_plain_json(value: Any) -> JsonValue:
+    """Copy a JSON-shaped value into plain dicts and lists (tuples and mappings included)."""
+    if isinstance(value, Mapping):
+        return {str(key): to_plain_json(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_plain_json(item) for item in value]
+    return value
+
+
+__all__ = ["JsonValue", "canonical_json", "find_non_json", "tagged_hash", "to_plain_json"]

@@ -1,0 +1,192 @@
+"""The provider plugin contract: what rig gives a provider and what a provider gives back.
+
+A plugin is any object with ``provider_id`` and ``create_provider(setup)``. Built-ins register
+through the ``rig.providers`` entry-point group exactly like third-party plugins; a project can
+also pass a plugin inline with ``define_provider(..., plugin=obj)``. ``create_provider`` and
+``runtime`` may be plain or ``async`` functions; so may the optional ``checks`` and
+``validate_artifact``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypedDict, runtime_checkable
+
+from rigcli.events import Event
+from rigcli.jsonutil import JsonValue
+
+
+class StoredRecord(TypedDict):
+    provider_id: str
+    key: str
+    value: JsonValue
+    created_at: str
+    updated_at: str
+
+
+class KeyValueStore(Protocol):
+    """Provider-owned JSON records; ``storage`` is per project, ``host_storage`` per user."""
+
+    def get(self, key: str) -> StoredRecord | None: ...
+    def set(self, key: str, value: JsonValue) -> None: ...
+    def delete(self, key: str) -> bool: ...
+    def entries(self, prefix: str = "") -> list[StoredRecord]: ...
+
+
+class LocalHost(Protocol):
+    """What the machine running rig offers handlers and providers (the user's side)."""
+
+    @property
+    def interactive(self) -> bool: ...  # a user can answer prompts and see a terminal
+    def open(self, target: str) -> Any: ...  # open a URL in the browser (or print it)
+    def prompt(self, message: str, *, default: str | None = None, secret: bool = False) -> str: ...
+    def confirm(self, message: str, *, default: bool = False) -> bool: ...
+    def run(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> int:
+        """Run a command attached to the user's terminal (the live view pauses); return its exit code."""
+        ...
+
+
+class InteractionRequest(TypedDict, total=False):
+    id: str
+    title: str
+    url: str | None
+    instructions: str | None
+    completed: Any  # an awaitable, a concurrent.futures.Future or a zero-argument blocking callable
+    stop: Callable[[], Any]
+
+
+class InteractionBroker(Protocol):
+    async def present(self, request: InteractionRequest) -> Any: ...
+    def present_blocking(self, request: InteractionRequest) -> Any: ...
+
+
+class Cancellation:
+    """Set once when the run is interrupted; providers register callbacks to stop their work."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._callbacks: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._event.wait(timeout)
+
+    def add_callback(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` on cancel (at once if already cancelled); returns a remover."""
+        with self._lock:
+            run_now = self._event.is_set()
+            if not run_now:
+                self._callbacks.append(callback)
+        if run_now:
+            callback()
+
+        def remove() -> None:
+            with self._lock:
+                if callback in self._callbacks:
+                    self._callbacks.remove(callback)
+
+        return remove
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self._event.is_set():
+                return
+            self._event.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for callback in callbacks:
+            callback()
+
+
+@dataclass(frozen=True)
+class ProviderSetup:
+    """Handed to ``create_provider``: resolved config plus rig-owned storage and host access."""
+
+    provider_id: str
+    config: Mapping[str, Any]
+    storage: KeyValueStore
+    host_storage: KeyValueStore
+    local: LocalHost
+    project_dir: str
+    state_dir: str
+    cancellation: Cancellation = field(default_factory=Cancellation)
+
+
+@dataclass(frozen=True)
+class RuntimeContext:
+    """Handed to ``controller.runtime``: who is calling, and how to report back."""
+
+    provider_name: str
+    node_path: str
+    workflow: str
+    emit: Callable[[Event], None]
+    interaction: InteractionBroker
+    local: LocalHost
+    cancellation: Cancellation
+    workspace: str | None = None
+
+
+class ProviderCheck(TypedDict, total=False):
+    id: str
+    label: str
+    status: str  # "ok" | "required"
+    value: JsonValue
+    message: str
+    detail: str
+    fingerprint: str
+
+
+@runtime_checkable
+class ProviderController(Protocol):
+    provider_id: str
+
+    def runtime(self, context: RuntimeContext) -> Any: ...
+
+
+@runtime_checkable
+class ProviderPlugin(Protocol):
+    provider_id: str
+
+    def create_provider(self, setup: ProviderSetup) -> ProviderController | Awaitable[ProviderController]: ...
+
+
+def is_artifact_ref(value: Any) -> bool:
+    """Any dict with string ``provider`` and ``kind`` keys is an artifact ref."""
+    return isinstance(value, Mapping) and isinstance(value.get("provider"), str) and isinstance(
+        value.get("kind"), str
+    )
+
+
+def find_artifacts(value: Any) -> list[Mapping[str, Any]]:
+    """Every artifact ref nested anywhere in ``value``, outermost first."""
+    found: list[Mapping[str, Any]] = []
+    if isinstance(value, Mapping):
+        if is_artifact_ref(value):
+            found.append(value)
+        for item in value.values():
+            found.extend(find_artifacts(item))
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found.extend(find_artifacts(item))
+    return found
+
+
+__all__ = [
+    "Cancellation",
+    "InteractionBroker",
+    "InteractionRequest",
+    "KeyValueStore",
+    "LocalHost",
+    "ProviderCheck",
+    "ProviderController",
+    "ProviderPlugin",
+    "ProviderSetup",
+    "RuntimeContext",
+    "StoredRecord",
+    "find_artifacts",
+    "is_artifact_ref",
+]
