@@ -1,0 +1,131 @@
+"""The SQLite connection behind a state store: opened on first use, short write transactions."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from rigcli._version import __version__
+from rigcli.errors import StateError
+from rigcli.jsonutil import JsonValue
+from rigcli.state.migrations import RIG_VERSION_KEY, SchemaSyncResult, sync_schema_file
+
+# Writers are serialised by the state lock, so waiting here only covers readers' schema
+# bookkeeping and other rig processes' short commits.
+BUSY_TIMEOUT_SECONDS = 15.0
+
+_Self = TypeVar("_Self", bound="StateDatabase")
+
+
+def dumps(value: JsonValue) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def _connect(path: str) -> sqlite3.Connection:
+    # isolation_level=None: the stdlib must not open transactions behind our back; every write
+    # goes through StateDatabase._write's BEGIN IMMEDIATE (taking the write lock up front avoids
+    # SQLITE_BUSY on read-to-write upgrades). check_same_thread=False: parallel branches write
+    # from worker threads, serialised by StateDatabase._mutex.
+    db = sqlite3.connect(
+        path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
+    )
+    db.execute("PRAGMA synchronous = NORMAL")  # durable across process crashes in WAL mode
+    return db
+
+
+class StateDatabase:
+    """One connection per store, shared by threads under a lock; reads never take the state lock."""
+
+    def __init__(self, path: str, *, project_dir: str, config_path: str | None) -> None:
+        self.path = path
+        self.project_dir = project_dir
+        self.config_path = config_path
+        self.last_sync: SchemaSyncResult | None = None
+        self._mutex = threading.RLock()
+        self._db: sqlite3.Connection | None = None
+
+    def sync_schema(self) -> SchemaSyncResult:
+        """Create or migrate the database (moving an unusable one aside); safe to call again."""
+        with self._mutex:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            try:
+                db, result = sync_schema_file(self.path, _connect)
+            except sqlite3.OperationalError as error:
+                msg = f"Cannot open rig state database {self.path}: {error}"
+                raise StateError(msg) from error
+            self._db = db
+            self.last_sync = result
+            wanted: dict[str, JsonValue] = {"project.dir": self.project_dir, RIG_VERSION_KEY: __version__}
+            if self.config_path is not None:
+                wanted["config.path"] = self.config_path
+            stale = [
+                (key, dumps(value))
+                for key, value in wanted.items()
+                if db.execute('SELECT value_json FROM runtime_metadata WHERE "key" = ?', (key,)).fetchone()
+                != (dumps(value),)
+            ]
+            if stale:  # cached plans open the store often: write only what changed
+                with self._write() as tx:
+                    tx.executemany(
+                        'INSERT INTO runtime_metadata ("key", value_json) VALUES (?, ?) '
+                        'ON CONFLICT("key") DO UPDATE SET value_json = excluded.value_json',
+                        stale,
+                    )
+            return result
+
+    def close(self) -> None:
+        with self._mutex:
+            if self._db is not None:
+                self._db.close()
+                self._db = None
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._db is None:
+            self.sync_schema()
+        assert self._db is not None
+        return self._db
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._mutex:
+            try:
+                yield self._connection()
+            except sqlite3.OperationalError as error:
+                raise self._state_error(error) from error
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One short write transaction; never hold it across a handler or a provider call."""
+        with self._mutex:
+            db = self._connection()
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield db
+                except BaseException:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    raise
+                db.execute("COMMIT")
+            except sqlite3.OperationalError as error:
+                raise self._state_error(error) from error
+
+    def _state_error(self, error: sqlite3.Error) -> StateError:
+        return StateError(f"State database {self.path}: {error}")
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+__all__ = ["BUSY_TIMEOUT_SECONDS", "StateDatabase", "dumps"]

@@ -1,0 +1,184 @@
+"""One writer per state database: an flock on ``<state>.lock`` that says who holds it.
+
+The kernel drops an flock when its holder dies, so a crashed rig never wedges the state; the
+holder info it leaves behind in the file is how the next writer notices and reports the takeover.
+Locking twice from one process is refused at once rather than deadlocking on our own flock: a
+second thread waits for the first (or fails with ``wait=False``), the same thread gets a
+StateError, since nested writers are a bug.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TypedDict
+
+from rigcli.errors import StateError, StateLockedError
+from rigcli.state.clock import utc_now
+from rigcli.state.process import this_host
+
+# How long to wait for a holder that has the flock but has not written its info yet.
+_INFO_GRACE_SECONDS = 1.0
+
+
+class LockHolder(TypedDict):
+    pid: int  # 0 when the holder could not be identified
+    host: str
+    command: str
+    started_at: str
+
+
+HolderCallback = Callable[[LockHolder], object]
+
+
+@dataclass
+class _InProcess:
+    mutex: threading.Lock = field(default_factory=threading.Lock)
+    owner: int | None = None  # thread ident
+    holder: LockHolder | None = None
+
+
+_registry_mutex = threading.Lock()
+_registry: dict[str, _InProcess] = {}
+
+
+def _unknown_holder() -> LockHolder:
+    return {"pid": 0, "host": "", "command": "", "started_at": ""}
+
+
+def describe_holder(holder: LockHolder) -> str:
+    if not holder["pid"]:
+        return "another rig process"
+    command = f"rig {holder['command']}" if holder["command"] else "rig"
+    since = f", since {holder['started_at']}" if holder["started_at"] else ""
+    return f"{command} (pid {holder['pid']} on {holder['host'] or 'an unknown host'}{since})"
+
+
+def _locked_error(state_path: str, holder: LockHolder) -> StateLockedError:
+    msg = (
+        f"State database {state_path} is locked by {describe_holder(holder)}; "
+        "run again without --no-wait to wait for it"
+    )
+    return StateLockedError(msg)
+
+
+def _read_holder(fd: int) -> LockHolder | None:
+    try:
+        data = json.loads(os.pread(fd, 65536, 0).decode("utf-8"))
+    except ValueError:
+        return None  # empty (released cleanly) or being written
+    if not isinstance(data, dict) or not isinstance(data.get("pid"), int):
+        return None
+    return {
+        "pid": data["pid"],
+        "host": str(data.get("host", "")),
+        "command": str(data.get("command", "")),
+        "started_at": str(data.get("started_at", "")),
+    }
+
+
+def _try_flock(fd: int) -> bool:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _current_holder(fd: int) -> LockHolder | None:
+    """Who holds the flock, or None if it turned out to be free (and is now ours)."""
+    deadline = time.monotonic() + _INFO_GRACE_SECONDS
+    while True:
+        holder = _read_holder(fd)
+        if holder is not None or time.monotonic() >= deadline:
+            return holder or _unknown_holder()
+        time.sleep(0.02)
+        if _try_flock(fd):
+            return None
+
+
+@contextmanager
+def _in_process(
+    state_path: str, *, wait: bool, on_wait: HolderCallback | None
+) -> Iterator[tuple[_InProcess, bool]]:
+    """Serialise threads of this process; yields the entry and whether on_wait was already called."""
+    with _registry_mutex:
+        entry = _registry.setdefault(os.path.realpath(state_path), _InProcess())
+    me = threading.get_ident()
+    if entry.owner == me:
+        msg = f"State lock on {state_path} is already held by this thread; nested writers are not supported"
+        raise StateError(msg)
+    waited = False
+    if not entry.mutex.acquire(blocking=False):
+        holder = entry.holder or _unknown_holder()
+        if not wait:
+            raise _locked_error(state_path, holder)
+        if on_wait is not None:
+            on_wait(holder)
+        waited = True
+        entry.mutex.acquire()
+    entry.owner = me
+    try:
+        yield entry, waited
+    finally:
+        entry.owner = None
+        entry.holder = None
+        entry.mutex.release()
+
+
+@contextmanager
+def state_lock(
+    state_path: str,
+    command: str,
+    *,
+    wait: bool = True,
+    on_wait: HolderCallback | None = None,
+    on_takeover: HolderCallback | None = None,
+) -> Iterator[LockHolder]:
+    """Hold the writer lock of ``state_path`` for the ``with`` body; yields our own holder info.
+
+    Held elsewhere: ``wait=False`` raises StateLockedError naming the holder; ``wait=True`` calls
+    ``on_wait(holder)`` once, then blocks. ``on_takeover(previous)`` reports a holder that died
+    while holding it.
+    """
+    lock_path = f"{state_path}.lock"
+    with _in_process(state_path, wait=wait, on_wait=on_wait) as (entry, waited):
+        os.makedirs(os.path.dirname(lock_path) or ".", exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            if not _try_flock(fd):
+                holder = _current_holder(fd)
+                if holder is not None:
+                    if not wait:
+                        raise _locked_error(state_path, holder)
+                    if on_wait is not None and not waited:
+                        on_wait(holder)
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+            previous = _read_holder(fd)
+            if previous is not None and on_takeover is not None:
+                on_takeover(previous)
+            mine: LockHolder = {
+                "pid": os.getpid(),
+                "host": this_host(),
+                "command": command,
+                "started_at": utc_now(),
+            }
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, json.dumps(mine).encode("utf-8"), 0)
+            entry.holder = mine
+            try:
+                yield mine
+            finally:
+                # Emptied on a clean release: holder info found later means its owner died.
+                os.ftruncate(fd, 0)
+        finally:
+            os.close(fd)  # releases the flock
+
+
+__all__ = ["HolderCallback", "LockHolder", "describe_holder", "state_lock"]

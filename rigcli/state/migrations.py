@@ -1,0 +1,255 @@
+"""Named, append-only schema migrations and the rules for databases we cannot migrate.
+
+Never edit or reorder a shipped migration: a database records the names it has applied
+(``state.migrations``) and their count (``state.schemaVersion``), and every migration runs on
+fresh databases too. Each one is explicit DDL in its own transaction; this module never
+imports tables.py, whose classes describe only the latest schema.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rigcli.errors import StateError
+
+Migration = Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: list[Migration] = []
+SCHEMA_VERSION_KEY = "state.schemaVersion"
+MIGRATIONS_KEY = "state.migrations"
+RIG_VERSION_KEY = "rig.version"
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_initial(db: sqlite3.Connection) -> None:
+    db.execute(
+        """CREATE TABLE runtime_metadata (
+            "key" TEXT NOT NULL PRIMARY KEY,
+            value_json TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE workflow_node_runs (
+            id TEXT NOT NULL PRIMARY KEY,
+            workflow TEXT NOT NULL,
+            node_path TEXT NOT NULL,
+            node_name TEXT NOT NULL,
+            node_kind TEXT NOT NULL,
+            node_key TEXT NOT NULL,
+            provider_fingerprint TEXT NOT NULL,
+            upstream_run_ids_json TEXT NOT NULL,
+            output_json TEXT,
+            artifacts_json TEXT NOT NULL,
+            status TEXT NOT NULL,
+            invalidated BOOLEAN NOT NULL,
+            created_at TEXT NOT NULL,
+            finished_at TEXT,
+            error TEXT,
+            pid INTEGER,
+            host TEXT
+        )"""
+    )
+    db.execute(
+        "CREATE INDEX ix_workflow_node_runs_workflow_path "
+        "ON workflow_node_runs (workflow, node_path, created_at)"
+    )
+    db.execute("CREATE INDEX ix_workflow_node_runs_status ON workflow_node_runs (status)")
+    db.execute(
+        """CREATE TABLE workspaces (
+            id TEXT NOT NULL PRIMARY KEY,
+            name TEXT NOT NULL,
+            workflow TEXT NOT NULL,
+            workflow_ctx_json TEXT NOT NULL,
+            ctx_json TEXT NOT NULL,
+            status TEXT NOT NULL,
+            resources_json TEXT NOT NULL,
+            error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            CONSTRAINT uq_workspaces_workflow_name UNIQUE (workflow, name)
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE workflow_applies (
+            workflow TEXT NOT NULL PRIMARY KEY,
+            provider_fingerprint TEXT NOT NULL,
+            cached_node_count INTEGER NOT NULL,
+            node_count INTEGER NOT NULL,
+            applied_at TEXT NOT NULL
+        )"""
+    )
+    db.execute(
+        """CREATE TABLE provider_state (
+            provider_id TEXT NOT NULL,
+            "key" TEXT NOT NULL,
+            value_json TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (provider_id, "key")
+        )"""
+    )
+
+
+MIGRATION_NAMES: tuple[str, ...] = tuple(fn.__name__ for fn in MIGRATIONS)
+STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
+
+
+@dataclass(frozen=True)
+class SchemaSyncResult:
+    applied: list[str]  # names of the migrations this call applied, in order
+    schema_version: int
+    has_data_loss: bool = False  # True when an unusable database was moved aside
+    warnings: list[str] = field(default_factory=list)
+    backup_path: str | None = None
+
+
+@dataclass(frozen=True)
+class _Found:
+    kind: str  # "known" (ours, at or below our version) | "newer" | "foreign"
+    applied: tuple[str, ...] = ()
+    version: int | None = None
+    written_by: str | None = None
+    reason: str = ""
+
+
+def _metadata(db: sqlite3.Connection, key: str) -> object:
+    row = db.execute('SELECT value_json FROM runtime_metadata WHERE "key" = ?', (key,)).fetchone()
+    return None if row is None else json.loads(row[0])
+
+
+def _inspect(db: sqlite3.Connection) -> _Found:
+    """Classify a database without writing to it (a newer one must stay byte-identical)."""
+    try:
+        tables = sorted(
+            row[0]
+            for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+            if not row[0].startswith("sqlite_")
+        )
+        if not tables:
+            return _Found("known")
+        if "runtime_metadata" not in tables:
+            return _Found("foreign", reason=f"unrecognised schema (tables: {', '.join(tables)})")
+        version, applied = _metadata(db, SCHEMA_VERSION_KEY), _metadata(db, MIGRATIONS_KEY)
+        written_by = _metadata(db, RIG_VERSION_KEY)
+    except (sqlite3.Error, ValueError) as error:
+        return _Found("foreign", reason=f"unreadable database ({error})")
+    written = written_by if isinstance(written_by, str) else None
+    # Checked first and on its own: a future rig may record its history differently, and its
+    # data must never be moved aside by an older rig.
+    if isinstance(version, int) and not isinstance(version, bool) and version > STATE_SCHEMA_VERSION:
+        return _Found("newer", version=version, written_by=written)
+    names = tuple(applied) if isinstance(applied, list) else None
+    if names is None or names != MIGRATION_NAMES[: len(names)] or version != len(names):
+        return _Found("foreign", reason=f"unrecognised schema history (schema version {version!r})")
+    return _Found("known", applied=names, version=version, written_by=written)
+
+
+def _applied(db: sqlite3.Connection) -> tuple[str, ...]:
+    exists = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runtime_metadata'")
+    if exists.fetchone() is None:
+        return ()
+    value = _metadata(db, MIGRATIONS_KEY)
+    return tuple(value) if isinstance(value, list) else ()
+
+
+def _apply_pending(db: sqlite3.Connection) -> list[str]:
+    applied_now: list[str] = []
+    for fn in MIGRATIONS:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read inside the write transaction: another process may have just migrated.
+            done = _applied(db)
+            if fn.__name__ not in done:
+                fn(db)
+                names = [*done, fn.__name__]
+                for key, value in ((MIGRATIONS_KEY, names), (SCHEMA_VERSION_KEY, len(names))):
+                    db.execute(
+                        'INSERT INTO runtime_metadata ("key", value_json) VALUES (?, ?) '
+                        "ON CONFLICT(\"key\") DO UPDATE SET value_json = excluded.value_json",
+                        (key, json.dumps(value)),
+                    )
+                applied_now.append(fn.__name__)
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+    return applied_now
+
+
+def _move_aside(path: str) -> str:
+    """Rename the database and its sidecar files to ``<path>.backup-<UTC time>``; return the new path."""
+    stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime())
+    backup, attempt = f"{path}.backup-{stamp}", 1
+    while os.path.exists(backup):
+        backup, attempt = f"{path}.backup-{stamp}-{attempt}", attempt + 1
+    for suffix in ("-wal", "-shm", "-journal"):
+        if os.path.exists(path + suffix):
+            os.replace(path + suffix, backup + suffix)
+    os.replace(path, backup)
+    return backup
+
+
+def sync_schema_file(
+    path: str, connect: Callable[[str], sqlite3.Connection]
+) -> tuple[sqlite3.Connection, SchemaSyncResult]:
+    """Open ``path`` and bring it to the current schema, moving an unusable database aside."""
+    db = connect(path)
+    found = _inspect(db)
+    if found.kind == "newer":
+        db.close()
+        by = f" by rig {found.written_by}" if found.written_by else " by a newer rig"
+        msg = (
+            f"State database {path} was written{by} (schema version {found.version}); this rig "
+            f"supports schema version {STATE_SCHEMA_VERSION} at most. Upgrade rig, or pass --state "
+            "to use another file; the database was left untouched."
+        )
+        raise StateError(msg)
+    reason = found.reason if found.kind == "foreign" else ""
+    if not reason:
+        db.execute("PRAGMA journal_mode=WAL")
+        try:
+            return db, SchemaSyncResult(applied=_apply_pending(db), schema_version=STATE_SCHEMA_VERSION)
+        except sqlite3.Error as error:
+            if not found.applied:
+                db.close()
+                msg = f"Cannot create rig state database {path}: {error}"
+                raise StateError(msg) from error
+            reason = f"migration from schema version {found.version} failed ({error})"
+    db.close()
+    try:
+        backup = _move_aside(path)
+    except OSError as error:
+        msg = f"Cannot move unusable rig state database {path} aside ({reason}): {error}"
+        raise StateError(msg) from error
+    db = connect(path)
+    db.execute("PRAGMA journal_mode=WAL")
+    warning = f"Reset rig state database {path}: {reason}; the old database was moved to {backup}"
+    return db, SchemaSyncResult(
+        applied=_apply_pending(db),
+        schema_version=STATE_SCHEMA_VERSION,
+        has_data_loss=True,
+        warnings=[warning],
+        backup_path=backup,
+    )
+
+
+__all__ = [
+    "MIGRATIONS",
+    "MIGRATION_NAMES",
+    "STATE_SCHEMA_VERSION",
+    "Migration",
+    "SchemaSyncResult",
+    "m001_initial",
+    "migration",
+    "sync_schema_file",
+]

@@ -1,0 +1,246 @@
+"""The run journal: node runs recorded before their handler starts, finished in one transaction."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import uuid
+from collections.abc import Collection, Iterable, Sequence
+from typing import Any
+
+from rigcli.engine.results import NodeRun
+from rigcli.errors import StateError, TaskError
+from rigcli.jsonutil import JsonValue, find_non_json
+from rigcli.state.clock import utc_now
+from rigcli.state.database import StateDatabase, dumps
+from rigcli.state.process import pid_alive, this_host
+
+RUN_STATUSES = ("running", "succeeded", "failed", "interrupted")
+FINISHED_STATUSES = frozenset(RUN_STATUSES[1:])
+
+_COLUMNS = (
+    "id, workflow, node_path, node_name, node_kind, node_key, provider_fingerprint, "
+    "upstream_run_ids_json, output_json, artifacts_json, status, invalidated, created_at, "
+    "finished_at, error, pid"
+)
+# Newest first; rowid breaks ties between runs recorded within the same microsecond.
+_NEWEST_FIRST = "ORDER BY created_at DESC, rowid DESC"
+_CHUNK = 500  # stays below SQLite's bound-parameter limit on old builds (999)
+
+
+def _to_run(row: Sequence[Any]) -> NodeRun:
+    return NodeRun(
+        id=row[0],
+        workflow=row[1],
+        node_path=row[2],
+        node_name=row[3],
+        node_kind=row[4],
+        node_key=row[5],
+        provider_fingerprint=row[6],
+        upstream_run_ids=json.loads(row[7]),
+        output=None if row[8] is None else json.loads(row[8]),
+        artifacts=json.loads(row[9]),
+        status=row[10],
+        invalidated=bool(row[11]),
+        created_at=row[12],
+        finished_at=row[13],
+        error=row[14],
+        pid=row[15],
+    )
+
+
+def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
+    for start in range(0, len(items), _CHUNK):
+        yield items[start : start + _CHUNK]
+
+
+def _marks(count: int) -> str:
+    return ", ".join("?" * count)
+
+
+def _invalidate(db: sqlite3.Connection, seeds: Iterable[str], *, cascade: bool) -> int:
+    targets = set(seeds)
+    if cascade and targets:
+        dependants: dict[str, list[str]] = {}
+        query = "SELECT id, upstream_run_ids_json FROM workflow_node_runs WHERE upstream_run_ids_json != '[]'"
+        for run_id, upstream_json in db.execute(query):
+            for upstream in json.loads(upstream_json):
+                dependants.setdefault(upstream, []).append(run_id)
+        # Walk through already-invalidated runs too: what was built on them is stale as well.
+        frontier = list(targets)
+        while frontier:
+            for child in dependants.get(frontier.pop(), ()):
+                if child not in targets:
+                    targets.add(child)
+                    frontier.append(child)
+    changed = 0
+    for chunk in _chunks(sorted(targets)):
+        cursor = db.execute(
+            "UPDATE workflow_node_runs SET invalidated = 1 "
+            f"WHERE invalidated = 0 AND id IN ({_marks(len(chunk))})",
+            chunk,
+        )
+        changed += cursor.rowcount
+    return changed
+
+
+class RunJournal(StateDatabase):
+    def start_run(
+        self,
+        *,
+        workflow: str,
+        node_path: str,
+        node_name: str,
+        node_kind: str,
+        node_key: str,
+        provider_fingerprint: str,
+        upstream_run_ids: Sequence[str],
+    ) -> str:
+        """Record a ``running`` run owned by this process; call before the handler starts."""
+        run_id = uuid.uuid4().hex
+        with self._write() as db:
+            db.execute(
+                f"INSERT INTO workflow_node_runs ({_COLUMNS}, host) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, '[]', 'running', 0, ?, NULL, NULL, ?, ?)",
+                (run_id, workflow, node_path, node_name, node_kind, node_key, provider_fingerprint,
+                 dumps(list(upstream_run_ids)), utc_now(), os.getpid(), this_host()),
+            )
+        return run_id
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        output: JsonValue | None = None,
+        artifacts: Iterable[JsonValue] = (),
+        error: str | None = None,
+    ) -> None:
+        """Move a ``running`` run to its final status together with its output."""
+        if status not in FINISHED_STATUSES:
+            msg = f"finish_run status must be one of {', '.join(sorted(FINISHED_STATUSES))}, not {status!r}"
+            raise ValueError(msg)
+        artifact_list = list(artifacts)
+        bad = find_non_json({"output": output, "artifacts": artifact_list})
+        if bad is not None:
+            msg = f"Output of run {run_id} must be JSON-serializable (at {bad})"
+            raise TaskError(msg)
+        with self._write() as db:
+            cursor = db.execute(
+                "UPDATE workflow_node_runs SET status = ?, output_json = ?, artifacts_json = ?, "
+                "error = ?, finished_at = ? WHERE id = ? AND status = 'running'",
+                (status, None if output is None else dumps(output), dumps(artifact_list), error,
+                 utc_now(), run_id),
+            )
+            if cursor.rowcount == 0:
+                row = db.execute("SELECT status FROM workflow_node_runs WHERE id = ?", (run_id,)).fetchone()
+                msg = f"Unknown run {run_id}" if row is None else f"Run {run_id} is already {row[0]}"
+                raise StateError(msg)
+
+    def get_run(self, run_id: str) -> NodeRun | None:
+        with self._read() as db:
+            row = db.execute(f"SELECT {_COLUMNS} FROM workflow_node_runs WHERE id = ?", (run_id,)).fetchone()
+        return None if row is None else _to_run(row)
+
+    def list_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        node_path: str | None = None,
+        statuses: Collection[str] | None = None,
+    ) -> list[NodeRun]:
+        """Runs matching every given filter, newest first."""
+        clauses: list[str] = []
+        params: list[str] = []
+        if workflow is not None:
+            clauses.append("workflow = ?")
+            params.append(workflow)
+        if node_path is not None:
+            clauses.append("node_path = ?")
+            params.append(node_path)
+        if statuses is not None:
+            if not statuses:
+                return []
+            clauses.append(f"status IN ({_marks(len(statuses))})")
+            params.extend(statuses)
+        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        with self._read() as db:
+            rows = db.execute(f"SELECT {_COLUMNS} FROM workflow_node_runs {where} {_NEWEST_FIRST}", params)
+            return [_to_run(row) for row in rows]
+
+    def runs_by_path(self, workflow: str) -> dict[str, list[NodeRun]]:
+        """Succeeded runs of ``workflow`` (invalidated ones included) by node path, newest first.
+
+        The plan's hot path: one SELECT for the whole workflow, however many nodes it has.
+        """
+        by_path: dict[str, list[NodeRun]] = {}
+        with self._read() as db:
+            rows = db.execute(
+                f"SELECT {_COLUMNS} FROM workflow_node_runs WHERE workflow = ? AND status = 'succeeded' "
+                f"ORDER BY node_path, created_at DESC, rowid DESC",
+                (workflow,),
+            )
+            for row in rows:
+                by_path.setdefault(row[2], []).append(_to_run(row))
+        return by_path
+
+    def invalidate_runs(self, run_ids: Iterable[str], *, cascade: bool = True) -> int:
+        """Invalidate these runs and (with ``cascade``) every run built on them; return rows changed."""
+        with self._write() as db:
+            return _invalidate(db, run_ids, cascade=cascade)
+
+    def invalidate_paths(self, workflow: str, node_paths: Iterable[str]) -> int:
+        """Invalidate every valid run of these paths (and, by cascade, what was built on them).
+
+        All of them, not only the newest: the newest *matching* run is reused, so an older run left
+        valid would come back as the cache entry.
+        """
+        paths = sorted(set(node_paths))
+        with self._write() as db:
+            seeds: list[str] = []
+            for chunk in _chunks(paths):
+                seeds.extend(
+                    row[0]
+                    for row in db.execute(
+                        f"SELECT id FROM workflow_node_runs WHERE workflow = ? AND invalidated = 0 "
+                        f"AND node_path IN ({_marks(len(chunk))})",
+                        (workflow, *chunk),
+                    )
+                )
+            return _invalidate(db, seeds, cascade=True)
+
+    def delete_runs(self, workflow: str | None = None) -> int:
+        """Delete the runs of ``workflow`` (every run when None); return how many were deleted."""
+        with self._write() as db:
+            if workflow is None:
+                return db.execute("DELETE FROM workflow_node_runs").rowcount
+            return db.execute("DELETE FROM workflow_node_runs WHERE workflow = ?", (workflow,)).rowcount
+
+    def mark_abandoned_runs(self) -> int:
+        """Mark ``interrupted`` the runs left ``running`` by processes on this host that have exited.
+
+        Runs of live processes and of other hosts (whose processes we cannot see) stay as they are.
+        """
+        host = this_host()
+        with self._write() as db:
+            rows = db.execute(
+                "SELECT id, pid FROM workflow_node_runs "
+                "WHERE status = 'running' AND host = ? AND pid IS NOT NULL",
+                (host,),
+            ).fetchall()
+            now = utc_now()
+            abandoned = [
+                (now, f"rig process {pid} on {host} exited before the run finished", run_id)
+                for run_id, pid in rows
+                if not pid_alive(pid)
+            ]
+            db.executemany(
+                "UPDATE workflow_node_runs SET status = 'interrupted', finished_at = ?, "
+                "error = COALESCE(error, ?) WHERE id = ? AND status = 'running'",
+                abandoned,
+            )
+            return len(abandoned)
+
+
+__all__ = ["FINISHED_STATUSES", "RUN_STATUSES", "RunJournal"]

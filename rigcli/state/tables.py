@@ -1,0 +1,90 @@
+"""The current state schema as SQLModel tables; migrations.py must produce exactly this.
+
+The store itself talks to SQLite through the standard library (importing SQLModel costs about
+0.3 s, the whole budget of a cached ``rig plan``); these classes are the reviewed, typed
+description of the schema, and ``tests/state`` checks every migration chain against them.
+JSON columns end in ``_json``; timestamps are ISO-8601 UTC text (see clock.py).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import Boolean, Index, Integer, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+
+class RuntimeMetadata(SQLModel, table=True):
+    __tablename__ = "runtime_metadata"
+
+    key: str = Field(primary_key=True, sa_type=Text)
+    value_json: str = Field(sa_type=Text)
+
+
+class WorkflowNodeRun(SQLModel, table=True):
+    """The run journal: one row per node run, written ``running`` before its handler starts."""
+
+    __tablename__ = "workflow_node_runs"
+    __table_args__ = (
+        Index("ix_workflow_node_runs_workflow_path", "workflow", "node_path", "created_at"),
+        Index("ix_workflow_node_runs_status", "status"),
+    )
+
+    id: str = Field(primary_key=True, sa_type=Text)
+    workflow: str = Field(sa_type=Text)  # the workflow name, or "fragment:<hash>" in a fragment store
+    node_path: str = Field(sa_type=Text)
+    node_name: str = Field(sa_type=Text)
+    node_kind: str = Field(sa_type=Text)
+    node_key: str = Field(sa_type=Text)
+    provider_fingerprint: str = Field(sa_type=Text)
+    upstream_run_ids_json: str = Field(sa_type=Text)
+    output_json: str | None = Field(default=None, sa_type=Text)
+    artifacts_json: str = Field(sa_type=Text)
+    status: str = Field(sa_type=Text)  # running | succeeded | failed | interrupted
+    invalidated: bool = Field(default=False, sa_type=Boolean)
+    created_at: str = Field(sa_type=Text)
+    finished_at: str | None = Field(default=None, sa_type=Text)
+    error: str | None = Field(default=None, sa_type=Text)
+    pid: int | None = Field(default=None, sa_type=Integer)
+    host: str | None = Field(default=None, sa_type=Text)
+
+
+class Workspace(SQLModel, table=True):
+    """A named workspace; rows are written ``creating`` before the create hook runs."""
+
+    __tablename__ = "workspaces"
+    __table_args__ = (UniqueConstraint("workflow", "name", name="uq_workspaces_workflow_name"),)
+
+    id: str = Field(primary_key=True, sa_type=Text)
+    name: str = Field(sa_type=Text)
+    workflow: str = Field(sa_type=Text)
+    workflow_ctx_json: str = Field(sa_type=Text)
+    ctx_json: str = Field(sa_type=Text)
+    status: str = Field(sa_type=Text)  # creating | ready | failed | removing
+    resources_json: str = Field(sa_type=Text)  # machines attached while create ran
+    error: str | None = Field(default=None, sa_type=Text)
+    created_at: str = Field(sa_type=Text)
+    updated_at: str = Field(sa_type=Text)
+
+
+class WorkflowApply(SQLModel, table=True):
+    __tablename__ = "workflow_applies"
+
+    workflow: str = Field(primary_key=True, sa_type=Text)
+    provider_fingerprint: str = Field(sa_type=Text)
+    cached_node_count: int = Field(sa_type=Integer)
+    node_count: int = Field(sa_type=Integer)
+    applied_at: str = Field(sa_type=Text)
+
+
+class ProviderState(SQLModel, table=True):
+    """Project-scoped provider storage (``setup.storage``); host storage lives in JSON files."""
+
+    __tablename__ = "provider_state"
+
+    provider_id: str = Field(primary_key=True, sa_type=Text)
+    key: str = Field(primary_key=True, sa_type=Text)
+    value_json: str = Field(sa_type=Text)
+    created_at: str = Field(sa_type=Text)
+    updated_at: str = Field(sa_type=Text)
+
+
+__all__ = ["ProviderState", "RuntimeMetadata", "WorkflowApply", "WorkflowNodeRun", "Workspace"]
