@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
@@ -39,13 +40,14 @@ class TerminalHost:
         opener = _platform_opener()
         if opener is None:
             return
-        try:
+        with contextlib.suppress(OSError):  # the URL is already printed; a missing opener is fine
             subprocess.Popen(
-                [*opener, target], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, start_new_session=True,
+                [*opener, target],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
             )
-        except OSError:
-            pass  # the URL is already printed; a missing opener is not an error
 
     def prompt(self, message: str, *, default: str | None = None, secret: bool = False) -> str:
         self._require_terminal(message)
@@ -80,8 +82,6 @@ class TerminalHost:
             raise RigError(f"{what!r} needs an interactive terminal, and this run has none")
 
     def _paused(self) -> Any:
-        import contextlib
-
         if self.pause is None:
             return contextlib.nullcontext()
         return self.pause()

@@ -156,9 +156,7 @@ class ProviderPlugin(Protocol):
 
 def is_artifact_ref(value: Any) -> bool:
     """Any dict with string ``provider`` and ``kind`` keys is an artifact ref."""
-    return isinstance(value, Mapping) and isinstance(value.get("provider"), str) and isinstance(
-        value.get("kind"), str
-    )
+    return isinstance(value, Mapping) and isinstance(value.get("provider"), str) and isinstance(value.get("kind"), str)
 
 
 def find_artifacts(value: Any) -> list[Mapping[str, Any]]:

@@ -24,7 +24,7 @@ class WorkspaceRef(BaseModel):
     ctx: dict[str, Any] = Field(default_factory=dict)
 
 
-def Arg(default: Any = ..., *, position: int, description: str | None = None, **field_options: Any) -> Any:  # noqa: N802
+def Arg(default: Any = ..., *, position: int, description: str | None = None, **field_options: Any) -> Any:
     """A pydantic field that the CLI takes as the ``position``-th positional argument."""
     extra = dict(field_options.pop("json_schema_extra", None) or {})
     extra[POSITION_KEY] = position

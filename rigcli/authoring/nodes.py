@@ -20,14 +20,32 @@ from rigcli.errors import ConfigError, InputError
 from rigcli.jsonutil import find_non_json, to_plain_json
 
 RESERVED_OPERATION_IDS = frozenset(
-    "apply cache completion create doctor fork help init ls op plan projects providers remove rm run version".split()
+    [
+        "apply",
+        "cache",
+        "completion",
+        "create",
+        "doctor",
+        "fork",
+        "help",
+        "init",
+        "ls",
+        "op",
+        "plan",
+        "projects",
+        "providers",
+        "remove",
+        "rm",
+        "run",
+        "version",
+    ]
 )
 # Names handlers receive by parameter; a provider cannot be scoped under one of them.
 CONTEXT_NAMES = frozenset({"step", "providers", "config", "local", "log", "workflow", "workspace", "input"})
 WORKSPACE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 WORKSPACE_NAME_MAX = 63
 
-ProviderScope = Mapping[str, Union[ProviderDefinition, None]]  # None: removed from scope
+ProviderScope = Mapping[str, ProviderDefinition | None]  # None: removed from scope
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 
 
@@ -158,7 +176,11 @@ def make_task(
 
 
 def task(
-    name: str, handler: Callable[..., Any] | None = None, *, cache_ttl: Any = None, output: Any = None,
+    name: str,
+    handler: Callable[..., Any] | None = None,
+    *,
+    cache_ttl: Any = None,
+    output: Any = None,
     version: Any = None,
 ) -> Any:
     """``@task("name", cache_ttl=...)`` turns a function into a standalone task node."""
@@ -206,8 +228,13 @@ class SequenceNode(_NodeMethods):
         return replace(self, _tail=link, _length=self._length + 1)
 
     def task(
-        self, name: str, handler: Callable[..., Any] | None = None, *, cache_ttl: Any = None,
-        output: Any = None, version: Any = None,
+        self,
+        name: str,
+        handler: Callable[..., Any] | None = None,
+        *,
+        cache_ttl: Any = None,
+        output: Any = None,
+        version: Any = None,
     ) -> SequenceNode:
         """Append a task; its returned ``{"ctx": ...}`` replaces the context for later nodes."""
         return self._append(make_task(name, handler, cache_ttl=cache_ttl, output=output, version=version))
@@ -254,7 +281,11 @@ class SequenceNode(_NodeMethods):
         return replace(self, workspace_definition=WorkspaceDefinition(create, remove, self.scope))
 
     def workspace_operation(
-        self, id: str, run: Callable[..., Any], input: Any = None, title: str | None = None,
+        self,
+        id: str,
+        run: Callable[..., Any],
+        input: Any = None,
+        title: str | None = None,
         description: str | None = None,
     ) -> SequenceNode:
         """An operation run against one workspace: ``rig op WORKSPACE ID``."""
@@ -263,7 +294,11 @@ class SequenceNode(_NodeMethods):
         return replace(self, workspace_operations=(*self.workspace_operations, definition))
 
     def operation(
-        self, id: str, run: Callable[..., Any], input: Any = None, title: str | None = None,
+        self,
+        id: str,
+        run: Callable[..., Any],
+        input: Any = None,
+        title: str | None = None,
         description: str | None = None,
     ) -> SequenceNode:
         """A workflow-level operation: ``rig op ID [ARGS]``."""
@@ -272,7 +307,7 @@ class SequenceNode(_NodeMethods):
         return replace(self, operations=(*self.operations, definition))
 
 
-Node = Union[TaskNode, SequenceNode, ParallelNode]
+Node = Union[TaskNode, SequenceNode, ParallelNode]  # noqa: UP007 - a runtime alias must work on 3.10 with forward refs
 
 
 def _check_operation_id(op_id: Any, *, workspace: bool, existing: tuple[OperationDefinition, ...]) -> str:
@@ -283,15 +318,23 @@ def _check_operation_id(op_id: Any, *, workspace: bool, existing: tuple[Operatio
     if workspace and "/" in op_id:
         raise ConfigError(f'{label} ids cannot contain "/" ({op_id})')
     if op_id in RESERVED_OPERATION_IDS:
-        raise ConfigError(f"{label} id {op_id} is reserved by rig (reserved: {', '.join(sorted(RESERVED_OPERATION_IDS))})")
+        raise ConfigError(
+            f"{label} id {op_id} is reserved by rig (reserved: {', '.join(sorted(RESERVED_OPERATION_IDS))})"
+        )
     if any(item.id == op_id for item in existing):
         raise ConfigError(f"{label} id {op_id} is already defined")
     return op_id
 
 
 def _operation(
-    op_id: str, run: Any, input_model: Any, title: str | None, description: str | None,
-    scope: ProviderScope, *, workspace: bool,
+    op_id: str,
+    run: Any,
+    input_model: Any,
+    title: str | None,
+    description: str | None,
+    scope: ProviderScope,
+    *,
+    workspace: bool,
 ) -> OperationDefinition:
     if not callable(run):
         raise ConfigError(f"Operation {op_id} needs run=<function>")
@@ -353,9 +396,7 @@ class ProjectConfig:
     providers: Mapping[str, ProviderDefinition]
 
 
-def define_config(
-    workflows: Any, providers: Mapping[str, ProviderDefinition] | None = None
-) -> ProjectConfig:
+def define_config(workflows: Any, providers: Mapping[str, ProviderDefinition] | None = None) -> ProjectConfig:
     """Several workflows and the providers in scope for all of them."""
     items = list(workflows.values()) if isinstance(workflows, Mapping) else workflows
     if isinstance(items, SequenceNode):
@@ -374,7 +415,7 @@ def check_workspace_name(name: Any) -> str:
     if len(name) > WORKSPACE_NAME_MAX or not WORKSPACE_NAME_PATTERN.match(name):
         raise InputError(
             f'Workspace name "{name}" is invalid. Use only letters, numbers, ".", "_" and "-", '
-            f'start with a letter or number, and keep it under {WORKSPACE_NAME_MAX + 1} characters.'
+            f"start with a letter or number, and keep it under {WORKSPACE_NAME_MAX + 1} characters."
         )
     return name
 

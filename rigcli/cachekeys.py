@@ -1,0 +1,150 @@
+"""Cache keys and the reuse predicate's pure checks, with their reason codes and messages.
+
+Inputs, by key (each a ``tagged_hash``; bump the tag when an input changes meaning):
+
+- ``task-v1``: cache path, task name, handler fingerprint (``handler-v1``, see
+  rigcli.fingerprint), the configure stack (ordered list, root first), the output schema's
+  identity, and ``version``. Not the workflow name (a lookup column), not ``cache_ttl``
+  (checked on its own so changing only the TTL keeps a fresh run), not provider config.
+- ``provider-v1``: for the providers in the task's scope, by scope name: provider id,
+  resolved config (secrets replaced by a keyed HMAC), plugin identity; plus provider check
+  fingerprints. A task with no providers in scope gets a constant.
+- ``fragment-v1``: a global fragment's node tree (kinds, names, configure, handler
+  fingerprints, output identity, version, cache_ttl) — never provider config.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from rigcli.authoring.nodes import ParallelNode, SequenceNode, TaskNode
+from rigcli.engine.results import NodeRun, Reason
+from rigcli.graph import TaskSpec
+from rigcli.jsonutil import JsonValue, canonical_json, tagged_hash, to_plain_json
+
+REASON_MESSAGES = {
+    "cached": "cached",
+    "no-previous-run": "no previous run",
+    "task-changed": "task definition changed",
+    "provider-changed": "provider configuration changed",
+    "upstream-changed": "an upstream task ran again",
+    "invalidated": "cache entry was invalidated",
+    "expired": "cache_ttl expired",
+    "output-schema-invalid": "cached output no longer matches the output schema",
+    "artifact-invalid": "cached artifact is no longer valid",
+    "upstream-pending": "upstream output is pending",
+}
+
+
+def reason(code: str, detail: str | None = None) -> Reason:
+    return Reason(code, REASON_MESSAGES[code], detail)
+
+
+CACHED = reason("cached")
+
+
+def output_identity(output: Any, fingerprint: Callable[[Any], str]) -> JsonValue:
+    if output is None:
+        return None
+    schema = getattr(output, "model_json_schema", None)
+    if callable(schema):
+        return {"kind": "pydantic", "name": getattr(output, "__qualname__", ""), "schema": to_plain_json(schema())}
+    parse = getattr(output, "parse", None)
+    code = getattr(parse, "__func__", parse)
+    return {"kind": "parse", "name": type(output).__qualname__, "parse": fingerprint(code)}
+
+
+def task_key(task: TaskSpec, fingerprint: Callable[[Any], str]) -> str:
+    node = task.node
+    return tagged_hash(
+        "task-v1",
+        {
+            "path": task.cache_path,
+            "name": node.name,
+            "handler": fingerprint(node.handler),
+            "config": [to_plain_json(level) for level in task.config_stack],
+            "output": output_identity(node.output, fingerprint),
+            "version": node.version,
+        },
+    )
+
+
+def describe_fragment(node: Any, fingerprint: Callable[[Any], str]) -> JsonValue:
+    config = to_plain_json(node.config)
+    if isinstance(node, TaskNode):
+        return {
+            "kind": "task",
+            "name": node.name,
+            "config": config,
+            "handler": fingerprint(node.handler),
+            "output": output_identity(node.output, fingerprint),
+            "version": node.version,
+            "cache_ttl": node.cache_ttl,
+            "scope": node.cache_scope,
+        }
+    if isinstance(node, ParallelNode):
+        return {
+            "kind": "parallel",
+            "config": config,
+            "scope": node.cache_scope,
+            "branches": [[key, describe_fragment(branch, fingerprint)] for key, branch in node.branches],
+        }
+    assert isinstance(node, SequenceNode)
+    return {
+        "kind": "sequence",
+        "name": node.name,
+        "config": config,
+        "scope": node.cache_scope,
+        "children": [describe_fragment(child.node, fingerprint) for child in node.children],
+    }
+
+
+def fragment_hash(node: Any, fingerprint: Callable[[Any], str]) -> str:
+    return tagged_hash("fragment-v1", describe_fragment(node, fingerprint))
+
+
+def provider_fingerprint(providers: JsonValue, checks: Sequence[JsonValue]) -> str:
+    return tagged_hash("provider-v1", {"providers": providers, "checks": list(checks)})
+
+
+def parse_timestamp(value: str) -> datetime | None:
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except (ValueError, AttributeError):
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+
+
+def judge_run(
+    run: NodeRun, *, key: str, provider_fp: str, upstream: Sequence[str], ttl: float | None, now: datetime
+) -> Reason | None:
+    """The first failing pure condition for reusing ``run``, or None if all hold."""
+    if run.node_key != key:
+        return reason("task-changed")
+    if run.provider_fingerprint != provider_fp:
+        return reason("provider-changed")
+    if canonical_json(list(run.upstream_run_ids)) != canonical_json(list(upstream)):
+        return reason("upstream-changed")
+    if run.invalidated:
+        return reason("invalidated")
+    if ttl is not None:
+        created = parse_timestamp(run.created_at)
+        if ttl <= 0 or created is None or (now - created).total_seconds() > ttl:
+            return reason("expired", f"created {run.created_at}")
+    return None
+
+
+__all__ = [
+    "CACHED",
+    "REASON_MESSAGES",
+    "describe_fragment",
+    "fragment_hash",
+    "judge_run",
+    "output_identity",
+    "parse_timestamp",
+    "provider_fingerprint",
+    "reason",
+    "task_key",
+]

@@ -1,0 +1,129 @@
+"""Import rig_config.py afresh (after loading .env) and turn what it binds into workflows.
+
+Every load imports the config and the project's own helper modules anew, so an edited
+helper is seen by the next load in the same process. Errors name the file and line.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import traceback
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from rigcli.authoring.nodes import ProjectConfig, SequenceNode
+from rigcli.authoring.values import ProviderDefinition
+from rigcli.errors import ConfigError, RigError
+
+CONFIG_FILE = "rig_config.py"
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    path: Path
+    project_dir: Path
+    workflows: tuple[SequenceNode, ...]
+    providers: Mapping[str, ProviderDefinition]
+    module: ModuleType
+
+
+def load_dotenv_file(project_dir: Path) -> None:
+    env_file = project_dir / ".env"
+    if env_file.is_file():
+        from dotenv import load_dotenv
+
+        load_dotenv(env_file, override=False)
+
+
+def load_config(config_path: Path, project_dir: Path) -> LoadedConfig:
+    if not config_path.is_file():
+        raise ConfigError(f'No {CONFIG_FILE} found at {config_path}. Run "rig init" to create one.')
+    load_dotenv_file(project_dir)
+    module = _import_fresh(config_path, project_dir)
+    return _read_workflows(module, config_path, project_dir)
+
+
+def _forget_project_modules(project_dir: Path) -> None:
+    """Drop modules imported from the project so helpers are re-read on this load."""
+    root = str(project_dir.resolve())
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if file and os.path.realpath(file).startswith(root + os.sep) and "site-packages" not in file:
+            del sys.modules[name]
+
+
+def _import_fresh(config_path: Path, project_dir: Path) -> ModuleType:
+    _forget_project_modules(project_dir)
+    module_name = "rig_config"
+    spec = importlib.util.spec_from_file_location(module_name, config_path)
+    if spec is None or spec.loader is None:
+        raise ConfigError(f"{config_path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    project_entry = str(project_dir)
+    sys.path.insert(0, project_entry)
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        line = f":{exc.lineno}" if exc.lineno else ""
+        file = exc.filename or str(config_path)
+        raise ConfigError(f"{file}{line}: SyntaxError: {exc.msg}") from exc
+    except RigError as exc:
+        raise type(exc)(f"{_where(exc, config_path, project_dir)}{exc}") from exc
+    except Exception as exc:
+        raise ConfigError(f"{_where(exc, config_path, project_dir)}{type(exc).__name__}: {exc}") from exc
+    finally:
+        if sys.path and sys.path[0] == project_entry:
+            sys.path.pop(0)
+    return module
+
+
+def _where(exc: BaseException, config_path: Path, project_dir: Path) -> str:
+    """ "file:line: " of the innermost frame in the project (the config file preferred)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    root = str(project_dir.resolve()) + os.sep
+    in_config = [f for f in frames if os.path.realpath(f.filename) == os.path.realpath(config_path)]
+    in_project = [f for f in frames if os.path.realpath(f.filename).startswith(root)]
+    chosen = (in_config or in_project or [None])[-1]
+    if chosen is None:
+        return f"{config_path}: "
+    return f"{chosen.filename}:{chosen.lineno}: "
+
+
+def _read_workflows(module: ModuleType, config_path: Path, project_dir: Path) -> LoadedConfig:
+    if not hasattr(module, "workflows"):
+        raise ConfigError(
+            f"{config_path}: must bind the name `workflows` to a workflow, a list of workflows, or define_config(...)"
+        )
+    value: Any = module.workflows
+    providers: Mapping[str, ProviderDefinition] = {}
+    if isinstance(value, ProjectConfig):
+        providers = value.providers
+        items: tuple[Any, ...] = value.workflows
+    elif isinstance(value, SequenceNode):
+        items = (value,)
+    elif isinstance(value, (list, tuple)):
+        items = tuple(value)
+    else:
+        raise ConfigError(
+            f"{config_path}: `workflows` must be a workflow, a list of workflows or define_config(...), "
+            f"not {type(value).__name__}"
+        )
+    if not items:
+        raise ConfigError(f"{config_path}: `workflows` is empty")
+    seen: set[str] = set()
+    for item in items:
+        if not isinstance(item, SequenceNode):
+            raise ConfigError(f"{config_path}: `workflows` holds a {type(item).__name__}, not a workflow sequence")
+        if item.workflow in seen:
+            raise ConfigError(f"{config_path}: Workflow names must be unique (duplicate: {item.workflow})")
+        seen.add(item.workflow)
+    return LoadedConfig(config_path, project_dir, items, providers, module)
+
+
+__all__ = ["CONFIG_FILE", "LoadedConfig", "load_config", "load_dotenv_file"]

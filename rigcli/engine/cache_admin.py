@@ -1,0 +1,127 @@
+"""Cache inspection and maintenance: list, explain, invalidate, clear, snapshots."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rigcli.engine.core import EngineCore
+from rigcli.engine.results import CacheEntry, NodeExplanation
+from rigcli.engine.stores import LOCAL
+from rigcli.errors import InputError, NotFoundError
+from rigcli.graph import CompiledWorkflow, TaskSpec
+
+
+class CacheMixin(EngineCore):
+    def _stores_of(self, workflow: CompiledWorkflow) -> list[tuple[str, Any]]:
+        assert self.stores is not None
+        self.stores.register_fragments(workflow.fragments)
+        return [(LOCAL, self.stores.local), *((key, self.stores.get(key)) for key in workflow.fragments)]
+
+    async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]:
+        selected = self.select(workflow)
+        display = {(task.store, task.cache_path): task for task in selected.tasks}
+        entries: list[CacheEntry] = []
+        for key, store in self._stores_of(selected):
+            column = self.stores.workflow_column(key, selected.name) if self.stores else selected.name
+            for run in store.list_runs(workflow=column, statuses=["succeeded", "running"]):
+                task = display.get((key, run.node_path))
+                status = "in-doubt" if run.status == "running" else ("invalidated" if run.invalidated else "cached")
+                entries.append(
+                    CacheEntry(
+                        scope="local" if key == LOCAL else "global",
+                        workflow=column,
+                        node_path=run.node_path,
+                        display_path=task.path if task else run.node_path,
+                        node_name=run.node_name,
+                        run_id=run.id,
+                        invalidated=run.invalidated,
+                        created_at=run.created_at,
+                        status=status,
+                        fragment_hash=None if key == LOCAL else key,
+                    )
+                )
+        return entries
+
+    def match_tasks(self, workflow: CompiledWorkflow, target: str) -> list[TaskSpec]:
+        exact = [task for task in workflow.tasks if target in (task.path, task.cache_path)]
+        return exact or [task for task in workflow.tasks if task.name == target]
+
+    async def explain(self, workflow: str | None = None, task: str | None = None) -> list[NodeExplanation]:
+        selected = self.select(workflow)
+        wanted: set[int] | None = None
+        if task is not None:
+            matches = self.match_tasks(selected, task)
+            if not matches:
+                raise NotFoundError(f"Unknown cache task {task}")
+            if len(matches) > 1:
+                raise InputError(f"Task {task} matches multiple tasks: {', '.join(t.path for t in matches)}")
+            wanted = {matches[0].index + 1}
+        plan = await self.plan(selected.name)
+        by_index = {t.index + 1: t for t in selected.tasks}
+        return [
+            NodeExplanation(
+                path=node.path,
+                name=node.name,
+                status=node.status,
+                reason=node.reason,
+                run_id=node.run_id,
+                scope=node.scope,
+                cache_ttl=by_index[node.index].node.cache_ttl,
+            )
+            for node in plan.nodes
+            if wanted is None or node.index in wanted
+        ]
+
+    async def invalidate(self, workflow: str | None = None, task: str | None = None, all: bool = False) -> int:
+        selected = self.select(workflow)
+        if all:
+            targets = list(selected.tasks)
+        elif task is not None:
+            targets = self.match_tasks(selected, task)
+            if len(targets) > 1:
+                raise InputError(f"Task {task} matches multiple cached tasks: {', '.join(t.path for t in targets)}")
+        else:
+            raise InputError("invalidate needs a task or all=True")
+        assert self.stores is not None
+        with self.stores.writing("cache invalidate"):
+            self.stores.register_fragments(selected.fragments)
+            return self._invalidate_everywhere(selected, [t.index for t in targets])
+
+    async def clear_cache(self, workflow: str | None = None, scope: str = "all") -> int:
+        if scope not in ("all", "local", "global"):
+            raise InputError(f"Unknown cache scope {scope}; expected all, local or global")
+        selected = self.select(workflow)
+        assert self.stores is not None
+        deleted = 0
+        with self.stores.writing("cache clear"):
+            for key, _ in self._stores_of(selected):
+                if key == LOCAL and scope in ("all", "local"):
+                    deleted += self.stores.for_write(key).delete_runs(selected.name)
+                elif key != LOCAL and scope in ("all", "global"):
+                    deleted += self.stores.for_write(key).delete_runs(None)
+        return deleted
+
+    async def list_snapshots(self, workflow: str | None = None) -> list[dict[str, Any]]:
+        selected = self.select(workflow)
+        snapshots: list[dict[str, Any]] = []
+        display = {(task.store, task.cache_path): task.path for task in selected.tasks}
+        for key, store in self._stores_of(selected):
+            column = self.stores.workflow_column(key, selected.name) if self.stores else selected.name
+            for run in store.list_runs(workflow=column, statuses=["succeeded"]):
+                if run.invalidated:
+                    continue
+                for artifact in run.artifacts:
+                    snapshots.append(
+                        {
+                            "run_id": run.id,
+                            "workflow": selected.name,
+                            "node_path": display.get((key, run.node_path), run.node_path),
+                            "created_at": run.created_at,
+                            "scope": "local" if key == LOCAL else "global",
+                            "artifact": artifact,
+                        }
+                    )
+        return snapshots
+
+
+__all__ = ["CacheMixin"]

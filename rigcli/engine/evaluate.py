@@ -1,0 +1,282 @@
+"""Walk a compiled workflow: judge each task's cache (plan) and run what is stale (apply)."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from rigcli.cachekeys import CACHED, judge_run, reason
+from rigcli.engine import capture
+from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
+from rigcli.engine.results import NodeRun, PlanNode, Reason
+from rigcli.engine.session import ProviderSession
+from rigcli.engine.stores import LOCAL, Stores
+from rigcli.errors import InterruptedRunError, RigError, TaskError
+from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
+from rigcli.jsonutil import JsonValue, canonical_json
+from rigcli.provider_api import LocalHost, find_artifacts
+
+
+class Restart(Exception):
+    """A task returned step.invalidate(...): re-evaluate the workflow from the start."""
+
+    def __init__(self, task: TaskSpec, target: TaskSpec) -> None:
+        super().__init__(f"Task {task.path} invalidated {target.path}")
+        self.task, self.target = task, target
+
+
+class _Stopped(Exception):
+    """A sibling branch failed; this branch starts nothing new."""
+
+
+@dataclass
+class Verdict:
+    status: str
+    reason: Reason
+    run: NodeRun | None
+
+
+class Evaluation:
+    """One pass over the workflow. ``apply=False`` never runs handlers."""
+
+    def __init__(
+        self,
+        *,
+        workflow: CompiledWorkflow,
+        keys: dict[int, str],
+        stores: Stores,
+        session: ProviderSession,
+        emit: Any,
+        local: LocalHost,
+        apply: bool,
+    ) -> None:
+        self.workflow = workflow
+        self.keys = keys
+        self.stores = stores
+        self.session = session
+        self.emit = emit
+        self.local = local
+        self.apply = apply
+        self.now = datetime.now(timezone.utc)
+        self.nodes: dict[int, PlanNode] = {}
+        self.used_runs: dict[int, str] = {}
+        self.ran = 0
+        self._runs: dict[str, dict[str, list[NodeRun]]] = {}
+        self._stopping = False
+
+    def plan_nodes(self) -> list[PlanNode]:
+        return [self.nodes[index] for index in sorted(self.nodes)]
+
+    async def run(self) -> JsonValue | None:
+        ctx, _, blocked = await self.walk(self.workflow.steps, {}, [], False)
+        return None if blocked else ctx
+
+    def _candidates(self, task: TaskSpec) -> list[NodeRun]:
+        if task.store not in self._runs:
+            store = self.stores.get(task.store)
+            self._runs[task.store] = store.runs_by_path(self.stores.workflow_column(task.store, self.workflow.name))
+        return self._runs[task.store].get(task.cache_path, [])
+
+    async def walk(
+        self, steps: tuple[StepSpec, ...], ctx: JsonValue, upstream: list[str], blocked: bool
+    ) -> tuple[JsonValue, list[str], bool]:
+        for step in steps:
+            if isinstance(step, TaskSpec):
+                ctx, upstream, blocked = await self.task(step, ctx, upstream, blocked)
+            else:
+                ctx, upstream, blocked = await self.parallel(step.branches, ctx, upstream, blocked)
+        return ctx, upstream, blocked
+
+    async def parallel(
+        self,
+        branches: tuple[tuple[str, tuple[StepSpec, ...]], ...],
+        ctx: JsonValue,
+        upstream: list[str],
+        blocked: bool,
+    ) -> tuple[JsonValue, list[str], bool]:
+        if self.apply:
+            outcomes = await asyncio.gather(
+                *(self._branch(steps, ctx, upstream, blocked) for _, steps in branches), return_exceptions=True
+            )
+            errors = [item for item in outcomes if isinstance(item, BaseException)]
+            restarts = [item for item in errors if isinstance(item, Restart)]
+            real = [item for item in errors if not isinstance(item, (Restart, _Stopped))]
+            if real:
+                raise real[0]
+            if restarts:
+                raise restarts[0]
+            if errors:
+                raise errors[0]
+            results = [item for item in outcomes if not isinstance(item, BaseException)]
+        else:
+            results = [await self.walk(steps, ctx, upstream, blocked) for _, steps in branches]
+        if any(branch_blocked for _, _, branch_blocked in results):
+            return None, [], True
+        merged = dict(ctx or {})
+        for (key, _), (branch_ctx, _, _) in zip(branches, results, strict=False):
+            if key in merged:
+                raise TaskError(f"Parallel branch {key} conflicts with an existing context key")
+            merged[key] = branch_ctx
+        joined = sorted(run_id for _, branch_upstream, _ in results for run_id in branch_upstream)
+        return merged, joined, False
+
+    async def _branch(
+        self, steps: tuple[StepSpec, ...], ctx: JsonValue, upstream: list[str], blocked: bool
+    ) -> tuple[JsonValue, list[str], bool]:
+        try:
+            return await self.walk(steps, ctx, upstream, blocked)
+        except BaseException:
+            self._stopping = True  # siblings finish what they started but begin nothing new
+            raise
+
+    async def task(
+        self, task: TaskSpec, ctx: JsonValue, upstream: list[str], blocked: bool
+    ) -> tuple[JsonValue, list[str], bool]:
+        if blocked:
+            self._record(task, "pending", reason("upstream-pending"), None, upstream)
+            return None, [], True
+        verdict = await self.judge(task, upstream)
+        if verdict.run is not None:
+            self._record(task, "cached", CACHED, verdict.run.id, upstream)
+            self.used_runs[task.index] = verdict.run.id
+            if self.apply:
+                self.emit({"type": "node.cached", "node_path": task.path, "run_id": verdict.run.id})
+            return verdict.run.output, [verdict.run.id], False
+        self._record(task, "pending", verdict.reason, None, upstream)
+        if not self.apply:
+            return None, [], True
+        if self._stopping:
+            raise _Stopped()
+        if self.session.hub.cancellation.is_set():
+            raise InterruptedRunError("Interrupted; no new tasks were started")
+        new_ctx, run_id = await self.execute(task, ctx, upstream)
+        self.used_runs[task.index] = run_id
+        return new_ctx, [run_id], False
+
+    def _record(self, task: TaskSpec, status: str, why: Reason, run_id: str | None, upstream: list[str]) -> None:
+        self.nodes[task.index] = PlanNode(
+            index=task.index + 1,
+            path=task.path,
+            name=task.name,
+            status=status,
+            reason=why,
+            run_id=run_id,
+            upstream_run_ids=list(upstream),
+            scope="local" if task.store == LOCAL else "global",
+        )
+
+    async def judge(self, task: TaskSpec, upstream: list[str]) -> Verdict:
+        candidates = self._candidates(task)
+        if not candidates:
+            return Verdict("pending", reason("no-previous-run"), None)
+        key, provider_fp = self.keys[task.index], self.session.fingerprint(task.providers)
+        first: Reason | None = None
+        for run in candidates:
+            why = judge_run(
+                run, key=key, provider_fp=provider_fp, upstream=upstream, ttl=task.node.cache_ttl, now=self.now
+            )
+            if why is None:
+                why = await self._effectful_checks(task, run)
+            if why is None:
+                return Verdict("cached", CACHED, run)
+            first = first or why
+        assert first is not None
+        return Verdict("pending", first, None)
+
+    async def _effectful_checks(self, task: TaskSpec, run: NodeRun) -> Reason | None:
+        if task.node.output is not None:
+            try:
+                validate_output(task.node.output, run.output)
+            except Exception:
+                return reason("output-schema-invalid")
+        problem = await self.session.artifact_problem(list(run.artifacts), task.providers)
+        return None if problem is None else reason("artifact-invalid", problem)
+
+    async def execute(self, task: TaskSpec, ctx: JsonValue, upstream: list[str]) -> tuple[JsonValue, str]:
+        store = self.stores.for_write(task.store)
+        run_id: str = store.start_run(
+            workflow=self.stores.workflow_column(task.store, self.workflow.name),
+            node_path=task.cache_path,
+            node_name=task.name,
+            node_kind="task",
+            node_key=self.keys[task.index],
+            provider_fingerprint=self.session.fingerprint(task.providers),
+            upstream_run_ids=upstream,
+        )
+        self.emit(
+            {
+                "type": "node.started",
+                "node_path": task.path,
+                "index": task.index + 1,
+                "total": len(self.workflow.tasks),
+                "run_id": run_id,
+            }
+        )
+        try:
+            output = await self._call(task, ctx)
+        except Restart:
+            store.finish_run(run_id, status="succeeded", output=None)
+            store.invalidate_runs([run_id], cascade=False)
+            raise
+        except (asyncio.CancelledError, KeyboardInterrupt, InterruptedRunError):
+            store.finish_run(run_id, status="interrupted", error="interrupted")
+            self.emit({"type": "node.failed", "node_path": task.path, "error": "interrupted", "run_id": run_id})
+            raise
+        except Exception as exc:
+            message = str(exc) if isinstance(exc, RigError) else f"Task {task.path} failed: {type(exc).__name__}: {exc}"
+            store.finish_run(run_id, status="failed", error=message)
+            self.emit({"type": "node.failed", "node_path": task.path, "error": message, "run_id": run_id})
+            if isinstance(exc, RigError):
+                raise
+            raise TaskError(message) from exc
+        artifacts = find_artifacts(output)
+        store.finish_run(run_id, status="succeeded", output=output, artifacts=artifacts)
+        self.ran += 1
+        incoming = {canonical_json(ref) for ref in find_artifacts(ctx)}
+        for ref in artifacts:
+            if canonical_json(ref) not in incoming:
+                self.emit({"type": "artifact.created", "node_path": task.path, "artifact": ref})
+        self.emit({"type": "node.completed", "node_path": task.path, "run_id": run_id})
+        return output, run_id
+
+    async def _call(self, task: TaskSpec, ctx: JsonValue) -> JsonValue:
+        fixed = {
+            "step": Step(ctx=ctx, path=task.path, workflow=self.workflow.name),
+            "config": freeze(task.config),
+            "local": self.local,
+            "log": capture.handler_logger(task.path),
+        }
+        factories = self.session.runtime_factories(task.providers, node_path=task.path)
+        console = capture.NodeConsole(task.path, self.emit)
+        kwargs = await build_kwargs(task.node.handler, fixed, factories)
+        result = await call_handler(task.node.handler, kwargs, console)
+        output = task_context(task.path, result, ctx)
+        if isinstance(output, Invalidate):
+            raise Restart(task, self.invalidate_target(task, output.target))
+        if task.node.output is not None:
+            try:
+                output = validate_output(task.node.output, output)
+            except Exception as exc:
+                raise TaskError(f"Task {task.path} output failed schema validation: {exc}") from exc
+        return output
+
+    def invalidate_target(self, task: TaskSpec, target: str) -> TaskSpec:
+        earlier = [t for t in self.workflow.tasks if t.index < task.index and t.index in self.used_runs]
+        matches = [t for t in earlier if t.path == target or t.cache_path == target] or [
+            t for t in earlier if t.name == target
+        ]
+        if not matches:
+            raise TaskError(
+                f"Task {task.path} cannot invalidate {target} because it has not run earlier in this workflow"
+            )
+        if len(matches) > 1:
+            paths = ", ".join(t.path for t in matches)
+            raise TaskError(
+                f"Task {task.path} cannot invalidate {target} because it matches multiple earlier tasks: {paths}"
+            )
+        return matches[0]
+
+
+__all__ = ["Evaluation", "Restart", "Verdict"]

@@ -1,0 +1,109 @@
+"""Interactions: hand a provider's request to the host, wait for completion, always stop once."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from rigcli.engine.providers import maybe_await
+from rigcli.errors import ProviderError
+from rigcli.events import Event
+from rigcli.provider_api import InteractionRequest, LocalHost
+
+
+def host_presenter(interaction: Any) -> Callable[[dict[str, Any]], Any] | None:
+    if interaction is None:
+        return None
+    present = interaction.get("present") if isinstance(interaction, dict) else getattr(interaction, "present", None)
+    if present is None or not callable(present):
+        raise ProviderError("interaction= must provide present(request)")
+    return present  # type: ignore[no-any-return]
+
+
+async def _wait_for(completed: Any) -> Any:
+    if isinstance(completed, concurrent.futures.Future):
+        return await asyncio.wrap_future(completed)
+    if inspect.isawaitable(completed):
+        return await completed
+    if callable(completed):
+        return await asyncio.to_thread(completed)
+    return completed
+
+
+class InteractionBroker:
+    """One per node: implements ``context.interaction`` for provider runtimes."""
+
+    def __init__(
+        self,
+        *,
+        node_path: str,
+        emit: Callable[[Event], None],
+        presenter: Callable[[dict[str, Any]], Any] | None,
+        local: LocalHost,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self._node_path = node_path
+        self._emit = emit
+        self._presenter = presenter
+        self._local = local
+        self._loop = loop
+
+    async def present(self, request: InteractionRequest) -> Any:
+        stop = request.get("stop")
+        try:
+            interaction_id = request.get("id") or uuid.uuid4().hex
+            title = request.get("title", "")
+            url = request.get("url")
+            instructions = request.get("instructions")
+            self._emit(
+                {
+                    "type": "interaction.awaiting_user",
+                    "node_path": self._node_path,
+                    "interaction_id": interaction_id,
+                    "title": title,
+                    "url": url,
+                    "instructions": instructions,
+                }
+            )
+            shown = {
+                "node_path": self._node_path,
+                "id": interaction_id,
+                "title": title,
+                "url": url,
+                "instructions": instructions,
+            }
+            if self._presenter is not None:
+                await maybe_await(self._presenter(shown))
+            else:
+                if not self._local.interactive:
+                    raise ProviderError(
+                        f'Interaction "{title}" needs a user at a terminal, and this run has none'
+                        + (f"; open {url} yourself or run rig in a terminal" if url else "")
+                    )
+                if url:
+                    await maybe_await(self._local.open(url))
+            result = await _wait_for(request.get("completed"))
+            self._emit(
+                {
+                    "type": "interaction.completed",
+                    "node_path": self._node_path,
+                    "interaction_id": interaction_id,
+                    "title": title,
+                }
+            )
+            return result
+        finally:
+            if stop is not None:
+                await maybe_await(stop())
+
+    def present_blocking(self, request: InteractionRequest) -> Any:
+        """For sync provider code running in a worker thread."""
+        future = asyncio.run_coroutine_threadsafe(self.present(request), self._loop)
+        return future.result()
+
+
+__all__ = ["InteractionBroker", "host_presenter"]

@@ -1,0 +1,183 @@
+"""Call handlers: inject parameters by name, run sync code in threads, capture its console."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from rigcli.engine import capture
+from rigcli.errors import TaskError
+from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
+
+
+def freeze(value: Any) -> Any:
+    """A read-only view of a JSON value: mappings become MappingProxyType, lists tuples."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({key: freeze(item) for key, item in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze(item) for item in value)
+    return value
+
+
+@dataclass(frozen=True)
+class Invalidate:
+    """Returned by ``step.invalidate(target)``: re-run ``target`` and everything built on it."""
+
+    target: str
+    requested_by: str
+
+
+class Step:
+    """The ``step`` parameter: the incoming context and where in the workflow we are."""
+
+    def __init__(self, *, ctx: JsonValue, path: str, workflow: str) -> None:
+        self.ctx = freeze(ctx if ctx is not None else {})
+        self.path = path
+        self.workflow = workflow
+
+    def invalidate(self, target: str) -> Invalidate:
+        if not isinstance(target, str) or not target:
+            raise TaskError(f"Task {self.path}: step.invalidate needs a task name or path")
+        return Invalidate(target, self.path)
+
+
+class Namespace(Mapping[str, Any]):
+    """Attribute and item access over named values (the ``providers`` parameter)."""
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        self._values = dict(values)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"{name} is not in scope (in scope: {', '.join(sorted(self._values))})") from None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+@dataclass(frozen=True)
+class NamedContext:
+    """``workflow`` / ``workspace`` parameters: a name and its (read-only) context."""
+
+    name: str
+    ctx: Any
+
+
+def wanted_parameters(fn: Callable[..., Any]) -> tuple[set[str], bool]:
+    """The parameter names a handler takes, and whether it accepts **kwargs."""
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return set(), False
+    names = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    return names, any(p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+async def build_kwargs(
+    fn: Callable[..., Any], fixed: Mapping[str, Any], providers: Mapping[str, Callable[[], Awaitable[Any]]]
+) -> dict[str, Any]:
+    """Arguments for ``fn``: fixed values plus provider runtimes, made only when asked for."""
+    names, takes_all = wanted_parameters(fn)
+    wanted_providers = set(providers) if (takes_all or "providers" in names) else names & set(providers)
+    runtimes = {name: await providers[name]() for name in sorted(wanted_providers)}
+    values: dict[str, Any] = {**runtimes, **fixed, "providers": Namespace(runtimes)}
+    if takes_all:
+        return values
+    return {name: values[name] for name in names if name in values}
+
+
+async def call_handler(fn: Callable[..., Any], kwargs: dict[str, Any], console: capture.NodeConsole) -> Any:
+    """Run ``fn`` (async on the loop, sync in a worker thread) with its console captured."""
+    capture.install()
+    try:
+        if inspect.iscoroutinefunction(fn):
+            token = capture.activate(console)
+            try:
+                return await fn(**kwargs)
+            finally:
+                capture.deactivate(token)
+
+        def run_sync() -> Any:
+            token = capture.activate(console)
+            try:
+                return fn(**kwargs)
+            finally:
+                capture.deactivate(token)
+
+        result = await asyncio.to_thread(run_sync)
+        if inspect.isawaitable(result):
+            token = capture.activate(console)
+            try:
+                return await result
+            finally:
+                capture.deactivate(token)
+        return result
+    finally:
+        console.flush()
+
+
+def json_result(value: Any, label: str) -> JsonValue:
+    """Check an operation/hook result is JSON and return a plain copy."""
+    if hasattr(value, "model_dump"):
+        value = value.model_dump(mode="json")
+    bad = find_non_json(value)
+    if bad is not None:
+        where = "" if bad == "<root>" else f" (at {bad})"
+        raise TaskError(f"{label} must be JSON-serializable{where}")
+    return to_plain_json(value)
+
+
+def task_context(path: str, result: Any, incoming: JsonValue) -> JsonValue | Invalidate:
+    """Apply the return rules: {"ctx": {...}} replaces the context, None keeps it."""
+    if isinstance(result, Invalidate):
+        return result
+    if result is None:
+        return incoming if incoming is not None else {}
+    if not isinstance(result, Mapping) or "ctx" not in result:
+        raise TaskError(f'Task {path} must return {{"ctx": {{...}}}}, None or step.invalidate(...)')
+    ctx = result["ctx"]
+    if hasattr(ctx, "model_dump"):
+        ctx = ctx.model_dump(mode="json")
+    if not isinstance(ctx, Mapping):
+        raise TaskError(f"Task {path} ctx must be a JSON-serializable object, not {type(ctx).__name__}")
+    bad = find_non_json(ctx)
+    if bad is not None:
+        raise TaskError(f"Task {path} ctx value {bad} must be JSON-serializable")
+    return to_plain_json(ctx)
+
+
+def validate_output(schema: Any, ctx: JsonValue) -> JsonValue:
+    """Run an ``output=`` schema; returns the (possibly transformed) context or raises."""
+    parsed = schema.model_validate(ctx) if hasattr(schema, "model_validate") else schema.parse(ctx)
+    if hasattr(parsed, "model_dump"):
+        parsed = parsed.model_dump(mode="json")
+    if parsed is None:
+        raise ValueError("output schema returned nothing")
+    return to_plain_json(parsed)
+
+
+__all__ = [
+    "Invalidate",
+    "NamedContext",
+    "Namespace",
+    "Step",
+    "build_kwargs",
+    "call_handler",
+    "freeze",
+    "json_result",
+    "task_context",
+    "validate_output",
+    "wanted_parameters",
+]

@@ -1,0 +1,209 @@
+"""Find provider plugins, create one controller per definition, and fingerprint provider scopes."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import inspect
+import os
+import secrets as token_source
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from rigcli.authoring.values import ProviderDefinition, SecretValue
+from rigcli.cachekeys import provider_fingerprint
+from rigcli.errors import ProviderError, RigError
+from rigcli.jsonutil import JsonValue
+from rigcli.provider_api import Cancellation, KeyValueStore, LocalHost, ProviderSetup
+
+ENTRY_POINT_GROUP = "rig.providers"
+NO_PROVIDERS_FINGERPRINT = provider_fingerprint({}, [])
+
+
+async def maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def entry_point_plugins() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+
+    found: dict[str, Any] = {}
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        found.setdefault(entry.name, entry)
+    return found
+
+
+class ProviderHub:
+    """Controllers for the provider definitions a workflow uses, created on first use."""
+
+    def __init__(
+        self,
+        *,
+        plugins: Iterable[Any],
+        provider_factory: Callable[..., Any] | None,
+        local: LocalHost,
+        project_storage: Callable[[str], KeyValueStore],
+        host_storage: Callable[[str], KeyValueStore],
+        project_dir: Path,
+        state_dir: Path,
+        secret_key_path: Path,
+        cancellation: Cancellation,
+    ) -> None:
+        self._explicit = {plugin.provider_id: plugin for plugin in plugins}
+        self._factory = provider_factory
+        self._local = local
+        self._project_storage = project_storage
+        self._host_storage = host_storage
+        self._project_dir = project_dir
+        self._state_dir = state_dir
+        self._secret_key_path = secret_key_path
+        self.cancellation = cancellation
+        self._entry_points: dict[str, Any] | None = None
+        self._controllers: dict[int, Any] = {}
+        self._configs: dict[int, dict[str, Any]] = {}
+        self._plugins: dict[int, Any] = {}
+        self._secret_key: bytes | None = None
+
+    def resolved_config(self, definition: ProviderDefinition) -> dict[str, Any]:
+        key = id(definition)
+        if key not in self._configs:
+            self._configs[key] = definition.resolve_config()
+        return self._configs[key]
+
+    def _find_plugin(self, definition: ProviderDefinition) -> Any:
+        if definition.plugin is not None:
+            return definition.plugin
+        if definition.provider_id in self._explicit:
+            return self._explicit[definition.provider_id]
+        if self._entry_points is None:
+            self._entry_points = entry_point_plugins()
+        entry = self._entry_points.get(definition.provider_id)
+        if entry is not None:
+            try:
+                return entry.load()
+            except Exception as exc:
+                raise ProviderError(f"Provider plugin {definition.provider_id} failed to load: {exc}") from exc
+        return None
+
+    def plugin_for(self, definition: ProviderDefinition) -> Any:
+        key = id(definition)
+        if key not in self._plugins:
+            self._plugins[key] = self._find_plugin(definition)
+        return self._plugins[key]
+
+    def setup_for(self, definition: ProviderDefinition) -> ProviderSetup:
+        return ProviderSetup(
+            provider_id=definition.provider_id,
+            config=self.resolved_config(definition),
+            storage=self._project_storage(definition.provider_id),
+            host_storage=self._host_storage(definition.provider_id),
+            local=self._local,
+            project_dir=str(self._project_dir),
+            state_dir=str(self._state_dir),
+            cancellation=self.cancellation,
+        )
+
+    async def controller(self, definition: ProviderDefinition) -> Any:
+        key = id(definition)
+        if key in self._controllers:
+            return self._controllers[key]
+        plugin = self.plugin_for(definition)
+        setup = self.setup_for(definition)
+        try:
+            if plugin is not None:
+                controller = await maybe_await(plugin.create_provider(setup))
+            elif self._factory is not None:
+                controller = await maybe_await(self._factory(setup))
+            else:
+                raise ProviderError(
+                    f"Provider {definition.provider_id} is not installed: no plugin registers it in the "
+                    f"{ENTRY_POINT_GROUP} entry-point group (pass plugin= to define_provider for a local one)"
+                )
+        except RigError:
+            raise
+        except Exception as exc:
+            raise ProviderError(f"Provider {definition.provider_id} failed to start: {exc}") from exc
+        if controller is None or not hasattr(controller, "runtime"):
+            raise ProviderError(f"Provider {definition.provider_id} returned no controller with runtime(context)")
+        self._controllers[key] = controller
+        return controller
+
+    async def controllers(self, scopes: Iterable[Mapping[str, ProviderDefinition]]) -> list[tuple[str, Any, Any]]:
+        """(scope name, definition, controller) for every distinct definition in these scopes."""
+        seen: dict[int, tuple[str, Any, Any]] = {}
+        for scope in scopes:
+            for name, definition in scope.items():
+                if id(definition) not in seen:
+                    seen[id(definition)] = (name, definition, await self.controller(definition))
+        return list(seen.values())
+
+    def _keyed(self, value: str) -> str:
+        if self._secret_key is None:
+            self._secret_key = _load_secret_key(self._secret_key_path)
+        return "hmac-sha256:" + hmac.new(self._secret_key, value.encode(), hashlib.sha256).hexdigest()
+
+    def _fingerprintable(self, value: Any) -> JsonValue:
+        if isinstance(value, SecretValue):
+            return self._keyed(str(value))
+        if isinstance(value, Mapping):
+            return {str(k): self._fingerprintable(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [self._fingerprintable(v) for v in value]
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return value
+        return f"{type(value).__module__}.{type(value).__qualname__}:{value!r}"
+
+    def describe_scope(self, scope: Mapping[str, ProviderDefinition]) -> JsonValue:
+        described: dict[str, JsonValue] = {}
+        for name in sorted(scope):
+            definition = scope[name]
+            plugin = self.plugin_for(definition)
+            described[name] = {
+                "provider_id": definition.provider_id,
+                "config": self._fingerprintable(self.resolved_config(definition)),
+                "plugin": _plugin_identity(plugin),
+            }
+        return described
+
+    def scope_fingerprint(self, scope: Mapping[str, ProviderDefinition], checks: list[JsonValue]) -> str:
+        if not scope:
+            return NO_PROVIDERS_FINGERPRINT
+        return provider_fingerprint(self.describe_scope(scope), checks)
+
+
+def _plugin_identity(plugin: Any) -> JsonValue:
+    if plugin is None:
+        return None
+    kind = plugin if inspect.isclass(plugin) or inspect.ismodule(plugin) else type(plugin)
+    module = getattr(kind, "__module__", None) or getattr(kind, "__name__", "")
+    return {
+        "provider_id": getattr(plugin, "provider_id", None),
+        "type": f"{module}.{getattr(kind, '__qualname__', '')}",
+    }
+
+
+def _load_secret_key(path: Path) -> bytes:
+    """A per-user random key: secrets change fingerprints without being recoverable from them."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        pass
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = token_source.token_bytes(32)
+    temp = path.with_suffix(f".{os.getpid()}.tmp")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(key)
+    try:
+        os.link(temp, path)  # first writer wins; others read the winner's key
+    except FileExistsError:
+        pass
+    finally:
+        temp.unlink(missing_ok=True)
+    return path.read_bytes()
+
+
+__all__ = ["ENTRY_POINT_GROUP", "NO_PROVIDERS_FINGERPRINT", "ProviderHub", "entry_point_plugins", "maybe_await"]

@@ -1,0 +1,343 @@
+"""Compile a workflow's node tree into plan order: paths, scopes, config stacks, fragments.
+
+Pure: no I/O. Display paths join names with "."; the root sequence's name is omitted;
+nested sequences and parallel branch keys prefix their children, and a branch whose node
+has the branch's own name is not repeated. Inside a ``.global_()`` subtree the cache path
+restarts at the fragment boundary (including the fragment's own name), so the same fragment
+has the same cache paths wherever it is used.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Union
+
+from rigcli.authoring.nodes import (
+    CONTEXT_NAMES,
+    OperationDefinition,
+    ParallelNode,
+    ProviderScope,
+    SequenceNode,
+    TaskNode,
+    WorkspaceDefinition,
+)
+from rigcli.authoring.values import ProviderDefinition
+from rigcli.errors import ConfigError
+
+Scope = Mapping[str, ProviderDefinition]
+TASK_NAMES = ("step", "providers", "config", "local", "log")
+HOOK_NAMES = (*TASK_NAMES, "workflow", "workspace", "input")
+
+
+@dataclass(frozen=True, eq=False)
+class TaskSpec:
+    index: int  # 0-based position in plan order
+    path: str  # display path
+    name: str
+    node: TaskNode
+    store: str  # "local", or the fragment hash that caches it
+    cache_path: str
+    config_stack: tuple[Mapping[str, Any], ...]
+    providers: Scope
+    kind = "task"
+
+    @property
+    def config(self) -> Mapping[str, Any]:
+        merged: dict[str, Any] = {}
+        for level in self.config_stack:
+            merged.update(level)
+        return MappingProxyType(merged)
+
+
+@dataclass(frozen=True, eq=False)
+class ParallelSpec:
+    path: str
+    branches: tuple[tuple[str, tuple[StepSpec, ...]], ...]
+    kind = "parallel"
+
+
+StepSpec = Union[TaskSpec, ParallelSpec]  # noqa: UP007 - referenced before ParallelSpec is complete
+
+
+@dataclass(frozen=True, eq=False)
+class FragmentSpec:
+    """A ``.global_()`` subtree; ``hash`` is filled in by the cache-key room."""
+
+    node: Any
+    display_prefix: str
+    config_stack: tuple[Mapping[str, Any], ...]
+    hash: str = ""
+
+
+@dataclass(frozen=True, eq=False)
+class HookSpec:
+    fn: Callable[..., Any]
+    providers: Scope
+    label: str
+
+
+@dataclass(frozen=True, eq=False)
+class OperationSpec:
+    definition: OperationDefinition
+    providers: Scope
+
+
+@dataclass(eq=False)
+class CompiledWorkflow:
+    name: str
+    root: SequenceNode
+    steps: tuple[StepSpec, ...]
+    tasks: tuple[TaskSpec, ...]
+    fragments: dict[str, FragmentSpec]  # by hash, once hashes are known
+    create_hook: HookSpec | None
+    remove_hook: HookSpec | None
+    operations: dict[str, OperationSpec]
+    workspace_operations: dict[str, OperationSpec]
+    root_providers: Scope = field(default_factory=dict)
+
+    @property
+    def creates_workspace(self) -> bool:
+        return self.create_hook is not None
+
+    def all_scopes(self) -> list[Scope]:
+        scopes: list[Scope] = [task.providers for task in self.tasks]
+        for hook in (self.create_hook, self.remove_hook):
+            if hook is not None:
+                scopes.append(hook.providers)
+        for op in (*self.operations.values(), *self.workspace_operations.values()):
+            scopes.append(op.providers)
+        return scopes
+
+
+class _Compiler:
+    def __init__(self, workflow: str, fragment_hasher: Callable[[FragmentSpec], str]) -> None:
+        self.workflow = workflow
+        self.tasks: list[TaskSpec] = []
+        self.fragments: dict[str, FragmentSpec] = {}
+        self._hash_fragment = fragment_hasher
+        self._scopes: dict[tuple[int, int], Scope] = {}
+
+    def overlay(self, inherited: Scope, delta: ProviderScope) -> Scope:
+        if not delta:
+            return inherited
+        key = (id(inherited), id(delta))
+        cached = self._scopes.get(key)
+        if cached is None:
+            merged = dict(inherited)
+            for name, definition in delta.items():
+                if definition is None:
+                    merged.pop(name, None)
+                else:
+                    merged[name] = definition
+            cached = MappingProxyType(merged)
+            self._scopes[key] = cached
+        return cached
+
+    def node(
+        self,
+        node: Any,
+        *,
+        prefix: str,
+        scope: Scope,
+        stack: tuple[Mapping[str, Any], ...],
+        store: str,
+        cache_prefix: str,
+    ) -> tuple[StepSpec, ...]:
+        if node.config:
+            stack = (*stack, node.config)
+        if node.cache_scope == "global" and store == "local":
+            fragment = FragmentSpec(node, prefix, stack)
+            fragment_hash = self._hash_fragment(fragment)
+            fragment = FragmentSpec(node, prefix, stack, fragment_hash)
+            self.fragments.setdefault(fragment_hash, fragment)
+            store, cache_prefix = fragment_hash, ""
+            if isinstance(node, SequenceNode):
+                cache_prefix = node.name
+        elif node.cache_scope == "local" and store != "local":
+            store, cache_prefix = "local", prefix
+        if isinstance(node, TaskNode):
+            return (self.task(node, prefix=prefix, scope=scope, stack=stack, store=store, cache_prefix=cache_prefix),)
+        if isinstance(node, ParallelNode):
+            return (
+                self.parallel(node, prefix=prefix, scope=scope, stack=stack, store=store, cache_prefix=cache_prefix),
+            )
+        return self.sequence(node, prefix=prefix, scope=scope, stack=stack, store=store, cache_prefix=cache_prefix)
+
+    def sequence(
+        self,
+        seq: SequenceNode,
+        *,
+        prefix: str,
+        scope: Scope,
+        stack: tuple[Mapping[str, Any], ...],
+        store: str,
+        cache_prefix: str,
+    ) -> tuple[StepSpec, ...]:
+        steps: list[StepSpec] = []
+        for child in seq.children:
+            child_scope = self.overlay(scope, child.scope)
+            child_prefix, child_cache = prefix, cache_prefix
+            if isinstance(child.node, SequenceNode):
+                child_prefix = _join(prefix, child.node.name)
+                child_cache = _join(cache_prefix, child.node.name) if not _opens_fragment(child.node, store) else ""
+            steps.extend(
+                self.node(
+                    child.node,
+                    prefix=child_prefix,
+                    scope=child_scope,
+                    stack=stack,
+                    store=store,
+                    cache_prefix=child_cache,
+                )
+            )
+        return tuple(steps)
+
+    def parallel(
+        self,
+        node: ParallelNode,
+        *,
+        prefix: str,
+        scope: Scope,
+        stack: tuple[Mapping[str, Any], ...],
+        store: str,
+        cache_prefix: str,
+    ) -> ParallelSpec:
+        branches: list[tuple[str, tuple[StepSpec, ...]]] = []
+        for key, branch in node.branches:
+            branch_prefix = _join(prefix, key)
+            branch_cache = _join(cache_prefix, key)
+            if isinstance(branch, TaskNode) and branch.name == key:
+                branch_prefix, branch_cache = prefix, cache_prefix
+            elif isinstance(branch, SequenceNode) and branch.name != key:
+                branch_prefix, branch_cache = _join(branch_prefix, branch.name), _join(branch_cache, branch.name)
+            if _opens_fragment(branch, store):
+                branch_cache = ""
+            branches.append(
+                (
+                    key,
+                    self.node(
+                        branch, prefix=branch_prefix, scope=scope, stack=stack, store=store, cache_prefix=branch_cache
+                    ),
+                )
+            )
+        return ParallelSpec(prefix, tuple(branches))
+
+    def task(
+        self,
+        node: TaskNode,
+        *,
+        prefix: str,
+        scope: Scope,
+        stack: tuple[Mapping[str, Any], ...],
+        store: str,
+        cache_prefix: str,
+    ) -> TaskSpec:
+        path = _join(prefix, node.name)
+        check_handler_params(node.handler, TASK_NAMES, scope, f"Task {path}")
+        spec = TaskSpec(
+            index=len(self.tasks),
+            path=path,
+            name=node.name,
+            node=node,
+            store=store,
+            cache_path=_join(cache_prefix, node.name),
+            config_stack=stack,
+            providers=scope,
+        )
+        self.tasks.append(spec)
+        return spec
+
+
+def _opens_fragment(node: Any, store: str) -> bool:
+    return bool(node.cache_scope == "global" and store == "local")
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+def check_handler_params(fn: Callable[..., Any], base: tuple[str, ...], scope: Scope, label: str) -> None:
+    """Fail at load when a handler asks for a parameter rig cannot give it."""
+    available = [*base, *sorted(name for name in scope if name not in base)]
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return  # builtins and some C callables have no signature; they get no arguments
+    for parameter in parameters:
+        if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
+            continue
+        if parameter.kind is parameter.POSITIONAL_ONLY or parameter.name not in available:
+            if parameter.default is not parameter.empty:
+                continue
+            where = _source_location(fn)
+            raise ConfigError(
+                f'{where}{label} handler asks for "{parameter.name}", which is not available '
+                f"(available: {', '.join(available)})"
+            )
+
+
+def _source_location(fn: Callable[..., Any]) -> str:
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return ""
+    import os
+
+    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}: "
+
+
+def compile_workflow(
+    root: SequenceNode, root_providers: Scope, fragment_hasher: Callable[[FragmentSpec], str]
+) -> CompiledWorkflow:
+    compiler = _Compiler(root.workflow, fragment_hasher)
+    base_scope: Scope = MappingProxyType(dict(root_providers))
+    steps = compiler.node(root, prefix="", scope=base_scope, stack=(), store="local", cache_prefix="")
+    create_hook = remove_hook = None
+    definition: WorkspaceDefinition | None = root.workspace_definition
+    if definition is not None:
+        hook_scope = compiler.overlay(base_scope, definition.scope)
+        check_handler_params(definition.create, HOOK_NAMES, hook_scope, f"Workflow {root.workflow} workspace create")
+        create_hook = HookSpec(definition.create, hook_scope, "create")
+        if definition.remove is not None:
+            check_handler_params(
+                definition.remove, HOOK_NAMES, hook_scope, f"Workflow {root.workflow} workspace remove"
+            )
+            remove_hook = HookSpec(definition.remove, hook_scope, "remove")
+    operations = {}
+    for op in root.operations:
+        op_scope = compiler.overlay(base_scope, op.scope)
+        check_handler_params(op.run, HOOK_NAMES, op_scope, f"Operation {op.id}")
+        operations[op.id] = OperationSpec(op, op_scope)
+    workspace_operations = {}
+    for op in root.workspace_operations:
+        op_scope = compiler.overlay(base_scope, op.scope)
+        check_handler_params(op.run, HOOK_NAMES, op_scope, f"Workspace operation {op.id}")
+        workspace_operations[op.id] = OperationSpec(op, op_scope)
+    return CompiledWorkflow(
+        name=root.workflow,
+        root=root,
+        steps=steps,
+        tasks=tuple(compiler.tasks),
+        fragments=compiler.fragments,
+        create_hook=create_hook,
+        remove_hook=remove_hook,
+        operations=operations,
+        workspace_operations=workspace_operations,
+        root_providers=base_scope,
+    )
+
+
+__all__ = [
+    "CONTEXT_NAMES",
+    "CompiledWorkflow",
+    "FragmentSpec",
+    "HookSpec",
+    "OperationSpec",
+    "ParallelSpec",
+    "StepSpec",
+    "TaskSpec",
+    "check_handler_params",
+    "compile_workflow",
+]
