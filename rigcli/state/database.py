@@ -31,11 +31,7 @@ def _connect(path: str) -> sqlite3.Connection:
     # goes through StateDatabase._write's BEGIN IMMEDIATE (taking the write lock up front avoids
     # SQLITE_BUSY on read-to-write upgrades). check_same_thread=False: parallel branches write
     # from worker threads, serialised by StateDatabase._mutex.
-    db = sqlite3.connect(
-        path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False
-    )
-    db.execute("PRAGMA synchronous = NORMAL")  # durable across process crashes in WAL mode
-    return db
+    return sqlite3.connect(path, timeout=BUSY_TIMEOUT_SECONDS, isolation_level=None, check_same_thread=False)
 
 
 class StateDatabase:

@@ -120,6 +120,15 @@ class _Found:
     version: int | None = None
     written_by: str | None = None
     reason: str = ""
+    fresh: bool = False  # no tables at all
+
+
+def _is_transient(error: sqlite3.Error) -> bool:
+    """Errors about access, not content: the file may be fine, so it must never be moved aside."""
+    text = str(error).lower()
+    return isinstance(error, sqlite3.OperationalError) and any(
+        word in text for word in ("locked", "busy", "unable to open", "readonly", "disk i/o", "full")
+    )
 
 
 def _metadata(db: sqlite3.Connection, key: str) -> object:
@@ -136,12 +145,14 @@ def _inspect(db: sqlite3.Connection) -> _Found:
             if not row[0].startswith("sqlite_")
         )
         if not tables:
-            return _Found("known")
+            return _Found("known", fresh=True)
         if "runtime_metadata" not in tables:
             return _Found("foreign", reason=f"unrecognised schema (tables: {', '.join(tables)})")
         version, applied = _metadata(db, SCHEMA_VERSION_KEY), _metadata(db, MIGRATIONS_KEY)
         written_by = _metadata(db, RIG_VERSION_KEY)
     except (sqlite3.Error, ValueError) as error:
+        if isinstance(error, sqlite3.Error) and _is_transient(error):
+            raise
         return _Found("foreign", reason=f"unreadable database ({error})")
     written = written_by if isinstance(written_by, str) else None
     # Checked first and on its own: a future rig may record its history differently, and its
@@ -199,6 +210,12 @@ def _move_aside(path: str) -> str:
     return backup
 
 
+def _use_wal(db: sqlite3.Connection) -> None:
+    # Only once the file is known to be ours: switching modes rewrites the database header.
+    db.execute("PRAGMA journal_mode = WAL")
+    db.execute("PRAGMA synchronous = NORMAL")  # in WAL mode still durable across process crashes
+
+
 def sync_schema_file(
     path: str, connect: Callable[[str], sqlite3.Connection]
 ) -> tuple[sqlite3.Connection, SchemaSyncResult]:
@@ -216,13 +233,13 @@ def sync_schema_file(
         raise StateError(msg)
     reason = found.reason if found.kind == "foreign" else ""
     if not reason:
-        db.execute("PRAGMA journal_mode=WAL")
+        _use_wal(db)
         try:
             return db, SchemaSyncResult(applied=_apply_pending(db), schema_version=STATE_SCHEMA_VERSION)
         except sqlite3.Error as error:
-            if not found.applied:
+            if found.fresh or _is_transient(error):
                 db.close()
-                msg = f"Cannot create rig state database {path}: {error}"
+                msg = f"Cannot migrate rig state database {path}: {error}"
                 raise StateError(msg) from error
             reason = f"migration from schema version {found.version} failed ({error})"
     db.close()
@@ -232,7 +249,7 @@ def sync_schema_file(
         msg = f"Cannot move unusable rig state database {path} aside ({reason}): {error}"
         raise StateError(msg) from error
     db = connect(path)
-    db.execute("PRAGMA journal_mode=WAL")
+    _use_wal(db)
     warning = f"Reset rig state database {path}: {reason}; the old database was moved to {backup}"
     return db, SchemaSyncResult(
         applied=_apply_pending(db),

@@ -1,0 +1,219 @@
+"""Schema creation, metadata, migrations against the SQLModel tables, and unusable databases."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rigcli.errors import StateError
+from rigcli.state import STATE_SCHEMA_VERSION, create_state_store
+from rigcli.state.migrations import MIGRATION_NAMES
+
+
+def _shape(path: Path) -> dict[str, Any]:
+    """Tables with their columns (name, type, not null, pk) and indexes, as SQLite reports them."""
+    db = sqlite3.connect(path)
+    try:
+        shape: dict[str, Any] = {}
+        tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in sorted(tables):
+            columns = [
+                (row[1], row[2].upper(), bool(row[3]), row[5])
+                for row in db.execute(f'PRAGMA table_info("{table}")')
+            ]
+            indexes = set()
+            for _, name, unique, origin, _partial in db.execute(f'PRAGMA index_list("{table}")'):
+                cols = tuple(row[2] for row in db.execute(f'PRAGMA index_info("{name}")'))
+                # Auto-index names depend on constraint order; explicit ones are part of the contract.
+                indexes.add((name if origin == "c" else origin, bool(unique), cols))
+            shape[table] = {"columns": columns, "indexes": indexes}
+        return shape
+    finally:
+        db.close()
+
+
+def test_sync_creates_database_with_wal_and_metadata(project_dir: Path) -> None:
+    config = project_dir / "rig_config.py"
+    store = create_state_store(project_dir=project_dir, config_path=config)
+    assert store.path == str(project_dir / ".rig" / "state.sqlite")
+    assert not os.path.exists(store.path)
+
+    result = store.sync_schema()
+    store.close()
+
+    assert result.applied == list(MIGRATION_NAMES)
+    assert result.schema_version == STATE_SCHEMA_VERSION == len(MIGRATION_NAMES)
+    assert (result.has_data_loss, result.warnings, result.backup_path) == (False, [], None)
+    db = sqlite3.connect(store.path)
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    metadata = {key: json.loads(value) for key, value in db.execute("SELECT key, value_json FROM runtime_metadata")}
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    db.close()
+    assert metadata["state.schemaVersion"] == STATE_SCHEMA_VERSION
+    assert metadata["state.migrations"] == list(MIGRATION_NAMES)
+    assert metadata["project.dir"] == str(project_dir)
+    assert metadata["config.path"] == str(config)
+    assert {"workflow_node_runs", "workspaces", "workflow_applies", "provider_state", "runtime_metadata"} <= tables
+
+
+def test_second_sync_applies_nothing_and_keeps_data(store: Any) -> None:
+    store.set_metadata("custom", {"kept": True})
+    again = store.sync_schema()
+    assert again.applied == []
+    assert again.has_data_loss is False
+    assert store.get_metadata("custom") == {"kept": True}
+    assert store.get_metadata("missing") is None
+
+
+def test_first_use_opens_and_migrates_lazily(project_dir: Path, tmp_path: Path) -> None:
+    store = create_state_store(project_dir=project_dir, state_path=tmp_path / "nested" / "custom.sqlite")
+    assert store.list_workspaces() == []
+    assert store.last_sync is not None and store.last_sync.applied == list(MIGRATION_NAMES)
+    assert os.path.exists(tmp_path / "nested" / "custom.sqlite")
+    store.close()
+
+
+def test_migrated_schema_matches_sqlmodel_tables(tmp_path: Path, project_dir: Path) -> None:
+    from sqlmodel import SQLModel, create_engine
+
+    import rigcli.state.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
+
+    store = create_state_store(project_dir=project_dir)
+    store.sync_schema()
+    store.close()
+    reference = tmp_path / "reference.sqlite"
+    engine = create_engine(f"sqlite:///{reference}")
+    SQLModel.metadata.create_all(engine)
+    engine.dispose()
+
+    migrated, declared = _shape(Path(store.path)), _shape(reference)
+    assert set(declared) == set(SQLModel.metadata.tables)
+    assert migrated == declared
+
+
+def test_legacy_database_is_moved_aside_and_replaced(project_dir: Path) -> None:
+    state_path = project_dir / ".rig" / "state.sqlite"
+    state_path.parent.mkdir()
+    legacy = sqlite3.connect(state_path)
+    legacy.execute(
+        "CREATE TABLE workspaces (id TEXT PRIMARY KEY NOT NULL, name TEXT NOT NULL, provider_id TEXT NOT NULL, "
+        "vm_id TEXT NOT NULL, machine TEXT NOT NULL, snapshot_id TEXT NOT NULL, created_at TEXT NOT NULL, "
+        "updated_at TEXT NOT NULL, metadata_json TEXT NOT NULL)"
+    )
+    legacy.execute(
+        "INSERT INTO workspaces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        ("workspace-1", "demo", "freestyle", "vm-1", "smoke", "snap-1", "2026-05-10T00:00:00.000Z",
+         "2026-05-10T00:00:00.000Z", json.dumps({"ready": True})),
+    )
+    legacy.commit()
+    legacy.close()
+
+    store = create_state_store(project_dir=project_dir, state_path=state_path)
+    result = store.sync_schema()
+
+    assert result.applied == list(MIGRATION_NAMES)
+    assert result.has_data_loss is True
+    assert result.backup_path is not None
+    assert any(w.startswith("Reset rig state database") and result.backup_path in w for w in result.warnings)
+    assert os.path.basename(result.backup_path).startswith("state.sqlite.backup-")
+    assert os.path.dirname(result.backup_path) == str(state_path.parent)
+    assert store.list_workspaces() == []
+
+    store.save_workspace({
+        "id": "workspace-2", "name": "demo", "workflow": "smoke", "workflow_ctx": {"ready": True},
+        "ctx": {"ready": True}, "created_at": "2026-05-10T00:00:00.000Z", "updated_at": "2026-05-10T00:00:00.000Z",
+    })
+    found = store.get_workspace("demo")
+    assert found is not None
+    assert (found["name"], found["workflow"], found["status"]) == ("demo", "smoke", "ready")
+    assert found["ctx"] == {"ready": True}
+    store.close()
+
+    backup = sqlite3.connect(result.backup_path)
+    assert backup.execute("SELECT id, vm_id FROM workspaces").fetchall() == [("workspace-1", "vm-1")]
+    backup.close()
+
+
+def test_file_that_is_not_a_database_is_moved_aside(project_dir: Path) -> None:
+    state_path = project_dir / "state.sqlite"
+    state_path.write_bytes(b"this is not sqlite at all, but somebody's notes\n" * 100)
+    store = create_state_store(project_dir=project_dir, state_path=state_path)
+    result = store.sync_schema()
+    store.close()
+    assert result.has_data_loss is True
+    assert result.backup_path is not None
+    assert Path(result.backup_path).read_bytes().startswith(b"this is not sqlite")
+
+
+def test_older_database_whose_migration_fails_is_moved_aside(project_dir: Path) -> None:
+    # Claims no migrations yet, but a conflicting table makes m001 fail: unmigratable.
+    state_path = project_dir / "state.sqlite"
+    db = sqlite3.connect(state_path)
+    db.execute('CREATE TABLE runtime_metadata ("key" TEXT PRIMARY KEY, value_json TEXT NOT NULL)')
+    db.execute("INSERT INTO runtime_metadata VALUES ('state.schemaVersion', '0'), ('state.migrations', '[]')")
+    db.execute("CREATE TABLE workspaces (precious TEXT)")
+    db.execute("INSERT INTO workspaces VALUES ('keep me')")
+    db.commit()
+    db.close()
+
+    store = create_state_store(project_dir=project_dir, state_path=state_path)
+    result = store.sync_schema()
+    store.close()
+
+    assert result.has_data_loss is True and result.backup_path is not None
+    assert "migration from schema version 0 failed" in result.warnings[0]
+    backup = sqlite3.connect(result.backup_path)
+    assert backup.execute("SELECT precious FROM workspaces").fetchall() == [("keep me",)]
+    backup.close()
+
+
+def test_newer_schema_is_refused_and_left_untouched(project_dir: Path) -> None:
+    store = create_state_store(project_dir=project_dir)
+    store.sync_schema()
+    store.set_metadata("state.schemaVersion", STATE_SCHEMA_VERSION + 5)
+    store.set_metadata("state.migrations", [*MIGRATION_NAMES, "m900_future"])
+    store.set_metadata("rig.version", "9.0.0")
+    store.close()
+    before = Path(store.path).read_bytes()
+    siblings = sorted(os.listdir(project_dir / ".rig"))
+
+    again = create_state_store(project_dir=project_dir)
+    with pytest.raises(StateError) as caught:
+        again.sync_schema()
+    message = str(caught.value)
+    assert store.path in message
+    assert f"schema version {STATE_SCHEMA_VERSION + 5}" in message
+    assert f"schema version {STATE_SCHEMA_VERSION} at most" in message
+    assert "rig 9.0.0" in message
+    assert caught.value.exit_code == 1
+    assert Path(store.path).read_bytes() == before
+    assert sorted(os.listdir(project_dir / ".rig")) == siblings
+
+
+_SYNC_SCRIPT = """
+import sys
+from rigcli.state import create_state_store
+store = create_state_store(project_dir=sys.argv[1])
+print(",".join(store.sync_schema().applied))
+"""
+
+
+def test_concurrent_first_syncs_migrate_once(project_dir: Path) -> None:
+    procs = [
+        subprocess.Popen([sys.executable, "-c", _SYNC_SCRIPT, str(project_dir)], stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    outputs = [proc.communicate(timeout=60)[0].strip() for proc in procs]
+    assert [proc.returncode for proc in procs] == [0, 0, 0, 0]
+    assert sorted(outputs) == ["", "", "", ",".join(MIGRATION_NAMES)]
+    store = create_state_store(project_dir=project_dir)
+    assert store.sync_schema().has_data_loss is False
+    assert store.get_metadata("state.migrations") == list(MIGRATION_NAMES)
+    store.close()
