@@ -1,0 +1,107 @@
+"""Workspace records (the fork/rm effects journal) and the last apply per workflow."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from rigcli.errors import NotFoundError, UsageError
+from rigcli.state import StateStore
+
+
+def test_save_accepts_the_minimal_shape_and_defaults_status(store: StateStore) -> None:
+    saved = store.save_workspace({
+        "id": "workspace-2", "name": "demo", "workflow": "smoke", "workflow_ctx": {"ready": True},
+        "ctx": {"ready": True}, "created_at": "2026-05-10T00:00:00.000Z", "updated_at": "2026-05-10T00:00:00.000Z",
+    })
+    assert saved == {
+        "id": "workspace-2", "name": "demo", "workflow": "smoke", "workflow_ctx": {"ready": True},
+        "ctx": {"ready": True}, "status": "ready", "resources": [], "error": None,
+        "created_at": "2026-05-10T00:00:00.000Z", "updated_at": "2026-05-10T00:00:00.000Z",
+    }
+    assert store.get_workspace("demo") == saved
+    assert store.get_workspace("demo", "smoke") == saved
+    assert store.get_workspace("demo", "other") is None
+    assert store.get_workspace("nobody") is None
+
+
+def test_save_upserts_on_workflow_and_name(store: StateStore) -> None:
+    first = store.save_workspace({"name": "dev", "workflow": "web", "status": "creating", "ctx": None})
+    assert len(first["id"]) == 32 and first["status"] == "creating"
+    second = store.save_workspace({"name": "dev", "workflow": "web", "ctx": {"machine": "m1"}})
+    # Left-out fields keep their stored values; the row is updated, not duplicated.
+    assert second["id"] == first["id"]
+    assert second["created_at"] == first["created_at"]
+    assert second["status"] == "creating"
+    assert second["ctx"] == {"machine": "m1"}
+    assert second["updated_at"] >= first["updated_at"]
+    assert len(store.list_workspaces()) == 1
+
+
+def test_list_is_sorted_by_name_and_filtered_by_workflow(store: StateStore) -> None:
+    for name, workflow in [("zeta", "web"), ("alpha", "web"), ("mid", "api")]:
+        store.save_workspace({"name": name, "workflow": workflow, "ctx": {}})
+    assert [w["name"] for w in store.list_workspaces()] == ["alpha", "mid", "zeta"]
+    assert [w["name"] for w in store.list_workspaces("web")] == ["alpha", "zeta"]
+    assert store.list_workspaces("none") == []
+
+
+def test_same_name_in_two_workflows_needs_the_workflow(store: StateStore) -> None:
+    store.save_workspace({"name": "dev", "workflow": "web", "ctx": {"w": 1}})
+    store.save_workspace({"name": "dev", "workflow": "api", "ctx": {"a": 1}})
+    with pytest.raises(UsageError, match=r"pass --workflow \(available: api, web\)"):
+        store.get_workspace("dev")
+    found = store.get_workspace("dev", "api")
+    assert found is not None and found["ctx"] == {"a": 1}
+
+
+def test_delete_reports_whether_something_was_deleted(store: StateStore) -> None:
+    store.save_workspace({"name": "dev", "workflow": "web"})
+    store.save_workspace({"name": "dev", "workflow": "api"})
+    assert store.delete_workspace("dev", "web") is True
+    assert store.delete_workspace("dev", "web") is False
+    assert [(w["name"], w["workflow"]) for w in store.list_workspaces()] == [("dev", "api")]
+
+
+def test_resources_are_appended_atomically(store: StateStore) -> None:
+    store.save_workspace({"name": "dev", "workflow": "web", "status": "creating"})
+
+    def attach(index: int) -> None:
+        store.attach_workspace_resource("dev", "web", {"provider": "local", "kind": "machine", "id": index})
+
+    threads = [threading.Thread(target=attach, args=(index,)) for index in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    record = store.get_workspace("dev", "web")
+    assert record is not None
+    assert sorted(resource["id"] for resource in record["resources"]) == list(range(20))
+    with pytest.raises(NotFoundError, match='Unknown workspace "ghost"'):
+        store.attach_workspace_resource("ghost", "web", {"id": 1})
+
+
+def test_status_moves_through_the_effects_journal(store: StateStore) -> None:
+    store.save_workspace({"name": "dev", "workflow": "web", "status": "creating"})
+    failed = store.set_workspace_status("dev", "web", "failed", error="create hook raised")
+    assert (failed["status"], failed["error"]) == ("failed", "create hook raised")
+    removing = store.set_workspace_status("dev", "web", "removing")
+    assert (removing["status"], removing["error"]) == ("removing", None)
+    with pytest.raises(ValueError, match="status"):
+        store.set_workspace_status("dev", "web", "gone")
+    with pytest.raises(ValueError, match="status"):
+        store.save_workspace({"name": "dev", "workflow": "web", "status": "weird"})
+    with pytest.raises(ValueError, match="Unknown workspace record fields: colour"):
+        store.save_workspace({"name": "dev", "workflow": "web", "colour": "red"})
+
+
+def test_record_and_read_last_apply(store: StateStore) -> None:
+    assert store.last_apply("web") is None
+    store.record_apply("web", provider_fingerprint="p1", cached_node_count=1, node_count=3)
+    latest = store.record_apply("web", provider_fingerprint="p2", cached_node_count=3, node_count=3)
+    stored = store.last_apply("web")
+    assert stored == latest
+    assert stored is not None and (stored["provider_fingerprint"], stored["cached_node_count"]) == ("p2", 3)
+    assert store.last_apply("api") is None
