@@ -6,6 +6,8 @@ helper is seen by the next load in the same process. Errors name the file and li
 
 from __future__ import annotations
 
+import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -48,25 +50,59 @@ def load_config(config_path: Path, project_dir: Path) -> LoadedConfig:
     return _read_workflows(module, config_path, project_dir)
 
 
+# Every project directory loaded in this process: an embedding host (or a test run) may load
+# several projects, and each one's helper modules must never be served to another.
+_PROJECT_ROOTS: set[str] = set()
+
+
+class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
+    """Compile from the source file every time: a stale .pyc (same size, same second) must
+    never run code other than what the fingerprint read."""
+
+    def get_code(self, fullname: str) -> Any:
+        return compile(self.get_data(self.path), self.path, "exec", dont_inherit=True)
+
+
+class _ProjectFinder(importlib.abc.MetaPathFinder):
+    def __init__(self, root: str) -> None:
+        self._root = root
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        origin = getattr(spec, "origin", None)
+        if spec is None or not origin or not origin.endswith(".py"):
+            return spec
+        if not os.path.realpath(origin).startswith(self._root + os.sep):
+            return spec
+        return importlib.util.spec_from_file_location(
+            fullname, origin, loader=_FreshSourceLoader(fullname, origin),
+            submodule_search_locations=spec.submodule_search_locations,
+        )
+
+
 def _forget_project_modules(project_dir: Path) -> None:
-    """Drop modules imported from the project so helpers are re-read on this load."""
-    root = str(project_dir.resolve())
+    """Drop modules imported from any loaded project so helpers are re-read on this load."""
+    _PROJECT_ROOTS.add(os.path.realpath(project_dir))
+    roots = tuple(root + os.sep for root in _PROJECT_ROOTS)
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if file and os.path.realpath(file).startswith(root + os.sep) and "site-packages" not in file:
+        if file and os.path.realpath(file).startswith(roots):
             del sys.modules[name]
 
 
 def _import_fresh(config_path: Path, project_dir: Path) -> ModuleType:
     _forget_project_modules(project_dir)
     module_name = "rig_config"
-    spec = importlib.util.spec_from_file_location(module_name, config_path)
+    path = str(config_path)
+    spec = importlib.util.spec_from_file_location(module_name, path, loader=_FreshSourceLoader(module_name, path))
     if spec is None or spec.loader is None:
         raise ConfigError(f"{config_path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     project_entry = str(project_dir)
     sys.path.insert(0, project_entry)
+    finder = _ProjectFinder(os.path.realpath(project_dir))
+    sys.meta_path.insert(0, finder)
     try:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
@@ -78,6 +114,7 @@ def _import_fresh(config_path: Path, project_dir: Path) -> ModuleType:
     except Exception as exc:
         raise ConfigError(f"{_where(exc, config_path, project_dir)}{type(exc).__name__}: {exc}") from exc
     finally:
+        sys.meta_path.remove(finder)
         if sys.path and sys.path[0] == project_entry:
             sys.path.pop(0)
     return module
