@@ -126,10 +126,10 @@ def _where(exc: BaseException, config_path: Path, project_dir: Path) -> str:
     root = str(project_dir.resolve()) + os.sep
     in_config = [f for f in frames if os.path.realpath(f.filename) == os.path.realpath(config_path)]
     in_project = [f for f in frames if os.path.realpath(f.filename).startswith(root)]
-    chosen = (in_config or in_project or [None])[-1]
-    if chosen is None:
+    candidates = in_config or in_project
+    if not candidates:
         return f"{config_path}: "
-    return f"{chosen.filename}:{chosen.lineno}: "
+    return f"{candidates[-1].filename}:{candidates[-1].lineno}: "
 
 
 def _read_workflows(module: ModuleType, config_path: Path, project_dir: Path) -> LoadedConfig:

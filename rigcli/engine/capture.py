@@ -99,9 +99,9 @@ def install() -> None:
         return
     with _INSTALL_LOCK:
         if not isinstance(sys.stdout, _StreamProxy):
-            sys.stdout = _StreamProxy(sys.stdout, "info")  # type: ignore[assignment]
+            sys.stdout = _StreamProxy(sys.stdout, "info")
         if not isinstance(sys.stderr, _StreamProxy):
-            sys.stderr = _StreamProxy(sys.stderr, "stderr")  # type: ignore[assignment]
+            sys.stderr = _StreamProxy(sys.stderr, "stderr")
         root = logging.getLogger()
         if _HANDLER not in root.handlers:
             root.addHandler(_HANDLER)

@@ -90,7 +90,7 @@ class EngineCore:
         if self._state_arg is not None:
             store = self._state_arg
         else:
-            options = {
+            options: dict[str, Any] = {
                 "project_dir": str(self.project_dir),
                 "config_path": str(self.config_path),
                 "state_path": self._state_path_arg,

@@ -21,7 +21,7 @@ def host_presenter(interaction: Any) -> Callable[[dict[str, Any]], Any] | None:
     present = interaction.get("present") if isinstance(interaction, dict) else getattr(interaction, "present", None)
     if present is None or not callable(present):
         raise ProviderError("interaction= must provide present(request)")
-    return present  # type: ignore[no-any-return]
+    return present
 
 
 async def _wait_for(completed: Any) -> Any:
