@@ -1,0 +1,122 @@
+"""The writer lock: one writer per database, a named holder, and takeover after a crashed holder."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rigcli.errors import StateError, StateLockedError
+from rigcli.state import LockHolder, StateStore
+from rigcli.state.process import this_host
+
+_HOLDER = """
+import sys
+from rigcli.state.lock import state_lock
+with state_lock(sys.argv[1], "apply"):
+    print("locked", flush=True)
+    sys.stdin.readline()
+print("released", flush=True)
+"""
+
+
+@pytest.fixture
+def holder(store: StateStore) -> Iterator[subprocess.Popen[str]]:
+    """Another rig process holding the store's lock until its stdin gets a line."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, store.path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "locked"
+    yield proc
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait(timeout=10)
+
+
+def test_lock_records_holder_while_held_and_clears_it_on_release(store: StateStore) -> None:
+    lock_file = Path(f"{store.path}.lock")
+    with store.lock("fork") as mine:
+        assert mine["pid"] == os.getpid() and mine["command"] == "fork" and mine["host"] == this_host()
+        assert json.loads(lock_file.read_text()) == mine
+    assert lock_file.read_text() == ""
+    with store.lock("rm"):  # free again
+        pass
+
+
+def test_no_wait_names_the_holder(store: StateStore, holder: subprocess.Popen[str]) -> None:
+    with pytest.raises(StateLockedError) as caught, store.lock("apply", wait=False):
+        pytest.fail("acquired a lock another process holds")
+    message = str(caught.value)
+    assert f"pid {holder.pid}" in message
+    assert this_host() in message
+    assert "rig apply" in message
+    assert store.path in message
+    assert caught.value.exit_code == 4
+    # Reads never take the lock.
+    assert store.list_runs() == []
+
+
+def test_waiting_reports_the_holder_once_then_gets_the_lock(store: StateStore, holder: subprocess.Popen[str]) -> None:
+    seen: list[LockHolder] = []
+    takeovers: list[LockHolder] = []
+
+    def on_wait(info: LockHolder) -> None:
+        seen.append(info)
+        assert holder.stdin is not None
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+
+    with store.lock("fork", on_wait=on_wait, on_takeover=takeovers.append) as mine:
+        assert mine["pid"] == os.getpid()
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "released"
+    assert [info["pid"] for info in seen] == [holder.pid]
+    assert seen[0]["command"] == "apply"
+    assert takeovers == []  # released cleanly: nothing to take over
+
+
+def test_a_killed_holder_is_taken_over_with_a_notice(store: StateStore, holder: subprocess.Popen[str]) -> None:
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait(timeout=10)
+    takeovers: list[LockHolder] = []
+    with store.lock("apply", wait=False, on_takeover=takeovers.append) as mine:
+        assert mine["pid"] == os.getpid()
+    assert [(info["pid"], info["host"], info["command"]) for info in takeovers] == [(holder.pid, this_host(), "apply")]
+
+
+def test_nested_lock_in_one_thread_fails_instead_of_deadlocking(store: StateStore) -> None:
+    with store.lock("apply"), pytest.raises(StateError, match="already held by this thread"), store.lock("apply"):
+        pytest.fail("nested lock acquired")
+    with store.lock("apply"):  # and the outer lock was released properly
+        pass
+
+
+def test_another_thread_waits_for_the_first(store: StateStore) -> None:
+    order: list[str] = []
+    waited: list[LockHolder] = []
+    acquired = threading.Event()
+
+    def second() -> None:
+        with pytest.raises(StateLockedError, match=f"pid {os.getpid()}"), store.lock("rm", wait=False):
+            pass
+        acquired.set()
+        with store.lock("rm", on_wait=waited.append):
+            order.append("second")
+
+    with store.lock("apply"):
+        thread = threading.Thread(target=second)
+        thread.start()
+        assert acquired.wait(10)
+        time.sleep(0.2)
+        order.append("first")
+    thread.join(10)
+    assert order == ["first", "second"]
+    assert [(info["pid"], info["command"]) for info in waited] == [(os.getpid(), "apply")]
