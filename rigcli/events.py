@@ -4,9 +4,10 @@ The engine never prints; it emits. Renderers (terminal, JSON lines, tests) subsc
 Event types and their fields (all keys snake_case):
 
 - ``plan.created`` {workflow, cached_node_count, node_count}
-- ``workflow.apply.started`` {workflow}; ``workflow.apply.completed`` {workflow, cached_node_count, node_count}
-- ``node.cached`` {node_path, run_id}; ``node.started`` {node_path, index, total}
-- ``node.completed`` {node_path, run_id}; ``node.failed`` {node_path, error}
+- ``workflow.apply.started`` {workflow, node_count};
+  ``workflow.apply.completed`` {workflow, ran, cached_node_count, node_count}
+- ``node.cached`` {node_path, run_id}; ``node.started`` {node_path, index, total, run_id}
+- ``node.completed`` {node_path, run_id}; ``node.failed`` {node_path, error, run_id}
 - ``log.output`` {node_path, stream: info|warn|stderr|debug, data}
 - ``command.started`` {node_path, command_id, command, name}
 - ``command.output`` {node_path, command_id, stream: stdout|stderr, data}
@@ -18,6 +19,8 @@ Event types and their fields (all keys snake_case):
   ``workspace.remove.completed`` {workflow, workspace}
 - ``workspace.operation.started`` / ``workspace.operation.completed`` {workflow, workspace, operation}
 - provider events such as ``vm.created`` {provider_id, ...}; the engine adds ``node_path``.
+- ``state.warning`` {message} (e.g. a database moved aside); ``state.lock.waiting`` /
+  ``state.lock.takeover`` {holder: {pid, host, command, started_at}}.
 """
 
 from __future__ import annotations

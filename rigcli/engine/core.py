@@ -114,7 +114,8 @@ class EngineCore:
             project_dir=self.project_dir,
             locator=self._locator,
             lock_wait=self._lock_wait,
-            on_lock_wait=lambda holder: self.emit({"type": "state.lock.waiting", "holder": holder}),
+            on_lock_wait=lambda holder: self.emit({"type": "state.lock.waiting", "holder": dict(holder)}),
+            on_lock_takeover=lambda holder: self.emit({"type": "state.lock.takeover", "holder": dict(holder)}),
         )
         host_dir = self._host_storage_dir or default_host_storage_dir()
         self.hub = ProviderHub(

@@ -35,6 +35,7 @@ class Stores:
         locator: Callable[[FragmentSpec], Any] | None,
         lock_wait: bool,
         on_lock_wait: Callable[[Any], None] | None = None,
+        on_lock_takeover: Callable[[Any], None] | None = None,
     ) -> None:
         self.local = local
         self._project_dir = project_dir
@@ -43,6 +44,7 @@ class Stores:
         self._fragment_specs: dict[str, FragmentSpec] = {}
         self._lock_wait = lock_wait
         self._on_lock_wait = on_lock_wait
+        self._on_lock_takeover = on_lock_takeover
         self._locks: contextlib.ExitStack | None = None
         self._locked: set[str] = set()
 
@@ -78,7 +80,7 @@ class Stores:
         with contextlib.ExitStack() as stack:
             self._locks, self._command = stack, command
             try:
-                stack.enter_context(self.local.lock(command, wait=self._lock_wait, on_wait=self._on_lock_wait))
+                stack.enter_context(self._lock(self.local, command))
                 self._locked = {LOCAL}
                 yield
             finally:
@@ -87,9 +89,13 @@ class Stores:
     def for_write(self, key: str) -> Any:
         store = self.get(key)
         if self._locks is not None and key not in self._locked:
-            self._locks.enter_context(store.lock(self._command, wait=self._lock_wait, on_wait=self._on_lock_wait))
+            self._locks.enter_context(self._lock(store, self._command))
             self._locked.add(key)
         return store
+
+    def _lock(self, store: Any, command: str) -> Any:
+        return store.lock(command, wait=self._lock_wait, on_wait=self._on_lock_wait,
+                          on_takeover=self._on_lock_takeover)
 
     def close(self) -> None:
         for store in self._fragments.values():
