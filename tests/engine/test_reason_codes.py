@@ -1,0 +1,254 @@
+"""DESIGN §3: one test per row of the cache reason table, read through ``engine.explain``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.engine.configs import SCHEMA_CONFIG, TTL_CONFIG, two_days_ago
+from tests.engine.support import EngineFactory, execute, reason_codes, run_async, write_config
+from tests.fakes import FakeWorkflowProvider
+
+# Two tasks; a's ``version`` and whether b exists are chosen by the environment at load time.
+CHAIN_CONFIG = """
+import os
+
+from rigcli import sequence
+
+
+def a():
+    return {"ctx": {"a": 1}}
+
+
+def b(step):
+    return {"ctx": {**step.ctx, "b": 2}}
+
+
+chain = sequence("chain").task("a", a, version=os.environ.get("RIG_A_VERSION", "1"))
+if os.environ.get("RIG_WITH_B", "1") == "1":
+    chain = chain.task("b", b)
+
+workflows = chain
+"""
+
+# A module-level constant used by the handler, chosen by the environment at load time.
+CONSTANT_CONFIG = """
+import os
+
+from rigcli import sequence
+
+GREETING = os.environ.get("RIG_GREETING", "hello")
+
+
+def greet():
+    return {"ctx": {"greeting": GREETING}}
+
+
+workflows = sequence("constant").task("greet", greet)
+"""
+
+PROVIDER_CONFIG = """
+from rigcli import define_provider, env, workflow
+
+app = workflow("reasons", providers={"test": define_provider("test", token=env("RIG_REASON_TOKEN"))})
+
+
+def build(test):
+    vm = test.create_vm()
+    vm.exec("touch /tmp/built", name="build")
+    return {"ctx": {"vm": vm.snapshot_ref()}}
+
+
+def after(step):
+    return {"ctx": {**step.ctx, "after": True}}
+
+
+workflows = app.sequence("reasons").task("build", build).task("after", after)
+"""
+
+
+@run_async
+async def test_reason_cached_when_every_condition_holds(project_dir: Path, make_engine: EngineFactory) -> None:
+    write_config(project_dir, CHAIN_CONFIG)
+    engine = make_engine(project_dir)
+    await engine.load()
+    await engine.apply()
+
+    explanations = await engine.explain()
+    assert {item.path: (item.status, item.reason.code) for item in explanations} == {
+        "a": ("cached", "cached"),
+        "b": ("cached", "cached"),
+    }
+
+
+@run_async
+async def test_reason_no_previous_run(project_dir: Path, make_engine: EngineFactory) -> None:
+    write_config(project_dir, CHAIN_CONFIG)
+    engine = make_engine(project_dir)
+    await engine.load()
+
+    explanations = await engine.explain()
+    assert explanations[0].path == "a"
+    assert explanations[0].status == "pending"
+    assert explanations[0].reason.code == "no-previous-run"
+
+
+@run_async
+async def test_reason_task_changed_by_version(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(project_dir, CHAIN_CONFIG)
+    monkeypatch.setenv("RIG_A_VERSION", "1")
+    first = make_engine(project_dir)
+    await first.load()
+    await first.apply()
+
+    monkeypatch.setenv("RIG_A_VERSION", "2")
+    second = make_engine(project_dir)
+    await second.load()
+    assert (await reason_codes(second))["a"] == "task-changed"
+
+
+@run_async
+async def test_reason_task_changed_by_module_constant(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(project_dir, CONSTANT_CONFIG)
+    monkeypatch.setenv("RIG_GREETING", "hello")
+    first = make_engine(project_dir)
+    await first.load()
+    await first.apply()
+    assert await reason_codes(first) == {"greet": "cached"}
+
+    monkeypatch.setenv("RIG_GREETING", "goodbye")
+    second = make_engine(project_dir)
+    await second.load()
+    assert await reason_codes(second) == {"greet": "task-changed"}
+
+
+@run_async
+async def test_reason_provider_changed(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(project_dir, PROVIDER_CONFIG)
+    provider = FakeWorkflowProvider()
+    monkeypatch.setenv("RIG_REASON_TOKEN", "one")
+    first = make_engine(project_dir, provider_factory=lambda setup: provider)
+    await first.load()
+    await first.apply()
+
+    monkeypatch.setenv("RIG_REASON_TOKEN", "two")
+    second = make_engine(project_dir, provider_factory=lambda setup: provider)
+    await second.load()
+    assert (await reason_codes(second))["build"] == "provider-changed"
+
+
+@run_async
+async def test_reason_upstream_changed(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(project_dir, CHAIN_CONFIG)
+
+    # Run a@v1 then b on top of it.
+    monkeypatch.setenv("RIG_A_VERSION", "1")
+    monkeypatch.setenv("RIG_WITH_B", "1")
+    first = make_engine(project_dir)
+    await first.load()
+    await first.apply()
+
+    # Re-run a alone (v2): a gets a new run id, b's stored run still points at the old one.
+    monkeypatch.setenv("RIG_A_VERSION", "2")
+    monkeypatch.setenv("RIG_WITH_B", "0")
+    second = make_engine(project_dir)
+    await second.load()
+    await second.apply()
+
+    monkeypatch.setenv("RIG_WITH_B", "1")
+    third = make_engine(project_dir)
+    await third.load()
+    assert await reason_codes(third) == {"a": "cached", "b": "upstream-changed"}
+
+
+@run_async
+async def test_reason_invalidated_manually_and_by_cascade(project_dir: Path, make_engine: EngineFactory) -> None:
+    write_config(project_dir, CHAIN_CONFIG)
+    engine = make_engine(project_dir)
+    await engine.load()
+    await engine.apply()
+
+    assert await engine.invalidate(task="a") == 2
+    statuses = {entry.node_path: (entry.status, entry.invalidated) for entry in await engine.list_cache()}
+    assert statuses == {"a": ("invalidated", True), "b": ("invalidated", True)}
+    # b's own run is invalidated (cascade), but a is pending in front of it, so b cannot be
+    # judged yet: its explanation is upstream-pending.
+    assert await reason_codes(engine) == {"a": "invalidated", "b": "upstream-pending"}
+
+
+@run_async
+async def test_reason_expired(project_dir: Path, make_engine: EngineFactory) -> None:
+    write_config(project_dir, TTL_CONFIG)
+    engine = make_engine(project_dir)
+    await engine.load()
+    await engine.apply()
+    assert await reason_codes(engine) == {"daily-check": "cached"}
+
+    execute(engine.get_project_info().state_path, "update workflow_node_runs set created_at = ?", (two_days_ago(),))
+    assert await reason_codes(engine) == {"daily-check": "expired"}
+
+
+@run_async
+async def test_reason_output_schema_invalid(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(project_dir, SCHEMA_CONFIG)
+    monkeypatch.setenv("RIG_SCHEMA_MODE", "old")
+    first = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
+    await first.load()
+    await first.apply()
+
+    monkeypatch.setenv("RIG_SCHEMA_MODE", "next")
+    second = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
+    await second.load()
+    assert await reason_codes(second) == {"value": "output-schema-invalid"}
+
+
+@run_async
+async def test_reason_artifact_invalid(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(project_dir, PROVIDER_CONFIG)
+    monkeypatch.setenv("RIG_REASON_TOKEN", "one")
+    provider = FakeWorkflowProvider()
+    engine = make_engine(project_dir, provider_factory=lambda setup: provider)
+    await engine.load()
+    applied = await engine.apply()
+    assert applied.context["vm"] == {"provider": "test", "kind": "vmSnapshot", "snapshot_id": "snap-1"}
+    assert (await engine.plan()).cached_node_count == 2
+
+    provider.artifacts_valid = False  # the snapshot is gone
+    assert (await reason_codes(engine))["build"] == "artifact-invalid"
+    plan = await engine.plan()
+    assert [node.status for node in plan.nodes] == ["pending", "pending"]
+    assert {"provider": "test", "kind": "vmSnapshot", "snapshot_id": "snap-1"} in provider.validated
+
+
+@run_async
+async def test_reason_upstream_pending(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(project_dir, CHAIN_CONFIG)
+    monkeypatch.setenv("RIG_A_VERSION", "1")
+    first = make_engine(project_dir)
+    await first.load()
+    await first.apply()
+
+    monkeypatch.setenv("RIG_A_VERSION", "2")
+    second = make_engine(project_dir)
+    await second.load()
+    assert await reason_codes(second) == {"a": "task-changed", "b": "upstream-pending"}
+    plan = await second.plan()
+    assert [(node.path, node.status, node.reason.code) for node in plan.nodes] == [
+        ("a", "pending", "task-changed"),
+        ("b", "pending", "upstream-pending"),
+    ]

@@ -1,0 +1,344 @@
+"""The reference engine suite, part 3: cache fingerprints, global fragments, TTL and invalidation."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.engine.configs import SCHEMA_CONFIG, TTL_CONFIG, two_days_ago
+from tests.engine.support import EngineFactory, execute, query, run_async, write_config
+from tests.fakes import FakeWorkflowProvider
+
+
+def _handler_cache_config(value: str) -> str:
+    return f"""
+from rigcli import workflow
+
+app = workflow("handler-cache", providers={{}})
+
+
+async def value():
+    return {{"ctx": {{"value": "{value}"}}}}
+
+
+workflows = app.sequence("root").task("value", value)
+"""
+
+
+@run_async
+async def test_invalidates_task_cache_when_handler_source_changes(
+    project_dir: Path, make_engine: EngineFactory
+) -> None:
+    state_path = project_dir / ".rig" / "state.sqlite"
+    state_path.parent.mkdir()
+    first_config_path = write_config(project_dir, _handler_cache_config("one"), name="rig.one.py")
+    second_config_path = write_config(project_dir, _handler_cache_config("two"), name="rig.two.py")
+
+    first = make_engine(project_dir, config_path=str(first_config_path), state_path=str(state_path))
+    await first.load()
+    applied = await first.apply()
+    assert applied.context["value"] == "one"
+
+    cached = await first.plan()
+    assert cached.cached_node_count == 1
+
+    second = make_engine(project_dir, config_path=str(second_config_path), state_path=str(state_path))
+    await second.load()
+    changed = await second.plan()
+    assert changed.cached_node_count == 0
+    assert changed.nodes[0].status == "pending"
+
+    reapplied = await second.apply()
+    assert reapplied.context["value"] == "two"
+    assert len(second.list_node_runs()) == 2
+
+
+def _global_fragment_config(value: str) -> str:
+    return f"""
+from rigcli import sequence
+
+
+async def prepare(config):
+    return {{"ctx": {{"value": str(config["value"])}}}}
+
+
+async def install(step):
+    return {{"ctx": {{"installed": step.ctx["value"]}}}}
+
+
+deps = sequence("deps").configure({{"value": "{value}"}}).task("prepare", prepare).global_()
+
+workflows = sequence("site").add(deps).task("install", install)
+"""
+
+
+def fragment_locator(fragment_root: Path) -> Any:
+    return lambda fragment: {"state_path": str(fragment_root / fragment.hash / "state.sqlite")}
+
+
+@run_async
+async def test_stores_globally_scoped_sequence_runs_in_fragment_state_and_busts_downstream_local_cache(
+    project_dir: Path, make_engine: EngineFactory
+) -> None:
+    state_path = project_dir / ".rig" / "state.sqlite"
+    fragment_root = project_dir / "fragments"
+    state_path.parent.mkdir()
+    first_config_path = write_config(project_dir, _global_fragment_config("one"), name="rig.one.py")
+    second_config_path = write_config(project_dir, _global_fragment_config("two"), name="rig.two.py")
+
+    engine_options: dict[str, Any] = {
+        "state_path": str(state_path),
+        "fragment_state_locator": fragment_locator(fragment_root),
+    }
+
+    first = make_engine(project_dir, config_path=str(first_config_path), **engine_options)
+    await first.load()
+    await first.apply()
+    assert (await first.plan()).cached_node_count == 2
+    assert [run.node_path for run in first.list_node_runs()] == ["install"]
+
+    fragment_hashes = os.listdir(fragment_root)
+    assert len(fragment_hashes) == 1
+    fragment_runs = query(
+        fragment_root / fragment_hashes[0] / "state.sqlite",
+        "select node_path from workflow_node_runs order by node_path",
+    )
+    assert [row[0] for row in fragment_runs] == ["deps.prepare"]
+
+    cache = await first.list_cache()
+    assert sorted(entry.scope for entry in cache) == ["global", "local"]
+
+    second = make_engine(project_dir, config_path=str(second_config_path), **engine_options)
+    await second.load()
+    changed = await second.plan()
+    assert changed.cached_node_count == 0
+
+    reapplied = await second.apply()
+    assert reapplied.context["installed"] == "two"
+    assert len(os.listdir(fragment_root)) == 2
+
+
+GLOBAL_INVALIDATES_CONFIG = """
+import os
+
+from rigcli import sequence
+
+
+def bump(name):
+    count = int(os.environ.get(name, "0")) + 1
+    os.environ[name] = str(count)
+    return count
+
+
+async def install():
+    count = bump("RIG_GLOBAL_INSTALL_COUNT")
+    return {"ctx": {"installed": f"install-{count}"}}
+
+
+async def auth(step):
+    count = bump("RIG_GLOBAL_AUTH_COUNT")
+    return {"ctx": {**step.ctx, "token": f"token-{count}"}}
+
+
+async def clone(step):
+    count = bump("RIG_LOCAL_REPO_COUNT")
+    return {"ctx": {**step.ctx, "repo_token": step.ctx["token"], "repo_count": count}}
+
+
+async def check_auth(step):
+    bump("RIG_LOCAL_CHECK_COUNT")
+    if os.environ.get("RIG_FORCE_GLOBAL_REAUTH") == "1":
+        os.environ["RIG_FORCE_GLOBAL_REAUTH"] = "0"
+        return step.invalidate("auth")
+    return {"ctx": step.ctx}
+
+
+base = sequence("base").task("install", install).task("auth", auth).global_()
+
+repo = sequence("repo").task("clone", clone)
+
+workflows = sequence("root").add(base).add(repo).task("check-auth", check_auth, cache_ttl=0)
+"""
+
+
+@run_async
+async def test_allows_a_later_local_task_to_invalidate_an_earlier_global_fragment_task(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    state_path = project_dir / ".rig" / "state.sqlite"
+    fragment_root = project_dir / "fragments"
+    state_path.parent.mkdir()
+
+    for name in [
+        "RIG_GLOBAL_INSTALL_COUNT",
+        "RIG_GLOBAL_AUTH_COUNT",
+        "RIG_LOCAL_REPO_COUNT",
+        "RIG_LOCAL_CHECK_COUNT",
+        "RIG_FORCE_GLOBAL_REAUTH",
+    ]:
+        monkeypatch.setenv(name, "0")
+
+    write_config(project_dir, GLOBAL_INVALIDATES_CONFIG)
+
+    engine = make_engine(
+        project_dir, state_path=str(state_path), fragment_state_locator=fragment_locator(fragment_root)
+    )
+    await engine.load()
+
+    first = await engine.apply()
+    assert first.context["token"] == "token-1"
+    assert first.context["repo_token"] == "token-1"
+    assert os.environ["RIG_GLOBAL_INSTALL_COUNT"] == "1"
+    assert os.environ["RIG_GLOBAL_AUTH_COUNT"] == "1"
+    assert os.environ["RIG_LOCAL_REPO_COUNT"] == "1"
+    assert os.environ["RIG_LOCAL_CHECK_COUNT"] == "1"
+
+    monkeypatch.setenv("RIG_FORCE_GLOBAL_REAUTH", "1")
+    second = await engine.apply()
+    assert second.context["token"] == "token-2"
+    assert second.context["repo_token"] == "token-2"
+    assert os.environ["RIG_GLOBAL_INSTALL_COUNT"] == "1"
+    assert os.environ["RIG_GLOBAL_AUTH_COUNT"] == "2"
+    assert os.environ["RIG_LOCAL_REPO_COUNT"] == "2"
+    assert os.environ["RIG_LOCAL_CHECK_COUNT"] == "3"
+    assert len(os.listdir(fragment_root)) == 1
+
+
+PROVIDER_TOKEN_CONFIG = """
+import os
+
+from rigcli import define_provider, workflow
+
+app = workflow(
+    "test",
+    providers={"test": define_provider("test", {"token": lambda: os.environ.get("RIG_TEST_PROVIDER_TOKEN")})},
+)
+
+
+async def touch(test):
+    vm = test.create_vm()
+    vm.exec("touch /tmp/setup", name="touch setup")
+    return {"ctx": {"vm": vm.snapshot_ref()}}
+
+
+workflows = app.sequence("setup").task("touch", touch)
+"""
+
+
+@run_async
+async def test_provider_config_contributes_to_the_workflow_cache_fingerprint(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(project_dir, PROVIDER_TOKEN_CONFIG)
+
+    provider = FakeWorkflowProvider()
+    monkeypatch.setenv("RIG_TEST_PROVIDER_TOKEN", "one")
+    first = make_engine(project_dir, provider_factory=lambda setup: provider)
+    await first.load()
+    await first.apply()
+    assert (await first.plan()).cached_node_count == 1
+
+    monkeypatch.setenv("RIG_TEST_PROVIDER_TOKEN", "two")
+    second = make_engine(project_dir, provider_factory=lambda setup: provider)
+    await second.load()
+    assert (await second.plan()).cached_node_count == 0
+
+
+@run_async
+async def test_treats_cached_output_schema_failures_as_cache_misses(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(project_dir, SCHEMA_CONFIG)
+
+    monkeypatch.setenv("RIG_SCHEMA_MODE", "old")
+    first = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
+    await first.load()
+    await first.apply()
+    assert (await first.plan()).cached_node_count == 1
+
+    monkeypatch.setenv("RIG_SCHEMA_MODE", "next")
+    second = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
+    await second.load()
+    plan = await second.plan()
+    assert plan.cached_node_count == 0
+    assert plan.nodes[0].status == "pending"
+
+
+@run_async
+async def test_expires_task_cache_when_cache_ttl_has_elapsed(project_dir: Path, make_engine: EngineFactory) -> None:
+    write_config(project_dir, TTL_CONFIG)
+
+    engine = make_engine(project_dir)
+    await engine.load()
+    await engine.apply()
+    assert (await engine.plan()).cached_node_count == 1
+
+    execute(engine.get_project_info().state_path, "update workflow_node_runs set created_at = ?", (two_days_ago(),))
+
+    expired = await engine.plan()
+    assert expired.cached_node_count == 0
+    assert expired.nodes[0].status == "pending"
+
+
+REAUTH_CONFIG = """
+import os
+
+from rigcli import sequence
+
+
+async def prepare():
+    return {"ctx": {"prepared": True}}
+
+
+async def github_auth():
+    count = int(os.environ.get("RIG_AUTH_COUNT", "0")) + 1
+    os.environ["RIG_AUTH_COUNT"] = str(count)
+    return {"ctx": {"token": f"token-{count}"}}
+
+
+async def check_auth(step):
+    count = int(os.environ.get("RIG_CHECK_COUNT", "0")) + 1
+    os.environ["RIG_CHECK_COUNT"] = str(count)
+    if os.environ.get("RIG_FORCE_REAUTH") == "1":
+        os.environ["RIG_FORCE_REAUTH"] = "0"
+        return step.invalidate("github-auth")
+    return {"ctx": step.ctx}
+
+
+workflows = (
+    sequence("reauth")
+    .task("prepare", prepare)
+    .task("github-auth", github_auth)
+    .task("check-auth", check_auth, cache_ttl=0)
+)
+"""
+
+
+@run_async
+async def test_step_invalidate_invalidates_a_previous_task_and_replays_from_that_point(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RIG_AUTH_COUNT", "0")
+    monkeypatch.setenv("RIG_CHECK_COUNT", "0")
+    monkeypatch.setenv("RIG_FORCE_REAUTH", "0")
+    write_config(project_dir, REAUTH_CONFIG)
+
+    engine = make_engine(project_dir)
+    await engine.load()
+
+    first = await engine.apply()
+    assert first.context["token"] == "token-1"
+    assert os.environ["RIG_AUTH_COUNT"] == "1"
+    assert os.environ["RIG_CHECK_COUNT"] == "1"
+
+    monkeypatch.setenv("RIG_FORCE_REAUTH", "1")
+    second = await engine.apply()
+    assert second.context["token"] == "token-2"
+    assert os.environ["RIG_AUTH_COUNT"] == "2"
+    assert os.environ["RIG_CHECK_COUNT"] == "3"
+
+    valid_runs = [run for run in engine.list_node_runs() if not run.invalidated]
+    assert sorted(run.node_path for run in valid_runs) == ["check-auth", "github-auth", "prepare"]

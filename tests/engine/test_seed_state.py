@@ -1,0 +1,223 @@
+"""The reference engine suite, part 2: state stores, schema resets and provider storage."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from tests.engine.configs import write_legacy_state
+from tests.engine.support import EngineFactory, assert_matches, query, resolve, run_async, write_config
+from tests.fakes import FakePlugin, FakeWorkflowProvider
+
+READY_CONFIG = """
+from rigcli import define_config, sequence
+
+
+async def ready():
+    return {"ctx": {"ready": True}}
+
+
+root = sequence("factory-test").step("ready", ready)
+
+workflows = define_config(providers={}, workflows=[root])
+"""
+
+
+def _as_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+@run_async
+async def test_creates_state_through_an_injectable_state_service_factory(
+    project_dir: Path, make_engine: EngineFactory
+) -> None:
+    from rigcli.state import create_state_store
+
+    state_path = project_dir / "custom-state.sqlite"
+    write_config(project_dir, READY_CONFIG)
+
+    config_path = project_dir / "rig_config.py"
+    calls: list[dict[str, str | None]] = []
+
+    def state_factory(**options: Any) -> Any:
+        calls.append(
+            {
+                "project_dir": _as_str(options.get("project_dir")),
+                "config_path": _as_str(options.get("config_path")),
+                "state_path": _as_str(options.get("state_path")),
+            }
+        )
+        return create_state_store(**options)
+
+    engine = make_engine(
+        project_dir,
+        state_path=str(state_path),
+        provider_factory=lambda setup: FakeWorkflowProvider(),
+        state_factory=state_factory,
+    )
+
+    await engine.load()
+
+    assert calls == [{"project_dir": str(project_dir), "config_path": str(config_path), "state_path": str(state_path)}]
+    assert engine.get_project_info().state_path == str(state_path)
+
+    state = create_state_store(project_dir=str(project_dir), state_path=str(project_dir / "provided-state.sqlite"))
+
+    def refusing_factory(**options: Any) -> Any:
+        raise AssertionError("state_factory should not be called when state is provided")
+
+    engine_with_state = make_engine(
+        project_dir,
+        provider_factory=lambda setup: FakeWorkflowProvider(),
+        state=state,
+        state_factory=refusing_factory,
+    )
+
+    await engine_with_state.load()
+    assert engine_with_state.get_project_info().state_path == str(state.path)
+
+
+@run_async
+async def test_resets_stale_state_before_applying_the_current_schema(project_dir: Path) -> None:
+    from rigcli.state import STATE_SCHEMA_VERSION, create_state_store
+    from rigcli.state.migrations import MIGRATION_NAMES
+
+    state_path = project_dir / ".rig" / "state.sqlite"
+    write_legacy_state(state_path)
+
+    state = create_state_store(project_dir=str(project_dir), state_path=str(state_path))
+    result = await resolve(state.sync_schema())
+    workspaces = state.list_workspaces()
+
+    # rigkit reports the applied schema version; rig reports every migration it applied.
+    assert result.applied == list(MIGRATION_NAMES)
+    assert result.schema_version == STATE_SCHEMA_VERSION
+    assert result.has_data_loss is True
+    assert any(warning.startswith("Reset rig state database") for warning in result.warnings)
+    assert workspaces == []
+
+    now = datetime.now(timezone.utc).isoformat()
+    state.save_workspace(
+        {
+            "id": "workspace-2",
+            "name": "demo",
+            "workflow": "smoke",
+            "workflow_ctx": {"ready": True},
+            "created_at": now,
+            "updated_at": now,
+            "ctx": {"ready": True},
+        }
+    )
+    assert_matches(state.get_workspace("demo"), {"name": "demo", "workflow": "smoke", "ctx": {"ready": True}})
+    _close(state)
+
+
+def _close(state: Any) -> None:
+    close = getattr(state, "close", None)
+    if close is not None:
+        result = close()
+        assert not inspect.isawaitable(result), "state.close() is expected to be synchronous"
+
+
+PROVIDER_STORAGE_CONFIG = """
+from rigcli import define_provider, workflow
+
+app = workflow("provider-storage", providers={"test": define_provider("test", {})})
+
+
+async def ready():
+    return {"ctx": {"ready": True}}
+
+
+workflows = app.sequence("root").task("ready", ready)
+"""
+
+
+@run_async
+async def test_stores_provider_json_state_in_rig_owned_provider_storage(
+    project_dir: Path, make_engine: EngineFactory
+) -> None:
+    from rigcli.state import STATE_SCHEMA_VERSION
+
+    def create_provider(setup: Any) -> FakeWorkflowProvider:
+        setup.storage.set("ready", {"value": "provider"})
+        return FakeWorkflowProvider()
+
+    plugin = FakePlugin(create_provider)
+    write_config(project_dir, PROVIDER_STORAGE_CONFIG)
+
+    engine = make_engine(project_dir, providers=[plugin])
+
+    await engine.load()
+    await engine.plan()
+
+    state_path = engine.get_project_info().state_path
+    main_tables = [
+        row[0] for row in query(state_path, "select name from sqlite_master where type = 'table' order by name")
+    ]
+
+    assert "workspaces" in main_tables
+    assert "provider_state" in main_tables
+    assert "runtime_metadata" in main_tables
+    assert "provider_local_state" not in main_tables
+
+    rows = query(state_path, "select value_json from provider_state where provider_id = 'test' and key = 'ready'")
+    metadata_rows = query(state_path, "select key, value_json from runtime_metadata order by key")
+
+    assert (json.loads(rows[0][0])["value"] if rows else None) == "provider"
+    metadata = {key: json.loads(value) for key, value in metadata_rows}
+    assert metadata["state.schemaVersion"] == STATE_SCHEMA_VERSION
+    assert metadata["project.dir"] == str(project_dir)
+    assert metadata["config.path"] == str(project_dir / "rig_config.py")
+
+
+@run_async
+async def test_stores_provider_host_json_state_outside_project_state(
+    project_dir: Path, make_engine: EngineFactory
+) -> None:
+    host_storage_dir = project_dir / ".host-storage"
+    opened: list[str] = []
+
+    async def create_provider(setup: Any) -> FakeWorkflowProvider:
+        setup.storage.set("project", {"value": "state"})
+        setup.host_storage.set("token", {"value": "secret"})
+        await resolve(setup.local.open("rig://provider-auth"))
+        return FakeWorkflowProvider()
+
+    plugin = FakePlugin(create_provider)
+    write_config(
+        project_dir,
+        PROVIDER_STORAGE_CONFIG.replace('workflow("provider-storage"', 'workflow("provider-host-storage"'),
+    )
+
+    engine = make_engine(
+        project_dir,
+        host_storage_dir=str(host_storage_dir),
+        providers=[plugin],
+        local={"open": opened.append},
+    )
+
+    await engine.load()
+    await engine.plan()
+
+    assert opened == ["rig://provider-auth"]
+
+    files = os.listdir(host_storage_dir)
+    assert len(files) == 1
+    host_state = json.loads((host_storage_dir / files[0]).read_text(encoding="utf-8"))
+    assert host_state["records"]["token"]["value"]["value"] == "secret"
+
+    state_path = engine.get_project_info().state_path
+    project_rows = query(
+        state_path, "select value_json from provider_state where provider_id = 'test' and key = 'project'"
+    )
+    leaked_host_rows = query(
+        state_path, "select value_json from provider_state where provider_id = 'test' and key = 'token'"
+    )
+
+    assert (json.loads(project_rows[0][0])["value"] if project_rows else None) == "state"
+    assert leaked_host_rows == []
