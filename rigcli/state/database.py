@@ -106,11 +106,11 @@ class StateDatabase:
                 db.execute("BEGIN IMMEDIATE")
                 try:
                     yield db
+                    db.execute("COMMIT")
                 except BaseException:
                     if db.in_transaction:
                         db.execute("ROLLBACK")
                     raise
-                db.execute("COMMIT")
             except sqlite3.OperationalError as error:
                 raise self._state_error(error) from error
 

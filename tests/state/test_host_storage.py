@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from rigcli.errors import StateError
+from rigcli.provider_api import KeyValueStore
 from rigcli.state import HostStorage, default_host_storage_dir, fragments_dir, logs_dir, rig_home
 from rigcli.state.host_storage import host_storage_file_name
 
@@ -30,13 +31,14 @@ def test_file_name_is_a_slug_plus_a_hash() -> None:
 
 def test_records_live_in_one_private_file(tmp_path: Path) -> None:
     directory = tmp_path / "host" / "providers"
-    storage = HostStorage("test", directory)
+    storage: KeyValueStore = HostStorage("test", directory)
     storage.set("token", {"value": "secret"})
 
     assert os.listdir(directory) == [host_storage_file_name("test")]
     assert _mode(directory) == 0o700
-    assert _mode(storage.path) == 0o600
-    document = json.loads(storage.path.read_text())
+    file = directory / host_storage_file_name("test")
+    assert _mode(file) == 0o600
+    document = json.loads(file.read_text())
     assert document["provider_id"] == "test"
     assert document["records"]["token"]["value"] == {"value": "secret"}
     assert set(document["records"]["token"]) == {"value", "created_at", "updated_at"}

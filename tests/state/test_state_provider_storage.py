@@ -8,11 +8,12 @@ import sqlite3
 import pytest
 
 from rigcli.errors import ProviderError
+from rigcli.provider_api import KeyValueStore
 from rigcli.state import StateStore
 
 
 def test_round_trip_and_the_row_shape(store: StateStore) -> None:
-    storage = store.provider_storage("test")
+    storage: KeyValueStore = store.provider_storage("test")
     assert storage.get("ready") is None
     storage.set("ready", {"value": "provider"})
 

@@ -217,3 +217,23 @@ def test_concurrent_first_syncs_migrate_once(project_dir: Path) -> None:
     assert store.sync_schema().has_data_loss is False
     assert store.get_metadata("state.migrations") == list(MIGRATION_NAMES)
     store.close()
+
+
+_LIGHT_SCRIPT = """
+import sys
+from rigcli.state import create_state_store
+store = create_state_store(project_dir=sys.argv[1])
+store.sync_schema()
+store.runs_by_path("web")
+store.provider_storage("p").set("k", 1)
+heavy = sorted(name for name in ("sqlalchemy", "sqlmodel", "pydantic") if name in sys.modules)
+print(",".join(heavy))
+"""
+
+
+def test_store_paths_do_not_import_the_orm(project_dir: Path) -> None:
+    # A cached plan's budget is ~0.3 s; importing SQLModel alone costs about that much.
+    out = subprocess.run(
+        [sys.executable, "-c", _LIGHT_SCRIPT, str(project_dir)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "sqlalchemy" not in out and "sqlmodel" not in out
