@@ -826,3 +826,98 @@ async def test_state_from_a_newer_schema_is_refused_and_left_untouched(
         await second.load()
         await second.plan()
     assert state_path.read_bytes() == before
+
+
+# --- console capture ------------------------------------------------------------------------
+
+CONSOLE_CONFIG = """
+import logging
+
+from rigcli import define_provider, workflow
+
+app = workflow("console", providers={"test": define_provider("test")})
+
+
+def left_talk(test):
+    print("left before")
+    test.meet()
+    print("left after")
+    return {"ctx": {"side": "left"}}
+
+
+def right_talk(test):
+    print("right before")
+    test.meet()
+    logging.getLogger("rig-test").warning("right careful")
+    return {"ctx": {"side": "right"}}
+
+
+async def summary(step):
+    print("summary async")
+    logging.getLogger("rig-test").error("summary failed nothing")
+    return None
+
+
+workflows = (
+    app.sequence("console")
+    .parallel(
+        left=app.sequence("left").task("talk", left_talk),
+        right=app.sequence("right").task("talk", right_talk),
+    )
+    .task("summary", summary)
+)
+"""
+
+
+@run_async
+async def test_console_output_is_attributed_to_its_node_while_branches_overlap(
+    project_dir: Path, make_engine: EngineFactory
+) -> None:
+    provider = FakeWorkflowProvider(barrier=threading.Barrier(2, timeout=10))
+    write_config(project_dir, CONSOLE_CONFIG)
+    engine = make_engine(project_dir, provider_factory=lambda setup: provider)
+    await engine.load()
+    events: list[dict[str, Any]] = []
+    engine.on_event(events.append)
+
+    await engine.apply()
+
+    logs = {(event["node_path"], event["stream"], event["data"]) for event in events if event["type"] == "log.output"}
+    assert logs == {
+        ("left.talk", "info", "left before"),
+        ("left.talk", "info", "left after"),
+        ("right.talk", "info", "right before"),
+        ("right.talk", "warn", "right careful"),
+        ("summary", "info", "summary async"),
+        ("summary", "stderr", "summary failed nothing"),
+    }
+
+
+@run_async
+async def test_console_capture_can_be_turned_off(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RIG_NO_CONSOLE_INTERCEPT", "1")
+    write_config(
+        project_dir,
+        """
+        from rigcli import sequence
+
+
+        def hello():
+            print("hello")
+            return None
+
+
+        workflows = sequence("quiet").task("hello", hello)
+        """,
+    )
+    engine = make_engine(project_dir)
+    await engine.load()
+    events: list[dict[str, Any]] = []
+    engine.on_event(events.append)
+
+    await engine.apply()
+
+    assert [event for event in events if event["type"] == "log.output"] == []
+    assert [event["type"] for event in events if event["type"] == "node.completed"] == ["node.completed"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -252,3 +253,26 @@ async def test_reason_upstream_pending(
         ("a", "pending", "task-changed"),
         ("b", "pending", "upstream-pending"),
     ]
+
+
+@run_async
+async def test_fresh_runs_announce_their_artifacts_and_provider_events(
+    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_config(project_dir, PROVIDER_CONFIG)
+    monkeypatch.setenv("RIG_REASON_TOKEN", "one")
+    engine = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
+    await engine.load()
+    events: list[dict[str, Any]] = []
+    engine.on_event(events.append)
+
+    await engine.apply()
+    snapshot = {"provider": "test", "kind": "vmSnapshot", "snapshot_id": "snap-1"}
+    artifacts = [(event["node_path"], event["artifact"]) for event in events if event["type"] == "artifact.created"]
+    assert artifacts == [("build", snapshot)]
+    (vm_created,) = [event for event in events if event["type"] == "vm.created"]
+    assert (vm_created["node_path"], vm_created["provider_id"], vm_created["vm_id"]) == ("build", "test", "vm-1")
+
+    events.clear()
+    await engine.apply()  # everything cached: nothing is created again
+    assert [event for event in events if event["type"] in {"artifact.created", "vm.created"}] == []
