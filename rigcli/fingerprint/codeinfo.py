@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import ast
-import dis
 import hashlib
-import inspect
 import sys
 import weakref
 from collections.abc import Iterator
@@ -15,6 +13,7 @@ from types import CodeType
 from rigcli.fingerprint.source import FunctionNode, Import, SourceFile, arg_names, digest, dump, load_source
 
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # inspect.CO_*, without importing inspect
 _GLOBAL_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FROM_DICT_OR_GLOBALS"})
 _ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _IMPORT_TAIL = frozenset({"IMPORT_FROM", "STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL"})
@@ -68,6 +67,8 @@ def nested_codes(code: CodeType) -> Iterator[CodeType]:
 
 
 def _bytecode_references(code: CodeType) -> tuple[tuple[tuple[str, ...], ...], tuple[Import, ...]]:
+    import dis  # only functions without source get here
+
     chains: set[tuple[str, ...]] = set()
     imports: list[Import] = []
     for inner in nested_codes(code):
@@ -118,7 +119,7 @@ def find_function(source: SourceFile, code: CodeType) -> FunctionNode | None:
 
 def _arg_count(code: CodeType) -> int:
     count = code.co_argcount + code.co_kwonlyargcount
-    count += bool(code.co_flags & inspect.CO_VARARGS) + bool(code.co_flags & inspect.CO_VARKEYWORDS)
+    count += bool(code.co_flags & _CO_VARARGS) + bool(code.co_flags & _CO_VARKEYWORDS)
     return count
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from rigcli.fingerprint.codeinfo import PYTHON, code_info
 from rigcli.fingerprint.project import Project
 from rigcli.fingerprint.source import Import, digest, find_classes, load_source
-from rigcli.fingerprint.values import MISSING, ValueDescriber, plain_function, qualified_name, wrapped_of
+from rigcli.fingerprint.values import MISSING, ValueDescriber, plain_function, wrapped_of
 from rigcli.jsonutil import JsonValue
 
 # Module globals whose values depend on how the file was imported, not on what it says.
@@ -268,4 +268,4 @@ def _is_dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
 
 
-__all__ = ["Describer", "qualified_name"]
+__all__ = ["Describer"]

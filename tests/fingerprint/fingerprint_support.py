@@ -41,6 +41,7 @@ class Projects:
 
     def load(self, root: Path, config: str = "rig_config.py") -> ModuleType:
         self.forget()
+        self.roots.append(root)  # also projects copied or linked by a test, for forget()
         name = f"rig_config_fp{next(_COUNTER)}"
         spec = importlib.util.spec_from_file_location(name, root / config)
         assert spec is not None and spec.loader is not None
