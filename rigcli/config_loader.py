@@ -80,13 +80,37 @@ class _ProjectFinder(importlib.abc.MetaPathFinder):
         )
 
 
+def _project_module_names(project_dir: Path) -> set[str]:
+    try:
+        entries = list(project_dir.iterdir())
+    except OSError:
+        return set()
+    names = {entry.stem for entry in entries if entry.suffix == ".py"}
+    names |= {entry.name for entry in entries if (entry / "__init__.py").is_file()}
+    return names
+
+
+def _is_installed(file: str) -> bool:
+    prefixes = {os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+    return os.path.realpath(file).startswith(tuple(prefixes))
+
+
 def _forget_project_modules(project_dir: Path) -> None:
-    """Drop modules imported from any loaded project so helpers are re-read on this load."""
+    """Drop modules that a project import could be served from a stale copy of.
+
+    That is every module loaded from any project seen so far, and any other non-installed
+    module whose name a file in this project would provide (e.g. a ``helpers`` imported by
+    someone else), so the next import reads this project's file.
+    """
     _PROJECT_ROOTS.add(os.path.realpath(project_dir))
     roots = tuple(root + os.sep for root in _PROJECT_ROOTS)
+    shadowed = _project_module_names(project_dir)
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
-        if file and os.path.realpath(file).startswith(roots):
+        if not file:
+            continue
+        top = name.partition(".")[0]
+        if os.path.realpath(file).startswith(roots) or (top in shadowed and not _is_installed(file)):
             del sys.modules[name]
 
 

@@ -201,3 +201,31 @@ def test_provider_config_busts_only_tasks_with_that_provider_in_scope(
         ("b.without-provider.plain", "cached", "cached"),
         ("after", "pending", "upstream-pending"),
     ]
+
+
+def test_a_same_named_module_imported_elsewhere_is_not_served_to_the_project(tmp_path: Path) -> None:
+    import importlib
+    import sys
+
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "helpers.py").write_text("def shared(value):\n    return 'from elsewhere'\n")
+    sys.path.insert(0, str(other))
+    try:
+        sys.modules.pop("helpers", None)
+        assert importlib.import_module("helpers").shared("x") == "from elsewhere"
+        project = tmp_path / "project"
+        project.mkdir()
+        write(project, BASE_CONFIG)
+
+        async def context() -> object:
+            engine = create_engine(project)
+            await engine.load()
+            result = await engine.apply()
+            engine.close()
+            return result.context
+
+        assert asyncio.run(context()) == {"label": "one-local", "shared": "x-shared"}
+    finally:
+        sys.path.remove(str(other))
+        sys.modules.pop("helpers", None)
