@@ -5,10 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from rigcli.engine.core import EngineCore
-from rigcli.engine.results import CacheEntry, NodeExplanation
+from rigcli.engine.results import CacheEntry, NodeExplanation, NodeRun
 from rigcli.engine.stores import LOCAL
 from rigcli.errors import InputError, NotFoundError
 from rigcli.graph import CompiledWorkflow, TaskSpec
+
+
+def _entry_status(run: NodeRun) -> str:
+    if run.status == "running":
+        # A run still "running" whose process is gone was cut off mid-way: in doubt, never reused.
+        from rigcli.state.process import pid_alive
+
+        return "running" if run.pid and pid_alive(run.pid) else "in-doubt"
+    return "invalidated" if run.invalidated else "cached"
 
 
 class CacheMixin(EngineCore):
@@ -25,7 +34,7 @@ class CacheMixin(EngineCore):
             column = self.stores.workflow_column(key, selected.name) if self.stores else selected.name
             for run in store.list_runs(workflow=column, statuses=["succeeded", "running"]):
                 task = display.get((key, run.node_path))
-                status = "in-doubt" if run.status == "running" else ("invalidated" if run.invalidated else "cached")
+                status = _entry_status(run)
                 entries.append(
                     CacheEntry(
                         scope="local" if key == LOCAL else "global",

@@ -107,7 +107,6 @@ class EngineCore:
             self.emit({"type": "state.warning", "message": warning})
         store.set_metadata("project.dir", str(self.project_dir))
         store.set_metadata("config.path", str(self.config_path))
-        store.mark_abandoned_runs()
         self.store = store
         self.stores = Stores(
             store,

@@ -146,7 +146,10 @@ def task_context(path: str, result: Any, incoming: JsonValue) -> JsonValue | Inv
     if result is None:
         return incoming if incoming is not None else {}
     if not isinstance(result, Mapping) or "ctx" not in result:
-        raise TaskError(f'Task {path} must return {{"ctx": {{...}}}}, None or step.invalidate(...)')
+        raise TaskError(
+            f"Task {path} returned a {type(result).__name__}; a task returns "
+            '{"ctx": {...}} (whose value must be JSON-serializable), None, or step.invalidate(...)'
+        )
     ctx = result["ctx"]
     if hasattr(ctx, "model_dump"):
         ctx = ctx.model_dump(mode="json")

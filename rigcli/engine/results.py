@@ -133,7 +133,7 @@ class CacheEntry:
     run_id: str
     invalidated: bool
     created_at: str
-    status: str  # "cached" | "invalidated" | "in-doubt"
+    status: str  # "cached" | "invalidated" | "running" | "in-doubt" (left running by a dead process)
     fragment_hash: str | None = None
 
     def to_json(self) -> dict[str, Any]:
