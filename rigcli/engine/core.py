@@ -105,8 +105,9 @@ class EngineCore:
         self.schema_warnings = list(result.warnings)
         for warning in self.schema_warnings:
             self.emit({"type": "state.warning", "message": warning})
-        store.set_metadata("project.dir", str(self.project_dir))
-        store.set_metadata("config.path", str(self.config_path))
+        for key, value in (("project.dir", str(self.project_dir)), ("config.path", str(self.config_path))):
+            if store.get_metadata(key) != value:  # plan and ls must not write on every load
+                store.set_metadata(key, value)
         self.store = store
         self.stores = Stores(
             store,
