@@ -1,0 +1,1 @@
+"""Built-in provider plugins: local directories, Docker containers and the user's terminal."""

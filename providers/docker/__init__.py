@@ -1,0 +1,206 @@
+"""The ``docker`` provider: machines are containers, snapshots are committed images.
+
+It talks to the Docker Engine API directly (httpx over the unix socket named by DOCKER_HOST,
+default unix:///var/run/docker.sock), negotiating the API version down to what the daemon
+speaks (1.41 works). It never pulls an image (a missing one is an error that says which
+``docker pull`` to run) and never changes host networking: containers get NetworkMode "none"
+unless the provider config names another network.
+
+Config: ``image`` (default image for ``create_machine``), ``network`` (default "none"),
+``workdir`` (default "/workspace"), ``env`` (a mapping added to every exec), ``host`` (overrides
+DOCKER_HOST).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+from providers._machine import now_iso
+from providers.docker.client import DockerClient
+from providers.docker.machine import DockerMachine
+from rigcli.errors import ProviderError
+from rigcli.events import Event
+from rigcli.provider_api import ProviderSetup, RuntimeContext
+
+PROVIDER_ID = "docker"
+IMAGE_KIND = "image"
+SNAPSHOT_REPO = "rig/snapshot"  # snapshots are tagged so `docker image prune` leaves them alone
+KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
+
+
+def image_id_of(ref: Any) -> str:
+    if isinstance(ref, str) and ref:
+        return ref
+    if isinstance(ref, Mapping) and ref.get("provider") == PROVIDER_ID and ref.get("kind") == IMAGE_KIND:
+        image_id = ref.get("image_id")
+        if isinstance(image_id, str) and image_id:
+            return image_id
+    raise ProviderError(f"Not a docker image ref: {ref!r}")
+
+
+class DockerRuntime:
+    """What handlers receive: start containers, find them again, list what exists."""
+
+    def __init__(self, controller: DockerController, context: RuntimeContext) -> None:
+        self.controller = controller
+        self.context = context
+        self.client = controller.client
+        self.config = controller.config
+        self.env: Mapping[str, Any] = controller.env
+
+    def event(self, kind: str, **fields: Any) -> None:
+        event: Event = {"type": kind, "node_path": self.context.node_path, "provider_id": PROVIDER_ID}
+        self.context.emit({**event, **fields})
+
+    def create_machine(self, image: str | None = None) -> DockerMachine:
+        """A new container from ``image`` (or the provider's configured image), kept running idle."""
+        chosen = image or self.config.get("image")
+        if not isinstance(chosen, str) or not chosen:
+            raise ProviderError("docker create_machine needs an image: pass image=... or configure image=")
+        return self._start(chosen, source_image=None)
+
+    def from_snapshot(self, ref: Any) -> DockerMachine:
+        """A new container from a committed snapshot image."""
+        image_id = image_id_of(ref)
+        return self._start(image_id, source_image=image_id)
+
+    def _start(self, image: str, *, source_image: str | None) -> DockerMachine:
+        record = self.controller.start_container(image, workspace=self.context.workspace)
+        record["source_image"] = source_image
+        self.controller.setup.storage.set(f"machine:{record['id']}", record)
+        machine = DockerMachine(self, record)
+        self.event("machine.created", machine=machine.id, container_id=machine.container_id, image=image)
+        return machine
+
+    def from_id(self, machine_id: str) -> DockerMachine:
+        """The machine recorded under ``machine_id`` (in this or any earlier rig process)."""
+        stored = self.controller.setup.storage.get(f"machine:{machine_id}")
+        if stored is None or not isinstance(stored["value"], dict):
+            raise ProviderError(f"Unknown docker machine {machine_id!r}")
+        return DockerMachine(self, stored["value"])
+
+    def list_machines(self) -> list[dict[str, Any]]:
+        return self.controller.list_machines()
+
+    def list_snapshots(self) -> list[dict[str, Any]]:
+        return self.controller.list_snapshots()
+
+    def delete_snapshot(self, ref: Any) -> bool:
+        return self.controller.delete_snapshot(ref)
+
+
+class DockerController:
+    """One per run: owns the daemon connection and the records in provider storage."""
+
+    provider_id = PROVIDER_ID
+
+    def __init__(self, setup: ProviderSetup) -> None:
+        self.setup = setup
+        self.config: Mapping[str, Any] = setup.config
+        host = self.config.get("host")
+        self.client = DockerClient(host if isinstance(host, str) and host else None)
+        env = self.config.get("env") or {}
+        if not isinstance(env, Mapping):
+            raise ProviderError("docker provider config env= must be a mapping of strings")
+        self.env: Mapping[str, Any] = env
+
+    def runtime(self, context: RuntimeContext) -> DockerRuntime:
+        return DockerRuntime(self, context)
+
+    def start_container(self, image: str, *, workspace: str | None) -> dict[str, Any]:
+        machine_id = f"rig-{secrets.token_hex(6)}"
+        workdir = str(self.config.get("workdir") or "/workspace")
+        labels = {"rig.project": self.setup.project_dir, "rig.machine": machine_id}
+        if workspace:
+            labels["rig.workspace"] = workspace
+        body = {
+            "Image": image, "Entrypoint": KEEPALIVE[:1], "Cmd": KEEPALIVE[1:], "WorkingDir": workdir,
+            "Labels": labels, "AttachStdout": False, "AttachStderr": False, "Tty": False,
+            "HostConfig": {"NetworkMode": str(self.config.get("network") or "none"), "Init": True},
+        }
+        response = self.client.request(
+            "POST", "/containers/create", params={"name": machine_id}, json=body, ok=(201, 404),
+            what="container create",
+        )
+        if response.status_code == 404:
+            short = image[7:19] if image.startswith("sha256:") else image
+            msg = (
+                f'Docker image "{short}" is not available on the daemon at {self.client.host}; '
+                f"rig never pulls images. Run: docker pull {image}"
+            )
+            if image.startswith("sha256:"):
+                msg = (
+                    f'Docker snapshot image "{short}" no longer exists on the daemon at {self.client.host}; '
+                    "run `rig apply` to rebuild it"
+                )
+            raise ProviderError(msg)
+        container_id = response.json()["Id"]
+        try:
+            self.client.request("POST", f"/containers/{container_id}/start", ok=(204, 304), what="container start")
+        except BaseException:
+            self.remove_container(container_id, None)
+            raise
+        return {"id": machine_id, "container_id": container_id, "image": image, "workdir": workdir,
+                "created_at": now_iso()}
+
+    def remove_container(self, container_id: str, machine_id: str | None) -> None:
+        self.client.request(
+            "DELETE", f"/containers/{container_id}", params={"force": "true", "v": "true"}, ok=(204, 404),
+            what="container removal",
+        )
+        if machine_id:
+            self.setup.storage.delete(f"machine:{machine_id}")
+
+    def commit(self, machine: DockerMachine) -> dict[str, Any]:
+        tag = f"{machine.id}-{secrets.token_hex(4)}"
+        created = self.client.json(
+            "POST", "/commit", params={"container": machine.container_id, "repo": SNAPSHOT_REPO, "tag": tag},
+            json={}, what="commit",
+        )
+        image_id = created["Id"]
+        self.setup.storage.set(f"snapshot:{image_id}", {
+            "image_id": image_id, "tag": f"{SNAPSHOT_REPO}:{tag}", "created_at": now_iso(),
+            "source_machine": machine.id,
+        })
+        return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image_id": image_id}
+
+    def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
+        """An image ref is valid while the daemon still has that image."""
+        try:
+            image_id = image_id_of(ref)
+        except ProviderError:
+            return False
+        response = self.client.request("GET", f"/images/{image_id}/json", ok=(200, 404), what="image inspect")
+        return bool(response.status_code == 200)
+
+    def delete_snapshot(self, ref: Any) -> bool:
+        image_id = image_id_of(ref)
+        response = self.client.request(
+            "DELETE", f"/images/{image_id}", params={"force": "true"}, ok=(200, 404), what="image removal"
+        )
+        return self.setup.storage.delete(f"snapshot:{image_id}") or response.status_code == 200
+
+    def list_machines(self) -> list[dict[str, Any]]:
+        return [{"provider": PROVIDER_ID, **item["value"]} for item in self.setup.storage.entries("machine:")
+                if isinstance(item["value"], dict)]
+
+    def list_snapshots(self) -> list[dict[str, Any]]:
+        return [{"provider": PROVIDER_ID, "kind": IMAGE_KIND, **item["value"]}
+                for item in self.setup.storage.entries("snapshot:") if isinstance(item["value"], dict)]
+
+    def close(self) -> None:
+        self.client.close()
+
+
+class DockerPlugin:
+    provider_id = PROVIDER_ID
+
+    def create_provider(self, setup: ProviderSetup) -> DockerController:
+        return DockerController(setup)
+
+
+plugin = DockerPlugin()
+
+__all__ = ["DockerController", "DockerMachine", "DockerPlugin", "DockerRuntime", "image_id_of", "plugin"]

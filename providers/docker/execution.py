@@ -1,0 +1,214 @@
+"""Exec in a container: decode the multiplexed stream live and stop the command's whole process tree."""
+
+from __future__ import annotations
+
+import queue
+import secrets
+import struct
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from providers._command import CommandRecorder, CommandResult
+from providers.docker.client import DockerClient
+from rigcli.errors import InterruptedRunError, ProviderError
+from rigcli.provider_api import Cancellation
+
+GRACE_SECONDS = 2.0
+_STREAMS = {1: "stdout", 2: "stderr"}
+# The exec'd process leads its own process group inside the container; recording its pid lets
+# a second exec signal that whole group (grandchildren included). busybox `kill` takes -PGID
+# but not `--`, so the form below is the portable one.
+_WRAPPER = '{ echo $$ >"$0"; } 2>/dev/null; sh -c "$1"; rc=$?; rm -f "$0"; exit $rc'
+_SIGNAL = (
+    'p=$(cat "$0" 2>/dev/null) && [ -n "$p" ] && kill -"$1" -"$p" 2>/dev/null; '
+    '[ "$1" = KILL ] && rm -f "$0"; true'
+)
+
+
+class FrameDecoder:
+    """Splits Docker's multiplexed stream (8-byte headers: stream, 0, 0, 0, uint32 BE length).
+
+    Payloads are handed on as they arrive, never held whole, so a huge frame costs no memory.
+    """
+
+    def __init__(self) -> None:
+        self._header = b""
+        self._stream = 0
+        self._remaining = 0
+
+    def feed(self, data: bytes) -> Iterator[tuple[str, bytes]]:
+        view = memoryview(data)
+        while view:
+            if self._remaining == 0:
+                need = 8 - len(self._header)
+                self._header += bytes(view[:need])
+                view = view[need:]
+                if len(self._header) < 8:
+                    return
+                self._stream, self._remaining = self._header[0], struct.unpack(">I", self._header[4:8])[0]
+                self._header = b""
+                continue
+            take = bytes(view[: self._remaining])
+            view = view[len(take):]
+            self._remaining -= len(take)
+            yield _STREAMS.get(self._stream, "stdout"), take
+
+
+def run_exec(
+    client: DockerClient,
+    container: str,
+    command: str,
+    *,
+    env: Mapping[str, str],
+    cwd: str,
+    timeout: float | None,
+    recorder: CommandRecorder,
+    cancellation: Cancellation,
+    grace: float = GRACE_SECONDS,
+) -> CommandResult:
+    """Run ``sh -c command`` in the container; on timeout, cancel or Ctrl-C its process group dies."""
+    pidfile = f"/tmp/.rig-exec-{secrets.token_hex(8)}"
+    created = client.json("POST", f"/containers/{container}/exec", what="exec create", json={
+        "AttachStdin": False, "AttachStdout": True, "AttachStderr": True, "Tty": False,
+        "Cmd": ["sh", "-c", _WRAPPER, pidfile, command],
+        "Env": [f"{key}={value}" for key, value in env.items()],
+        "WorkingDir": cwd,
+    })
+    exec_id = created["Id"]
+    recorder.started()
+    chunks: queue.Queue[tuple[str, bytes] | BaseException | None] = queue.Queue(maxsize=64)
+    reader = threading.Thread(
+        target=_read_stream, args=(client, exec_id, chunks), name=f"rig-docker-exec-{exec_id[:12]}", daemon=True
+    )
+    cancelled = threading.Event()
+    remove_callback = cancellation.add_callback(cancelled.set)
+    stopper = _Stopper(client, container, pidfile, grace)
+    reader.start()
+    try:
+        timed_out = _pump(chunks, recorder, timeout, cancelled, stopper)
+        if stopper.signalled and not stopper.killed:
+            stopper.finish()  # leftovers that ignored SIGTERM and do not hold the stream
+    except BaseException:
+        stopper.stop_now(chunks)
+        raise
+    finally:
+        remove_callback()
+    exit_code = _exit_code(client, exec_id, stopped=stopper.signalled)
+    was_cancelled = cancelled.is_set() and not timed_out
+    result = recorder.finish(exit_code, timed_out=timed_out, cancelled=was_cancelled)
+    if was_cancelled:
+        raise InterruptedRunError(f"Command {result.label} was interrupted")
+    return result
+
+
+def _read_stream(client: DockerClient, exec_id: str, chunks: queue.Queue[Any]) -> None:
+    decoder = FrameDecoder()
+    try:
+        with client.stream("POST", f"/exec/{exec_id}/start", body={"Detach": False, "Tty": False}) as response:
+            if response.status_code != 200:
+                chunks.put(client.error(response, "exec start"))
+                return
+            for data in response.iter_raw():
+                for item in decoder.feed(data):
+                    chunks.put(item)
+        chunks.put(None)
+    except BaseException as exc:  # handed to the caller's thread, which raises it
+        chunks.put(exc)
+
+
+class _Stopper:
+    """Signals the exec'd process group from a second exec: TERM, then KILL after the grace period."""
+
+    def __init__(self, client: DockerClient, container: str, pidfile: str, grace: float) -> None:
+        self.client = client
+        self.container = container
+        self.pidfile = pidfile
+        self.grace = grace
+        self.kill_at: float | None = None
+        self.killed = False
+        self.signalled = False
+
+    def terminate(self) -> None:
+        if self.kill_at is None:
+            self.kill_at = time.monotonic() + self.grace
+            self._signal("TERM")
+
+    def tick(self) -> None:
+        if self.kill_at is not None and not self.killed and time.monotonic() >= self.kill_at:
+            self.killed = True
+            self._signal("KILL")
+
+    def finish(self) -> None:
+        self.killed = True
+        self._signal("KILL")
+
+    def stop_now(self, chunks: queue.Queue[Any]) -> None:
+        """Used while unwinding: stop the command and wait (bounded) for its stream to end."""
+        try:
+            self.terminate()
+            deadline = time.monotonic() + 2 * self.grace
+            while time.monotonic() < deadline:
+                self.tick()
+                try:
+                    item = chunks.get(timeout=0.1)
+                except queue.Empty:
+                    continue
+                if item is None or isinstance(item, BaseException):
+                    break
+            if not self.killed:
+                self.killed = True
+                self._signal("KILL")
+        except ProviderError:
+            pass  # the daemon went away too; nothing more we can stop from here
+
+    def _signal(self, name: str) -> None:
+        self.signalled = True
+        created = self.client.json("POST", f"/containers/{self.container}/exec", what="exec create", json={
+            "AttachStdout": True, "AttachStderr": True, "Tty": False,
+            "Cmd": ["sh", "-c", _SIGNAL, self.pidfile, name],
+        })
+        # Attached (not detached) so the signal has been sent by the time this returns.
+        self.client.request(
+            "POST", f"/exec/{created['Id']}/start", json={"Detach": False, "Tty": False}, what="exec start"
+        )
+
+
+def _pump(
+    chunks: queue.Queue[Any], recorder: CommandRecorder, timeout: float | None, cancelled: threading.Event,
+    stopper: _Stopper,
+) -> bool:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    timed_out = False
+    while True:
+        if cancelled.is_set():
+            stopper.terminate()
+        if deadline is not None and not timed_out and time.monotonic() >= deadline:
+            timed_out = True
+            stopper.terminate()
+        stopper.tick()
+        if stopper.killed and time.monotonic() >= (stopper.kill_at or 0.0) + stopper.grace:
+            raise ProviderError("The container did not stop the command after SIGKILL; giving up on its output")
+        try:
+            # Short waits so a cancellation from another thread is noticed promptly.
+            item = chunks.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        if item is None:
+            return timed_out
+        if isinstance(item, BaseException):
+            raise item
+        recorder.feed(*item)
+
+
+def _exit_code(client: DockerClient, exec_id: str, *, stopped: bool) -> int:
+    for _ in range(50):
+        info = client.json("GET", f"/exec/{exec_id}/json", what="exec inspect")
+        if not info.get("Running") and info.get("ExitCode") is not None:
+            return int(info["ExitCode"])
+        time.sleep(0.02)  # the stream can end a moment before the daemon records the exit
+    return 137 if stopped else 1
+
+
+__all__ = ["FrameDecoder", "run_exec"]

@@ -1,0 +1,154 @@
+"""A docker machine: one long-running container; commands via exec, files via the archive API."""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import shlex
+import tarfile
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from providers._command import CommandRecorder, CommandResult, Redactor, failure
+from providers._machine import AttachSpec, MachineFileNotFoundError, check_timeout
+from providers.docker.execution import run_exec
+from rigcli.errors import ProviderError
+
+if TYPE_CHECKING:
+    from providers.docker import DockerRuntime
+
+
+class DockerMachine:
+    """Handle on one container; relative paths are relative to ``workdir``."""
+
+    provider_id = "docker"
+
+    def __init__(self, runtime: DockerRuntime, record: Mapping[str, Any]) -> None:
+        self._runtime = runtime
+        self.id: str = record["id"]
+        self.container_id: str = record["container_id"]
+        self.image: str = record.get("image") or ""
+        self.workdir: str = record.get("workdir") or "/"
+        self.created_at: str = record.get("created_at") or ""
+        self.source_image: str | None = record.get("source_image")
+
+    def __repr__(self) -> str:
+        return f"DockerMachine(id={self.id!r}, container={self.container_id[:12]!r})"
+
+    @property
+    def path(self) -> str:
+        return self.workdir
+
+    def resolve(self, path: str) -> str:
+        return posixpath.normpath(posixpath.join(self.workdir, str(path)))
+
+    @property
+    def _client(self) -> Any:
+        return self._runtime.client
+
+    def exec(
+        self,
+        command: str,
+        *,
+        name: str | None = None,
+        env: Mapping[str, str] | None = None,
+        cwd: str | None = None,
+        timeout: float | None = None,
+        check: bool = True,
+    ) -> CommandResult:
+        """Run ``sh -c command`` in the container, streaming output as command.* events."""
+        if not isinstance(command, str) or not command.strip():
+            raise ProviderError("exec needs a non-empty shell command string")
+        timeout = check_timeout(timeout)
+        context = self._runtime.context
+        redact = Redactor.from_values(self._runtime.config, env or {})
+        recorder = CommandRecorder(
+            context.emit, command=command, name=name, node_path=context.node_path, machine=self.id,
+            provider_id=self.provider_id, redact=redact,
+        )
+        merged = {str(key): str(value) for key, value in {**self._runtime.env, **(env or {})}.items()}
+        result = run_exec(
+            self._client, self.container_id, command, env=merged,
+            cwd=self.resolve(cwd) if cwd is not None else self.workdir, timeout=timeout, recorder=recorder,
+            cancellation=context.cancellation,
+        )
+        if check and not result.ok:
+            raise failure(result, timeout=timeout, redact=redact)
+        return result
+
+    def probe(self, command: str) -> CommandResult:
+        """Run a check command; never raises for a failing command (read ``ok``/``exit_code``)."""
+        try:
+            return self.exec(command, name="probe", check=False)
+        except ProviderError as exc:
+            return CommandResult(command=command, name="probe", exit_code=127, stdout="", stderr=str(exc))
+
+    def exists(self, path: str) -> bool:
+        response = self._client.request(
+            "HEAD", f"/containers/{self.container_id}/archive", params={"path": self.resolve(path)},
+            ok=(200, 404), what="file lookup",
+        )
+        return bool(response.status_code == 200)
+
+    def read_text(self, path: str) -> str:
+        target = self.resolve(path)
+        response = self._client.request(
+            "GET", f"/containers/{self.container_id}/archive", params={"path": target}, ok=(200, 404),
+            what=f"read of {target}",
+        )
+        if response.status_code == 404:
+            raise MachineFileNotFoundError(f"No file {path} in docker machine {self.id}")
+        with tarfile.open(fileobj=io.BytesIO(response.content)) as archive:
+            member = archive.next()
+            if member is None or not member.isfile():
+                raise ProviderError(f"{path} is not a regular file in docker machine {self.id}")
+            handle = archive.extractfile(member)
+            assert handle is not None
+            return handle.read().decode("utf-8")
+
+    def write_text(self, path: str, text: str) -> None:
+        target = self.resolve(path)
+        folder, filename = posixpath.split(target)
+        data = text.encode("utf-8")
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            info = tarfile.TarInfo(filename)
+            info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
+            archive.addfile(info, io.BytesIO(data))
+        for attempt in (1, 2):
+            response = self._client.request(
+                "PUT", f"/containers/{self.container_id}/archive", params={"path": folder or "/"},
+                content=buffer.getvalue(), headers={"Content-Type": "application/x-tar"}, ok=(200, 404),
+                what=f"write of {target}",
+            )
+            if response.status_code == 200:
+                return
+            if attempt == 1:  # the folder does not exist yet
+                self.exec(f"mkdir -p {shlex.quote(folder)}", name=f"mkdir {folder}")
+        raise ProviderError(f"Could not write {target} in docker machine {self.id}")
+
+    def snapshot_ref(self) -> dict[str, Any]:
+        """Commit the container to an image and return its artifact ref."""
+        ref = self._runtime.controller.commit(self)
+        self._runtime.event("snapshot.created", machine=self.id, artifact=ref)
+        return ref
+
+    snapshot = snapshot_ref
+
+    def delete(self) -> None:
+        """Remove the container (forced) and its record; a container already gone is fine."""
+        self._runtime.controller.remove_container(self.container_id, self.id)
+        self._runtime.event("machine.deleted", machine=self.id)
+
+    def attach(self, command: str) -> AttachSpec:
+        """``docker exec -it`` from the user's terminal (needs the docker CLI on PATH)."""
+        argv = ("docker", "exec", "-it", "-w", self.workdir, self.container_id, "sh", "-lc", command)
+        return AttachSpec(argv, cwd=None, env={"DOCKER_HOST": self._client.host})
+
+    def to_json(self) -> dict[str, Any]:
+        return {"provider": "docker", "id": self.id, "container_id": self.container_id, "image": self.image,
+                "workdir": self.workdir, "created_at": self.created_at, "source_image": self.source_image}
+
+
+__all__ = ["DockerMachine"]

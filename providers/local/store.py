@@ -1,0 +1,172 @@
+"""Where local machines and snapshots live: directories under .rig/ plus records in provider storage."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from providers._machine import now_iso
+from rigcli.errors import ProviderError
+from rigcli.provider_api import KeyValueStore
+
+MARKER = "snapshot.json"  # written last, inside the temp dir, before the rename: present means complete
+FILES = "files"
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{secrets.token_hex(6)}"
+
+
+def copy_tree(source: Path, target: Path) -> None:
+    """A full, independent copy (never hardlinks): ``cp -a --reflink=auto``, else shutil."""
+    if shutil.which("cp"):
+        done = subprocess.run(
+            ["cp", "-a", "--reflink=auto", "--", str(source), str(target)],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
+        )
+        if done.returncode == 0:
+            return
+        shutil.rmtree(target, ignore_errors=True)  # BSD cp has no --reflink; start over portably
+    shutil.copytree(source, target, symlinks=True)
+
+
+def remove_tree(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
+
+
+@dataclass(frozen=True)
+class MachineRecord:
+    id: str
+    path: str  # relative to the state dir, so a moved project keeps its machines
+    created_at: str
+    source_snapshot: str | None = None
+
+
+@dataclass(frozen=True)
+class SnapshotRecord:
+    id: str
+    path: str
+    created_at: str
+    source_machine: str | None = None
+
+
+def _record(cls: type[Any], value: Any) -> Any:
+    if not isinstance(value, dict):
+        return None
+    try:
+        return cls(**{key: value.get(key) for key in cls.__dataclass_fields__})
+    except TypeError:
+        return None
+
+
+class LocalStore:
+    """Machine directories (``machines/<id>``) and snapshots (``snapshots/<id>/files``) under state_dir."""
+
+    def __init__(self, state_dir: str, storage: KeyValueStore) -> None:
+        self.root = Path(state_dir)
+        self.storage = storage
+
+    # -- machines -------------------------------------------------------------------------
+    def machine_dir(self, record: MachineRecord) -> Path:
+        return self.root / record.path
+
+    def create_machine(self, snapshot_id: str | None = None) -> MachineRecord:
+        machine_id = new_id("m")
+        relative = f"machines/{machine_id}"
+        target = self.root / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if snapshot_id is None:
+            target.mkdir()
+        else:
+            staging = target.parent / f".tmp-{machine_id}"
+            try:
+                copy_tree(self.snapshot_files(snapshot_id), staging)
+                os.replace(staging, target)
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
+        record = MachineRecord(machine_id, relative, now_iso(), snapshot_id)
+        self.storage.set(f"machine:{machine_id}", asdict(record))
+        return record
+
+    def get_machine(self, machine_id: str) -> MachineRecord | None:
+        stored = self.storage.get(f"machine:{machine_id}")
+        record: MachineRecord | None = _record(MachineRecord, stored["value"]) if stored else None
+        return record
+
+    def delete_machine(self, record: MachineRecord) -> None:
+        target = self.machine_dir(record)
+        if target.exists():
+            # Rename first so a half-deleted tree never looks like a live machine.
+            doomed = target.parent / f".del-{record.id}-{secrets.token_hex(3)}"
+            os.replace(target, doomed)
+            remove_tree(doomed)
+        self.storage.delete(f"machine:{record.id}")
+
+    def list_machines(self) -> list[MachineRecord]:
+        records = [_record(MachineRecord, item["value"]) for item in self.storage.entries("machine:")]
+        return [record for record in records if record is not None]
+
+    # -- snapshots ------------------------------------------------------------------------
+    def snapshot_dir(self, snapshot_id: str) -> Path:
+        if not snapshot_id or "/" in snapshot_id or snapshot_id.startswith("."):
+            raise ProviderError(f"Invalid local snapshot id {snapshot_id!r}")
+        return self.root / "snapshots" / snapshot_id
+
+    def snapshot_files(self, snapshot_id: str) -> Path:
+        if not self.is_complete(snapshot_id):
+            msg = (
+                f"Local snapshot {snapshot_id} is missing or incomplete under {self.root / 'snapshots'}; "
+                "run `rig apply` to rebuild it"
+            )
+            raise ProviderError(msg)
+        return self.snapshot_dir(snapshot_id) / FILES
+
+    def is_complete(self, snapshot_id: str) -> bool:
+        try:
+            base = self.snapshot_dir(snapshot_id)
+            marker = json.loads((base / MARKER).read_text(encoding="utf-8"))
+        except (OSError, ValueError, ProviderError):
+            return False
+        return isinstance(marker, dict) and marker.get("id") == snapshot_id and (base / FILES).is_dir()
+
+    def create_snapshot(self, source: Path, *, source_machine: str | None) -> SnapshotRecord:
+        snapshot_id = new_id("s")
+        target = self.snapshot_dir(snapshot_id)
+        staging = target.parent / f".tmp-{snapshot_id}"
+        staging.mkdir(parents=True)
+        try:
+            copy_tree(source, staging / FILES)
+            record = SnapshotRecord(snapshot_id, f"snapshots/{snapshot_id}", now_iso(), source_machine)
+            (staging / MARKER).write_text(json.dumps(asdict(record), indent=2) + "\n", encoding="utf-8")
+            os.replace(staging, target)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        self.storage.set(f"snapshot:{snapshot_id}", asdict(record))
+        return record
+
+    def delete_snapshot(self, snapshot_id: str) -> bool:
+        target = self.snapshot_dir(snapshot_id)
+        existed = target.exists()
+        if existed:
+            doomed = target.parent / f".del-{snapshot_id}-{secrets.token_hex(3)}"
+            os.replace(target, doomed)
+            remove_tree(doomed)
+        return self.storage.delete(f"snapshot:{snapshot_id}") or existed
+
+    def list_snapshots(self) -> list[SnapshotRecord]:
+        records = [_record(SnapshotRecord, item["value"]) for item in self.storage.entries("snapshot:")]
+        return [record for record in records if record is not None]
+
+
+__all__ = ["LocalStore", "MachineRecord", "SnapshotRecord", "copy_tree", "new_id", "now_iso"]
