@@ -1,0 +1,26 @@
+"""Entry point. `rig --version` and completion requests are answered before the CLI is imported."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args in (["--version"], ["-V"], ["version"]):
+        # The fast path: no Typer, Rich or engine import (DESIGN §9 budget).
+        from rigcli._version import __version__
+
+        sys.stdout.write(__version__ + "\n")
+        return 0
+    if args[:1] == ["__complete"]:
+        from rigcli.cli.complete import main as complete
+
+        return complete(args[1:])
+    from rigcli.cli.app import run
+
+    return run(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

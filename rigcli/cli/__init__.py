@@ -1,0 +1,1 @@
+"""The command line: argv handling, Typer wiring, commands, completion; the only room importing Typer."""

@@ -1,0 +1,1 @@
+"""Command bodies: plain functions that take a Session (or options) and return an exit code."""

@@ -1,0 +1,104 @@
+"""rig cache: list entries, explain why tasks are cached or pending, invalidate and clear."""
+
+from __future__ import annotations
+
+from rigcli.cli.commands.workspace import confirm_destructive
+from rigcli.cli.output import emit_json
+from rigcli.cli.session import Session
+from rigcli.errors import RigError, UsageError
+
+
+def _plural(count: int) -> str:
+    return "entry" if count == 1 else "entries"
+
+
+def cache_ls(session: Session) -> int:
+    workflow = session.workflow()
+    entries = [entry.to_json() for entry in session.run(session.engine.list_cache(workflow=workflow))]
+    if session.opts.json:
+        emit_json({"entries": entries})
+        return 0
+    from rigcli.render.tables import format_age, print_table
+
+    rows = [
+        [index, entry["status"], entry["display_path"] or entry["node_path"], entry["scope"], entry["run_id"][:8],
+         format_age(entry["created_at"])]
+        for index, entry in enumerate(entries, start=1)
+    ]
+    print_table(["#", "status", "node", "scope", "run", "created"], rows, empty="no cache entries")
+    return 0
+
+
+def explain(session: Session, task: str | None) -> int:
+    workflow = session.workflow()
+    explanations = [item.to_json() for item in session.run(session.engine.explain(workflow=workflow, task=task))]
+    if session.opts.json:
+        emit_json({"workflow": workflow, "explanations": explanations})
+        return 0
+    from rigcli.render.tables import print_table
+
+    rows = [
+        [index, item["status"], item["path"], item["reason"]["message"] or item["reason"]["code"]]
+        for index, item in enumerate(explanations, start=1)
+    ]
+    print_table(["#", "status", "node", "reason"], rows, empty="no cache tasks", title=workflow)
+    return 0
+
+
+def invalidate(session: Session, task: str | None, *, all_: bool = False, yes: bool = False) -> int:
+    if task is not None and all_:
+        raise UsageError("cache invalidate accepts either a task or --all, not both")
+    if task is None and not all_ and not session.opts.interactive:
+        raise UsageError("cache invalidate needs a task name or --all when not running in an interactive terminal")
+    workflow = session.workflow()
+    engine = session.engine
+    if all_:
+        confirm_destructive(session, f"Invalidate every cached task in workflow {workflow}?", yes=yes,
+                            command="cache invalidate --all")
+        count = session.run(engine.invalidate(workflow=workflow, all=True))
+    elif task is not None:
+        count = session.run(engine.invalidate(workflow=workflow, task=task))
+    else:
+        count = _pick_and_invalidate(session, workflow)
+    if session.opts.json:
+        emit_json({"invalidated": count})
+        return 0
+    from rigcli.render.lines import glyphs
+    from rigcli.render.tables import print_message
+
+    if count:
+        print_message(f"{glyphs().ok} invalidated {count} cache {_plural(count)}", style="green")
+    else:
+        print_message("no cache entries invalidated", style="dim")
+    return 0
+
+
+def _pick_and_invalidate(session: Session, workflow: str) -> int:
+    from rigcli.render.prompts import multi_select
+
+    entries = [entry for entry in session.run(session.engine.list_cache(workflow=workflow)) if entry.status == "cached"]
+    options = list(dict.fromkeys((entry.display_path or entry.node_path, entry.scope) for entry in entries))
+    if not options:
+        return 0
+    picked = multi_select("Select tasks to invalidate", options)
+    if not picked:
+        raise RigError("Nothing selected")
+    return sum(session.run(session.engine.invalidate(workflow=workflow, task=path)) for path in picked)
+
+
+def clear(session: Session, *, local: bool = False, global_: bool = False) -> int:
+    if local and global_:
+        raise UsageError("Choose --local or --global, not both")
+    scope = "local" if local else "global" if global_ else "all"
+    workflow = session.workflow()
+    count = session.run(session.engine.clear_cache(workflow=workflow, scope=scope))
+    if session.opts.json:
+        emit_json({"deleted": count})
+        return 0
+    from rigcli.render.tables import print_message
+
+    print_message(f"Cleared {count} cache {_plural(count)}.")
+    return 0
+
+
+__all__ = ["cache_ls", "clear", "explain", "invalidate"]

@@ -1,0 +1,159 @@
+"""rig op: WORKSPACE OPERATION, WORKSPACE/OPERATION, or a workflow-level OPERATION, with typed inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rigcli.cli.commands.workspace import confirm_destructive
+from rigcli.cli.opargs import InputField, convert, fields_from_schema, option_rows, parse_operation_args, usage_line
+from rigcli.cli.output import emit_json
+from rigcli.cli.session import Session
+from rigcli.errors import NotFoundError, RigError, UsageError
+
+YES_FLAGS = ("-y", "--yes")
+
+
+def op(session: Session, args: Sequence[str]) -> int:
+    words = list(args)
+    if not words or words[0].startswith("-"):
+        raise UsageError(
+            "op needs a target: rig op WORKSPACE OPERATION, rig op WORKSPACE/OPERATION or rig op OPERATION"
+        )
+    target = words.pop(0)
+    if "/" in target:
+        workspace, _, operation = target.partition("/")
+        return _workspace_op(session, workspace, operation, words)
+    summaries = session.engine.list_workflow_summaries()
+    only = session.workflow_filter()
+    if only is not None:
+        summaries = [item for item in summaries if item.name == only]
+    workspaces = {str(record["name"]) for record in session.engine.list_workspaces(only)}
+    owners = [item.name for item in summaries if target in item.operations]
+    if target in workspaces and owners:
+        raise UsageError(
+            f'"{target}" is both a workspace and a workflow operation; '
+            f'run a workspace operation as "rig op {target}/OPERATION"'
+        )
+    if target in workspaces:
+        if not words or words[0].startswith("-"):
+            record = session.find_workspace(target)
+            ids = [info.id for info in session.engine.list_runtime_workspace_operations(record["workflow"])]
+            raise UsageError(f"rig op {target} needs an operation (available: {', '.join(ids)})")
+        return _workspace_op(session, target, words.pop(0), words)
+    if owners:
+        return _workflow_op(session, target, owners, words)
+    known = sorted({op_id for item in summaries for op_id in item.operations})
+    raise NotFoundError(
+        f'No workspace or operation named "{target}" '
+        f"(workspaces: {', '.join(sorted(workspaces)) or 'none'}; operations: {', '.join(known) or 'none'})"
+    )
+
+
+def _workspace_op(session: Session, workspace: str, operation: str, words: list[str]) -> int:
+    record = session.find_workspace(workspace)
+    workflow = str(record["workflow"])
+    infos = {info.id: info for info in session.engine.list_runtime_workspace_operations(workflow)}
+    info = infos.get(operation)
+    if info is None:
+        raise NotFoundError(
+            f'Workflow {workflow} has no workspace operation "{operation}" (available: {", ".join(infos) or "none"})'
+        )
+    yes = False
+    if operation == "remove":
+        yes = any(word in YES_FLAGS for word in words)
+        words = [word for word in words if word not in YES_FLAGS]
+    values = _inputs(session, info, words, f"rig op {workspace} {operation}")
+    if values is None:
+        return 0
+    if operation == "remove":
+        confirm_destructive(session, f"Remove workspace {workspace}?", yes=yes, command=f"op {workspace} remove")
+    with session.watch(stream_output=True):
+        result = session.run(session.engine.run_runtime_operation(
+            operation=f"{workspace}/{operation}", input=values, workflow=workflow,
+        ))
+    return _show(session, result)
+
+
+def _workflow_op(session: Session, operation: str, owners: list[str], words: list[str]) -> int:
+    if len(owners) > 1:
+        if not session.opts.interactive:
+            raise UsageError(f"Operation {operation} is defined by several workflows: {', '.join(owners)}. "
+                             "Pass --workflow.")
+        from rigcli.render.prompts import select
+
+        owners = [select(f"Operation {operation} is defined by several workflows", [(name, "") for name in owners])]
+    workflow = owners[0]
+    info = next(item for item in session.engine.list_operations(workflow) if item.id == operation)
+    values = _inputs(session, info, words, f"rig op {operation}")
+    if values is None:
+        return 0
+    with session.watch(stream_output=True):
+        result = session.run(session.engine.run_operation(operation=operation, input=values, workflow=workflow))
+    return _show(session, result)
+
+
+def _inputs(session: Session, info: Any, words: list[str], command: str) -> dict[str, Any] | None:
+    """Parsed input values, or None after printing the operation's help."""
+    fields = fields_from_schema(info.input_schema)
+    parsed = parse_operation_args(info.id, fields, words)
+    if parsed.help:
+        _print_help(info, fields, command)
+        return None
+    for item in parsed.missing(fields):
+        if not session.opts.interactive:
+            raise UsageError(f"Operation {info.id} requires {item.label}")
+        parsed.values[item.name] = _prompt(session, item, info.id)
+    return parsed.values
+
+
+def _prompt(session: Session, item: InputField, op_id: str) -> Any:
+    from rigcli.render import prompts
+
+    message = item.description or item.name
+    if item.kind == "workspace":
+        names = sorted({str(record["name"]) for record in session.engine.list_workspaces(None)})
+        if not names:
+            raise RigError(f"No workspaces are available for {item.label}")
+        return prompts.select(message, [(name, "") for name in names])
+    if item.choices:
+        return convert(item, prompts.select(message, [(choice, "") for choice in item.choices]), op_id)
+    if item.kind == "boolean":
+        return prompts.confirm(message)
+
+    def problem(answer: str) -> str | None:
+        if not answer.strip():
+            return f"{item.name} is required"
+        try:
+            convert(item, answer, op_id, kind=item.item_kind if item.kind == "array" else None)
+        except UsageError as exc:
+            return str(exc)
+        return None
+
+    answer = prompts.text(message, validate=problem)
+    if item.kind == "array":
+        return [convert(item, part.strip(), op_id, kind=item.item_kind) for part in answer.split(",") if part.strip()]
+    return convert(item, answer, op_id)
+
+
+def _print_help(info: Any, fields: list[InputField], command: str) -> None:
+    from rigcli.render.tables import print_message, print_table
+
+    print_message(f"Usage: {usage_line(command, fields)}", err=False)
+    about = info.description or info.title
+    if about:
+        print_message(about, err=False)
+    print_table(["option", "type", "default", "description"], option_rows(fields), empty="(no inputs)")
+
+
+def _show(session: Session, result: Any) -> int:
+    if session.opts.json:
+        emit_json(result)
+    else:
+        from rigcli.render.tables import print_value
+
+        print_value(result)
+    return 0
+
+
+__all__ = ["op"]

@@ -1,0 +1,103 @@
+"""plan, apply and fork: the commands that evaluate a workflow."""
+
+from __future__ import annotations
+
+import secrets
+
+from rigcli.cli.output import emit_json, stderr_is_terminal, stdout_is_terminal
+from rigcli.cli.session import Session
+from rigcli.errors import UsageError
+
+
+def _workflow_flag(session: Session, workflow: str) -> str:
+    return f" --workflow {workflow}" if len(session.workflow_names()) > 1 else ""
+
+
+def plan(session: Session) -> int:
+    workflow = session.workflow()
+    result = session.run(session.engine.plan(workflow=workflow)).to_json()
+    if session.opts.json:
+        emit_json(result)
+        return 0
+    from rigcli.render.tables import print_message, print_plan
+
+    print_plan(result)
+    if result["cached_node_count"] < result["node_count"]:
+        print_message(f"For cache details, run: rig cache explain{_workflow_flag(session, workflow)}", style="dim",
+                      err=False)
+    return 0
+
+
+def apply(session: Session, *, dry_run: bool = False) -> int:
+    workflow = session.workflow()
+    engine = session.engine
+    if dry_run:
+        result = session.run(engine.apply(workflow=workflow, dry_run=True)).to_json()
+        if session.opts.json:
+            emit_json(result)
+            return 0
+        from rigcli.render.tables import print_message, print_plan
+
+        print_plan(result["plan"])
+        print_message("No changes applied.", style="dim", err=False)
+        return 0
+    with session.watch():
+        result = session.run(engine.apply(workflow=workflow)).to_json()
+    if session.opts.json:
+        emit_json(result)
+    return 0
+
+
+def _ask_name(workflow: str) -> str:
+    from rigcli.authoring.nodes import check_workspace_name
+    from rigcli.errors import RigError
+    from rigcli.render.prompts import text
+
+    def problem(value: str) -> str | None:
+        try:
+            check_workspace_name(value)
+        except RigError as exc:
+            return str(exc)
+        return None
+
+    return text("Workspace name", default=f"{workflow}-{secrets.token_hex(2)}", validate=problem)
+
+
+def fork(session: Session, name: str | None) -> int:
+    from rigcli.authoring.nodes import check_workspace_name
+
+    # Fail on the name before loading the project and before a possibly long apply.
+    if name is None and not session.opts.interactive:
+        raise UsageError("fork requires a workspace name: rig fork NAME")
+    if name is not None:
+        check_workspace_name(name)
+    workflow = session.workflow()
+    if name is None:
+        name = _ask_name(workflow)
+    engine = session.engine
+    with session.watch():
+        record = session.run(engine.fork(name=name, workflow=workflow))
+    if session.opts.json:
+        emit_json(record)
+        return 0
+    if not stdout_is_terminal():
+        # So that `name=$(rig fork ...)` works.
+        print(record.get("name", name), flush=True)
+    if stderr_is_terminal():
+        _next_steps(session, name, workflow)
+    return 0
+
+
+def _next_steps(session: Session, name: str, workflow: str) -> None:
+    from rigcli.render.tables import print_next_steps
+
+    steps = [
+        (f"rig op {name} {info.id}", info.description or info.title or "")
+        for info in session.engine.list_runtime_workspace_operations(workflow)
+        if info.id != "remove"
+    ]
+    steps.append((f"rig rm {name}", "Remove this workspace"))
+    print_next_steps(steps)
+
+
+__all__ = ["apply", "fork", "plan"]

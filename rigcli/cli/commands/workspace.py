@@ -1,0 +1,67 @@
+"""rm and the shared guard for destructive commands."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rigcli.cli.output import emit_json
+from rigcli.cli.session import Session
+from rigcli.errors import RigError, UsageError
+
+
+def confirm_destructive(session: Session, question: str, *, yes: bool, command: str) -> None:
+    """Ask in a terminal; elsewhere (or with --json) insist on --yes."""
+    if yes:
+        return
+    if not session.opts.interactive:
+        raise RigError(f"{command} requires --yes when not running in an interactive terminal")
+    from rigcli.render.prompts import confirm
+
+    if not confirm(question, default=False):
+        raise RigError("Cancelled")
+
+
+def _label(record: Any, several_workflows: bool) -> str:
+    return f"{record['workflow']}/{record['name']}" if several_workflows else str(record["name"])
+
+
+def rm(session: Session, name: str | None, *, all_: bool = False, yes: bool = False) -> int:
+    if name is not None and all_:
+        raise UsageError("rm accepts either a workspace name or --all, not both")
+    if name is None and not all_ and not session.opts.interactive:
+        raise UsageError("rm needs a workspace name or --all when not running in an interactive terminal")
+    engine = session.engine
+    if name is not None:
+        record = session.find_workspace(name)
+        confirm_destructive(session, f"Remove workspace {name}?", yes=yes, command="rm")
+        with session.watch():
+            removed = session.run(engine.remove_workspace(name=name, workflow=record["workflow"]))
+        if session.opts.json:
+            emit_json(removed)
+        return 0
+    records = list(engine.list_workspaces(session.workflow_filter()))
+    several = len({record["workflow"] for record in records}) > 1
+    if records and all_:
+        confirm_destructive(session, f"Remove all {len(records)} workspaces?", yes=yes, command="rm --all")
+    elif records:
+        from rigcli.render.prompts import multi_select
+
+        options = [(_label(record, several), str(record.get("status") or "")) for record in records]
+        picked = set(multi_select("Select workspaces to remove", options))
+        if not picked:
+            raise RigError("Nothing selected")
+        records = [record for record in records if _label(record, several) in picked]
+    removed = []
+    with session.watch():
+        for record in records:
+            removed.append(session.run(engine.remove_workspace(name=record["name"], workflow=record["workflow"])))
+    if session.opts.json:
+        emit_json({"removed": removed})
+    elif not records:
+        from rigcli.render.tables import print_message
+
+        print_message("no workspaces", style="dim")
+    return 0
+
+
+__all__ = ["confirm_destructive", "rm"]

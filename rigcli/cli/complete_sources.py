@@ -1,0 +1,161 @@
+"""What completion offers from the project: workflows, operations and their inputs, workspaces, tasks.
+
+Every source is safe: any failure (no project, a broken config, a locked or missing state file)
+yields an empty list, and a config that prints while it loads cannot reach the shell.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, TypeVar
+
+from rigcli.cli.opargs import InputField, fields_from_schema
+from rigcli.discovery import ProjectLocation, find_project
+
+T = TypeVar("T")
+Item = tuple[str, str]  # (value, description)
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    sink = io.StringIO()
+    with contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        yield
+
+
+def _safe(fetch: Callable[[], T], empty: T) -> T:
+    try:
+        with _quiet():
+            return fetch()
+    except Exception:
+        return empty
+
+
+@dataclass(frozen=True)
+class OperationSpec:
+    id: str
+    workflow: str
+    description: str
+    fields: tuple[InputField, ...]
+
+
+class ProjectSource:
+    """Lazily reads the project named by the words' global options; each piece is read at most once."""
+
+    def __init__(self, *, chdir: str | None, config: str | None, state: str | None, workflow: str | None) -> None:
+        self._chdir, self._config, self._state = chdir, config, state
+        self.workflow = workflow
+
+    @cached_property
+    def location(self) -> ProjectLocation | None:
+        return _safe(lambda: find_project(chdir=self._chdir, config=self._config, state=self._state), None)
+
+    @cached_property
+    def _workflows(self) -> list[Any]:
+        location = self.location
+        if location is None:
+            return []
+
+        def load() -> list[Any]:
+            from rigcli.config_loader import load_config
+
+            return list(load_config(location.config_path, location.project_dir).workflows)
+
+        return _safe(load, [])
+
+    def _selected(self) -> list[Any]:
+        return [item for item in self._workflows if self.workflow in (None, item.workflow)]
+
+    def workflows(self) -> list[Item]:
+        return [(item.workflow, "workflow") for item in self._workflows]
+
+    def operations(self, *, workspace: bool) -> list[OperationSpec]:
+        def read() -> list[OperationSpec]:
+            specs = []
+            for item in self._selected():
+                definitions = item.workspace_operations if workspace else item.operations
+                for definition in definitions:
+                    schema = definition.input.model_json_schema() if definition.input is not None else None
+                    about = definition.description or definition.title or ""
+                    specs.append(OperationSpec(definition.id, item.workflow, about, tuple(fields_from_schema(schema))))
+                if workspace and item.workspace_definition is not None:
+                    specs.append(OperationSpec("remove", item.workflow, "Remove this workspace", ()))
+            return specs
+
+        return _safe(read, [])
+
+    @cached_property
+    def _store(self) -> Any:
+        location = self.location
+        # Never create a state database just because someone pressed Tab.
+        if location is None or not location.effective_state_path.exists():
+            return None
+
+        def open_store() -> Any:
+            from rigcli.state import create_state_store
+
+            return create_state_store(
+                project_dir=location.project_dir, state_path=location.effective_state_path,
+                config_path=location.config_path,
+            )
+
+        return _safe(open_store, None)
+
+    def workspace_records(self) -> list[dict[str, Any]]:
+        store = self._store
+        if store is None:
+            return []
+        return _safe(lambda: [dict(item) for item in store.list_workspaces(self.workflow)], [])
+
+    def workspaces(self) -> list[Item]:
+        return [(str(item["name"]), f"workspace ({item['workflow']})") for item in self.workspace_records()]
+
+    def task_paths(self, *, valid_only: bool) -> list[Item]:
+        store = self._store
+        if store is None:
+            return []
+
+        def read() -> list[Item]:
+            runs = store.list_runs(workflow=self.workflow, statuses=["succeeded"])
+            paths = [run.node_path for run in runs if not (valid_only and run.invalidated)]
+            return [(path, "cached task") for path in dict.fromkeys(paths)]
+
+        return _safe(read, [])
+
+
+def provider_ids() -> list[Item]:
+    def read() -> list[Item]:
+        from importlib import metadata
+
+        return [(entry.name, "provider") for entry in metadata.entry_points(group="rig.providers")]
+
+    empty: list[Item] = []
+    return sorted(set(_safe(read, empty)))
+
+
+def paths(prefix: str, *, dirs_only: bool) -> list[Item]:
+    """Files and directories matching ``prefix``; hidden ones only when the prefix asks for them."""
+    directory, _, start = prefix.rpartition("/")
+    base = directory + "/" if directory or prefix.startswith("/") else ""
+
+    def read() -> list[Item]:
+        items = []
+        with os.scandir(os.path.expanduser(base or ".")) as entries:
+            for entry in entries:
+                if not entry.name.startswith(start) or (entry.name.startswith(".") and not start.startswith(".")):
+                    continue
+                if entry.is_dir():
+                    items.append((f"{base}{entry.name}/", "directory"))
+                elif not dirs_only:
+                    items.append((f"{base}{entry.name}", "file"))
+        return sorted(items)
+
+    return _safe(read, [])
+
+
+__all__ = ["Item", "OperationSpec", "ProjectSource", "paths", "provider_ids"]

@@ -1,0 +1,95 @@
+"""The one place errors become exit codes: RigError -> its code, ^C -> 130, anything else -> 3 + log."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+from rigcli._version import __version__
+from rigcli.errors import RigError
+
+INTERNAL_ERROR = 3
+INTERRUPTED = 130
+
+
+def debug_enabled() -> bool:
+    return os.environ.get("RIG_DEBUG") == "1"
+
+
+def print_error(message: str) -> None:
+    """One line on stderr; a multi-line message keeps its extra lines indented under it."""
+    first, *more = str(message).strip().splitlines() or [""]
+    lines = [f"error: {first}", *(f"  {line}" for line in more)]
+    sys.stderr.write("\n".join(lines) + "\n")
+    sys.stderr.flush()
+
+
+def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> int:
+    """Run a command body and map whatever it raises to an exit code with one line on stderr."""
+    try:
+        return body()
+    except RigError as exc:
+        if debug_enabled():
+            traceback.print_exc()
+        print_error(str(exc))
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print_error("interrupted")
+        return INTERRUPTED
+    except BrokenPipeError:
+        # `rig ... | head` closed our stdout: not an error worth a log file.
+        _silence_stdout()
+        return 1
+    except Exception as exc:
+        return report_internal_error(exc, argv=argv)
+
+
+def report_internal_error(exc: BaseException, *, argv: list[str] | None = None) -> int:
+    if debug_enabled():
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    summary = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+    log_path = _write_crash_log(exc, argv)
+    where = f" (traceback in {log_path})" if log_path else ""
+    print_error(f"unexpected internal error: {summary}{where}")
+    return INTERNAL_ERROR
+
+
+def _write_crash_log(exc: BaseException, argv: list[str] | None) -> Path | None:
+    """Write the traceback and versions as a Markdown file ready to attach to a bug report."""
+    try:
+        from rigcli.state.paths import logs_dir
+
+        directory = logs_dir()
+        directory.mkdir(parents=True, exist_ok=True)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        path = directory / f"rig-{stamp}-{os.getpid()}.log"
+        body = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+        path.write_text(
+            "# rig crash report\n\n"
+            f"- rig: {__version__}\n"
+            f"- python: {sys.version.split()[0]} ({sys.executable})\n"
+            f"- platform: {platform.platform()}\n"
+            f"- command: rig {' '.join(argv if argv is not None else sys.argv[1:])}\n"
+            f"- cwd: {os.getcwd()}\n\n"
+            f"```\n{body}```\n",
+            encoding="utf-8",
+        )
+        return path
+    except Exception:
+        return None  # the one-line message still goes out; a broken log dir must not mask the error
+
+
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+__all__ = ["INTERNAL_ERROR", "INTERRUPTED", "debug_enabled", "print_error", "report_internal_error", "run_guarded"]

@@ -1,0 +1,154 @@
+"""One command's view of a project: global options, the loaded engine, its event loop and selection."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Coroutine, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from rigcli.discovery import ProjectLocation, find_project
+from rigcli.errors import NotFoundError, UsageError
+from rigcli.host import TerminalHost, stdio_is_terminal
+
+if TYPE_CHECKING:
+    from rigcli.engine.results import WorkspaceRecord
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class GlobalOptions:
+    chdir: str | None = None
+    config: str | None = None
+    state: str | None = None
+    json: bool = False
+    workflow: str | None = None
+    no_wait: bool = False
+
+    @property
+    def interactive(self) -> bool:
+        """Prompts and pickers are allowed: a terminal on stdin and stderr, and not --json."""
+        return not self.json and stdio_is_terminal()
+
+
+class Session:
+    """Finds the project and loads the engine on first use; closes both on exit."""
+
+    def __init__(self, opts: GlobalOptions) -> None:
+        self.opts = opts
+        self.host = TerminalHost()
+        self._location: ProjectLocation | None = None
+        self._engine: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def location(self) -> ProjectLocation:
+        if self._location is None:
+            self._location = find_project(chdir=self.opts.chdir, config=self.opts.config, state=self.opts.state)
+        return self._location
+
+    @property
+    def engine(self) -> Any:
+        if self._engine is None:
+            from rigcli.engine import create_engine
+
+            location = self.location
+            engine = create_engine(
+                location.project_dir, config_path=location.config_path, state_path=location.state_path,
+                local=self.host, lock_wait=not self.opts.no_wait,
+            )
+            self._engine = engine
+            self.run(engine.load())
+        return self._engine
+
+    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run one engine coroutine; the loop lives as long as the session so engine state can span calls."""
+        if self._loop is None:
+            self._loop = asyncio.new_event_loop()
+        return self._loop.run_until_complete(coro)
+
+    def close(self) -> None:
+        if self._engine is not None:
+            with contextlib.suppress(Exception):
+                self._engine.close()
+            self._engine = None
+        if self._loop is not None:
+            loop, self._loop = self._loop, None
+            with contextlib.suppress(Exception):
+                loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+    # -- selection -------------------------------------------------------------------------
+    def workflow_names(self) -> list[str]:
+        return [summary.name for summary in self.engine.list_workflow_summaries()]
+
+    def workflow(self) -> str:
+        """--workflow, the only workflow, or (in a terminal) the user's pick."""
+        names = self.workflow_names()
+        chosen = self.opts.workflow
+        if chosen is not None:
+            if chosen not in names:
+                raise NotFoundError(f"Unknown workflow {chosen} (available: {', '.join(names) or '(none)'})")
+            return chosen
+        if len(names) == 1:
+            return names[0]
+        if not names:
+            raise NotFoundError("rig_config.py defines no workflows")
+        if self.opts.interactive:
+            from rigcli.render.prompts import select
+
+            return select("Select workflow", [(name, "") for name in names])
+        raise UsageError(f"Multiple workflows are defined; pass --workflow (available: {', '.join(names)})")
+
+    def workflow_filter(self) -> str | None:
+        """For commands that cover every workflow unless --workflow narrows them."""
+        if self.opts.workflow is not None:
+            self.workflow()  # rejects an unknown name
+        return self.opts.workflow
+
+    def find_workspace(self, name: str) -> WorkspaceRecord:
+        """The stored workspace ``name``; asks (or requires --workflow) when several workflows have one."""
+        workflow = self.workflow_filter()
+        records: list[WorkspaceRecord] = [
+            record for record in self.engine.list_workspaces(workflow) if record.get("name") == name
+        ]
+        if not records:
+            where = f" in workflow {workflow}" if workflow else ""
+            raise NotFoundError(f'Unknown workspace "{name}"{where}')
+        if len(records) == 1:
+            return records[0]
+        owners = [str(record.get("workflow")) for record in records]
+        if self.opts.interactive:
+            from rigcli.render.prompts import select
+
+            picked = select(f'Workspace "{name}" exists in several workflows', [(item, "") for item in owners])
+            return records[owners.index(picked)]
+        raise UsageError(f'Workspace "{name}" exists in multiple workflows: {", ".join(owners)}. Pass --workflow.')
+
+    @contextlib.contextmanager
+    def watch(self, *, stream_output: bool = False) -> Iterator[None]:
+        """Render the engine's events while the block runs (live, plain or silent)."""
+        from rigcli.render.progress import create_renderer
+
+        engine = self.engine
+        renderer = create_renderer(json_mode=self.opts.json, stream_output=stream_output)
+        unsubscribe = engine.on_event(renderer.handle)
+        self.host.pause = renderer.paused
+        renderer.start()
+        try:
+            yield
+        finally:
+            unsubscribe()
+            renderer.stop()
+            self.host.pause = None
+
+
+__all__ = ["GlobalOptions", "Session"]

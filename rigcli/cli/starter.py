@@ -1,0 +1,65 @@
+"""The rig_config.py that `rig init` writes: the local provider, so it runs offline straight away."""
+
+from __future__ import annotations
+
+STARTER_CONFIG = '''\
+"""This project's rig workflow.
+
+`rig apply` prepares a machine once and caches the result; `rig fork NAME` copies the prepared
+machine into a workspace in seconds; `rig op NAME exec "ls -la"` runs a command in it.
+
+The `local` provider keeps machines as plain directories under .rig/ with NO isolation: commands
+run as you, on this host. Use define_provider("docker", ...) when you want containers.
+"""
+
+import os
+
+from pydantic import BaseModel
+
+from rigcli import Arg, define_provider, workflow
+
+app = workflow("dev", providers={"box": define_provider("local")})
+
+
+def prepare(step, box):
+    machine = box.create_machine()
+    machine.exec("mkdir -p src && echo 'hello from rig' > src/README", name="prepare")
+    return {"ctx": {"base": machine.snapshot_ref()}}
+
+
+def create(workflow, workspace, box):
+    machine = box.from_snapshot(workflow.ctx["base"])
+    return {"machine": machine.id, "path": machine.path}
+
+
+def remove(workspace, box):
+    machine_id = workspace.ctx.get("machine")
+    if any(item["id"] == machine_id for item in box.list_machines()):
+        box.from_id(machine_id).delete()
+
+
+class ExecInput(BaseModel):
+    command: str = Arg(position=0, description="shell command to run in the workspace")
+
+
+def exec_command(workspace, box, input):
+    result = box.from_id(workspace.ctx["machine"]).exec(input.command, name="exec")
+    return {"exit_code": result.exit_code}
+
+
+def shell(workspace, local):
+    return {"exit_code": local.run([os.environ.get("SHELL", "sh")], cwd=workspace.ctx["path"])}
+
+
+workflows = (
+    app.sequence("dev")
+    .task("prepare", prepare)
+    .workspace(create=create, remove=remove)
+    .workspace_operation("exec", run=exec_command, input=ExecInput, description="Run a shell command in it")
+    .workspace_operation("shell", run=shell, description="Open a shell in it")
+)
+'''
+
+GITIGNORE_RULE = ".rig/"
+
+__all__ = ["GITIGNORE_RULE", "STARTER_CONFIG"]

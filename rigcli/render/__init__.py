@@ -1,0 +1,1 @@
+"""Everything that draws on the terminal: tables, prompts, the live view and plain run lines."""

@@ -1,0 +1,55 @@
+"""Rich consoles for stdout and stderr that respect NO_COLOR and never emit ANSI codes off a terminal."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TextIO
+
+from rich.console import Console
+
+# Off a terminal nobody reads a fixed 80 columns; keep long node paths on one line.
+PIPE_WIDTH = 160
+
+
+def make_console(stream: TextIO) -> Console:
+    terminal = _isatty(stream)
+    width = None if terminal or os.environ.get("COLUMNS") else PIPE_WIDTH
+    return Console(
+        file=stream,
+        force_terminal=terminal,
+        # NO_COLOR means no escape codes at all here, not only no colours: no bold, no cursor moves.
+        color_system="auto" if terminal and not no_color() else None,
+        highlight=False,
+        width=width,
+        emoji=False,
+    )
+
+
+def no_color() -> bool:
+    return bool(os.environ.get("NO_COLOR"))
+
+
+def stdout_console() -> Console:
+    return make_console(sys.stdout)
+
+
+def stderr_console() -> Console:
+    return make_console(sys.stderr)
+
+
+def live_enabled(stream: TextIO | None = None) -> bool:
+    """A live view needs a terminal that can redraw, and neither RIG_RENDER=0 nor NO_COLOR."""
+    if os.environ.get("RIG_RENDER") == "0" or no_color() or os.environ.get("TERM") in ("dumb", "unknown"):
+        return False
+    return _isatty(stream or sys.stderr)
+
+
+def _isatty(stream: TextIO) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+__all__ = ["PIPE_WIDTH", "live_enabled", "make_console", "no_color", "stderr_console", "stdout_console"]

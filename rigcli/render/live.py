@@ -1,0 +1,139 @@
+"""The terminal live view: finished lines scroll above, running nodes redraw below with their output tail."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from rich.console import Group, RenderableType
+from rich.live import Live
+from rich.text import Text
+
+from rigcli.render.console import stderr_console
+from rigcli.render.lines import Event, EventFormatter, Line, format_duration
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+TAIL_LINES = 4  # output lines shown under a running node
+FAILURE_LINES = 40  # output lines replayed above when a node fails
+OUTPUT_EVENTS = frozenset({"log.output", "command.output", "command.started", "command.completed"})
+
+
+@dataclass
+class _Running:
+    started: float
+    output: deque[Line] = field(default_factory=lambda: deque(maxlen=FAILURE_LINES))
+
+
+class LiveRenderer:
+    """Rich Live on stderr. ``paused()`` hands the terminal to a prompt or attached command."""
+
+    def __init__(self, *, stream_output: bool = False) -> None:
+        self.console = stderr_console()
+        self.formatter = EventFormatter()
+        self.stream_output = stream_output  # operations: their output is the point, so scroll it all
+        self.title = ""
+        self.total = 0
+        self.done = 0
+        self.running: dict[str, _Running] = {}
+        self.waiting: dict[str, list[Line]] = {}
+        self._began = time.monotonic()
+        self._lock = threading.RLock()
+        self._pauses = 0
+        self._live = Live(
+            console=self.console, get_renderable=self._render, transient=True, refresh_per_second=8,
+            redirect_stdout=False, redirect_stderr=False,
+        )
+
+    def start(self) -> None:
+        self._live.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            self._live.stop()
+            for path in list(self.running):
+                self._print_output(path)
+            self.running.clear()
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        with self._lock:
+            self._pauses += 1
+            if self._pauses == 1:
+                self._live.stop()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._pauses -= 1
+                if self._pauses == 0:
+                    self._live.start()
+
+    def handle(self, event: Event) -> None:
+        with self._lock:
+            self._handle(event)
+
+    def _handle(self, event: Event) -> None:
+        kind = str(event.get("type", ""))
+        path = str(event.get("node_path") or "")
+        if kind in OUTPUT_EVENTS and path in self.running and not self.stream_output:
+            self.running[path].output.extend(self.formatter.lines(event))
+            return
+        if kind == "workflow.apply.started":
+            self.title = f"apply {event.get('workflow')}"
+            self.total = int(event.get("node_count") or 0)
+        elif kind == "node.started":
+            self.running[path] = _Running(time.monotonic())
+            self.total = max(self.total, int(event.get("total") or 0))
+            self.formatter.lines(event)  # starts the formatter's clock; the line itself is drawn live
+            return
+        elif kind in ("node.cached", "node.completed"):
+            self.done += 1
+            self.running.pop(path, None)
+        elif kind == "node.failed":
+            self._print_output(path)
+            self.running.pop(path, None)
+        elif kind == "interaction.awaiting_user":
+            lines = self.formatter.lines(event)
+            self.waiting[str(event.get("interaction_id"))] = lines
+            self._print(lines)
+            return
+        elif kind == "interaction.completed":
+            self.waiting.pop(str(event.get("interaction_id")), None)
+        elif kind == "workspace.create.started":
+            self.title = f"creating workspace {event.get('workspace')}"
+        elif kind == "workspace.operation.started":
+            self.title = f"{event.get('operation')} on {event.get('workspace')}"
+        self._print(self.formatter.lines(event))
+
+    def _print(self, lines: list[Line]) -> None:
+        for line in lines:
+            self._live.console.print(Text(line.text, style=line.style), soft_wrap=True)
+
+    def _print_output(self, path: str) -> None:
+        running = self.running.get(path)
+        if running is not None:
+            self._print(list(running.output))
+            running.output.clear()
+
+    def _render(self) -> RenderableType:
+        with self._lock:
+            now = time.monotonic()
+            frame = SPINNER[int(now * 10) % len(SPINNER)]
+            progress = f"  {self.done}/{self.total}" if self.total else ""
+            rows: list[RenderableType] = [
+                Text(f"{frame} {self.title or 'working'}{progress}  {format_duration(now - self._began)}", style="bold")
+            ]
+            for path, running in self.running.items():
+                rows.append(Text(f"  {frame} {path}  {format_duration(now - running.started)}", style="cyan"))
+                for line in list(running.output)[-TAIL_LINES:]:
+                    rows.append(Text("  " + line.text, style="dim", no_wrap=True, overflow="ellipsis"))
+            for lines in self.waiting.values():
+                rows.extend(Text(line.text, style="yellow", no_wrap=True, overflow="ellipsis") for line in lines)
+            return Group(*rows)
+
+
+__all__ = ["LiveRenderer"]

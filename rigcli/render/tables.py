@@ -1,0 +1,134 @@
+"""Human views of command results: the plan table, generic tables, key/value lists, JSON values."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from rigcli.render.console import stderr_console, stdout_console
+
+STATUS_STYLES = {
+    "cached": "green", "pending": "yellow", "invalidated": "yellow", "in-doubt": "red", "ok": "green",
+    "required": "yellow", "ready": "green", "failed": "red", "creating": "yellow", "removing": "yellow",
+}
+
+
+def _table(columns: Sequence[str]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    return table
+
+
+def _cell(value: Any, column: str) -> Text:
+    text = "" if value is None else str(value)
+    style = STATUS_STYLES.get(text, "") if column == "status" else ""
+    return Text(text, style=style)
+
+
+def print_table(
+    columns: Sequence[str], rows: Sequence[Sequence[Any]], *, empty: str, title: str | None = None,
+    console: Console | None = None,
+) -> None:
+    out = console or stdout_console()
+    if title:
+        out.print(Text(title, style="bold"))
+    if not rows:
+        out.print(Text(empty, style="dim"))
+        return
+    table = _table(columns)
+    for row in rows:
+        table.add_row(*(_cell(value, column) for value, column in zip(row, columns, strict=False)))
+    out.print(table)
+
+
+def print_plan(plan: dict[str, Any], *, console: Console | None = None) -> None:
+    """``<workflow>  <cached>/<total> cached``, provider checks, then ``# | status | node | reason``."""
+    out = console or stdout_console()
+    out.print(Text.assemble(
+        (str(plan["workflow"]), "bold"), f"  {plan['cached_node_count']}/{plan['node_count']} cached",
+    ))
+    checks = plan.get("provider_checks") or []
+    if checks:
+        rows = [
+            [check.get("provider_id") or check.get("provider_name") or "", check.get("label") or check.get("id"),
+             check.get("status"), check.get("message") if check.get("status") == "required" else check.get("value")]
+            for check in checks
+        ]
+        print_table(["provider", "check", "status", "current"], rows, empty="", console=out)
+    rows = []
+    for node in plan["nodes"]:
+        reason = node.get("reason") or {}
+        if node["status"] == "cached":
+            run_id = node.get("run_id") or ""
+            why = f"run {run_id[:8]}" if run_id else "cached"
+        else:
+            why = reason.get("message") or reason.get("code") or ""
+        rows.append([node["index"], node["status"], node["path"], why])
+    print_table(["#", "status", "node", "reason"], rows, empty="no nodes", console=out)
+
+
+def format_age(timestamp: Any) -> str:
+    """``just now``, ``5m ago``, ``3h ago``, ``2d ago`` for an ISO-8601 time; the input when unparsable."""
+    if not isinstance(timestamp, str) or not timestamp:
+        return ""
+    try:
+        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return timestamp
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    seconds = (datetime.now(timezone.utc) - moment).total_seconds()
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"
+
+
+def print_kv(pairs: Sequence[tuple[str, Any]], *, console: Console | None = None) -> None:
+    out = console or stdout_console()
+    width = max((len(key) for key, _ in pairs), default=0)
+    for key, value in pairs:
+        out.print(Text.assemble((key.ljust(width), "bold"), "  ", "" if value is None else str(value)), soft_wrap=True)
+
+
+def print_value(value: Any, *, console: Console | None = None) -> None:
+    """An operation's result: strings as they are, anything else as indented JSON."""
+    out = console or stdout_console()
+    if value is None:
+        return
+    if isinstance(value, str):
+        out.print(value, soft_wrap=True, markup=False)
+        return
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    if out.is_terminal and out.color_system:
+        from rich.json import JSON
+
+        out.print(JSON(text))
+    else:
+        out.print(text, soft_wrap=True, markup=False)
+
+
+def print_message(text: str, *, style: str = "", err: bool = True) -> None:
+    """A short status line; on stderr unless it is the command's result."""
+    out = stderr_console() if err else stdout_console()
+    out.print(Text(text, style=style), soft_wrap=True)
+
+
+def print_next_steps(steps: Sequence[tuple[str, str]]) -> None:
+    """The "Next" block after fork: a command and what it does, on stderr."""
+    out = stderr_console()
+    out.print(Text("Next", style="bold"))
+    width = max((len(command) for command, _ in steps), default=0)
+    for command, description in steps:
+        out.print(Text.assemble("  ", (command.ljust(width), "cyan"), "  ", (description, "dim")), soft_wrap=True)
+
+
+__all__ = ["format_age", "print_kv", "print_message", "print_next_steps", "print_plan", "print_table", "print_value"]
