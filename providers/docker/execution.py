@@ -16,6 +16,7 @@ from rigcli.errors import InterruptedRunError, ProviderError
 from rigcli.provider_api import Cancellation
 
 GRACE_SECONDS = 2.0
+_ABANDON_SECONDS = 10.0  # dockerd itself waits a few seconds for orphans before closing an exec's output
 _STREAMS = {1: "stdout", 2: "stderr"}
 # The exec'd process leads its own process group inside the container; recording its pid lets
 # a second exec signal that whole group (grandchildren included). busybox `kill` takes -PGID
@@ -119,7 +120,11 @@ def _read_stream(client: DockerClient, exec_id: str, chunks: queue.Queue[Any]) -
 
 
 class _Stopper:
-    """Signals the exec'd process group from a second exec: TERM, then KILL after the grace period."""
+    """Signals the exec'd process group from a second exec: TERM, then KILL after the grace period.
+
+    Clocks start when a signal has been delivered: while orphans still hold an exec's output
+    the daemon can take seconds to answer, and that time is not the command's grace.
+    """
 
     def __init__(self, client: DockerClient, container: str, pidfile: str, grace: float) -> None:
         self.client = client
@@ -127,29 +132,37 @@ class _Stopper:
         self.pidfile = pidfile
         self.grace = grace
         self.kill_at: float | None = None
-        self.killed = False
+        self.killed_at: float | None = None
         self.signalled = False
+
+    @property
+    def killed(self) -> bool:
+        return self.killed_at is not None
 
     def terminate(self) -> None:
         if self.kill_at is None:
-            self.kill_at = time.monotonic() + self.grace
+            self.kill_at = float("inf")  # set before the call so a slow daemon is not asked twice
             self._signal("TERM")
+            self.kill_at = time.monotonic() + self.grace
 
     def tick(self) -> None:
         if self.kill_at is not None and not self.killed and time.monotonic() >= self.kill_at:
-            self.killed = True
-            self._signal("KILL")
+            self.finish()
 
     def finish(self) -> None:
-        self.killed = True
+        self.killed_at = float("inf")
         self._signal("KILL")
+        self.killed_at = time.monotonic()
+
+    def given_up(self) -> bool:
+        """Long after SIGKILL the stream is still open: something outside the group holds it."""
+        return self.killed_at is not None and time.monotonic() >= self.killed_at + _ABANDON_SECONDS
 
     def stop_now(self, chunks: queue.Queue[Any]) -> None:
         """Used while unwinding: stop the command and wait (bounded) for its stream to end."""
         try:
             self.terminate()
-            deadline = time.monotonic() + 2 * self.grace
-            while time.monotonic() < deadline:
+            while not self.given_up():
                 self.tick()
                 try:
                     item = chunks.get(timeout=0.1)
@@ -158,8 +171,7 @@ class _Stopper:
                 if item is None or isinstance(item, BaseException):
                     break
             if not self.killed:
-                self.killed = True
-                self._signal("KILL")
+                self.finish()
         except ProviderError:
             pass  # the daemon went away too; nothing more we can stop from here
 
@@ -188,8 +200,8 @@ def _pump(
             timed_out = True
             stopper.terminate()
         stopper.tick()
-        if stopper.killed and time.monotonic() >= (stopper.kill_at or 0.0) + stopper.grace:
-            raise ProviderError("The container did not stop the command after SIGKILL; giving up on its output")
+        if stopper.given_up():
+            return timed_out  # the exit code still comes from the daemon; the rest of the output is lost
         try:
             # Short waits so a cancellation from another thread is noticed promptly.
             item = chunks.get(timeout=0.1)

@@ -10,10 +10,10 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from providers._command import CommandRecorder, CommandResult, Redactor, failure
+from providers._command import CommandRecorder, CommandResult, Redactor, describe_command, failure
 from providers._machine import AttachSpec, MachineFileNotFoundError, check_timeout
 from providers.docker.execution import run_exec
-from rigcli.errors import ProviderError
+from rigcli.errors import InterruptedRunError, ProviderError
 
 if TYPE_CHECKING:
     from providers.docker import DockerRuntime
@@ -62,6 +62,8 @@ class DockerMachine:
             raise ProviderError("exec needs a non-empty shell command string")
         timeout = check_timeout(timeout)
         context = self._runtime.context
+        if context.cancellation.is_set():
+            raise InterruptedRunError(f"Not starting {describe_command(command, name)}: the run was interrupted")
         redact = Redactor.from_values(self._runtime.config, env or {})
         recorder = CommandRecorder(
             context.emit, command=command, name=name, node_path=context.node_path, machine=self.id,

@@ -7,11 +7,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from providers._command import CommandRecorder, CommandResult, Redactor, failure
+from providers._command import CommandRecorder, CommandResult, Redactor, describe_command, failure
 from providers._machine import AttachSpec, MachineFileNotFoundError, check_timeout
 from providers.local.process import run_command
 from providers.local.store import MachineRecord
-from rigcli.errors import ProviderError
+from rigcli.errors import InterruptedRunError, ProviderError
 
 if TYPE_CHECKING:
     from providers.local import LocalRuntime
@@ -64,6 +64,8 @@ class LocalMachine:
         if not workdir.is_dir():
             raise ProviderError(f"Working directory {workdir} does not exist in local machine {self.id}")
         context = self._runtime.context
+        if context.cancellation.is_set():
+            raise InterruptedRunError(f"Not starting {describe_command(command, name)}: the run was interrupted")
         redact = Redactor.from_values(self._runtime.config, env or {})
         recorder = CommandRecorder(
             context.emit, command=command, name=name, node_path=context.node_path, machine=self.id,
