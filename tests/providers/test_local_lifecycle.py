@@ -30,7 +30,7 @@ def test_files_are_relative_to_the_machine_dir(local: Harness) -> None:
     assert (Path(machine.path) / "src" / "app.py").read_text() == "print('hi')\n"
     assert machine.exists("src/app.py") and not machine.exists("missing.txt")
     assert machine.read_text("src/app.py") == "print('hi')\n"
-    with pytest.raises(MachineFileNotFoundError, match="missing.txt"):
+    with pytest.raises(MachineFileNotFoundError, match=r"missing\.txt"):
         machine.read_text("missing.txt")
 
 
