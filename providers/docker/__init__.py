@@ -81,6 +81,13 @@ class DockerRuntime:
             raise ProviderError(f"Unknown docker machine {machine_id!r}")
         return DockerMachine(self, stored["value"])
 
+    def delete_machine(self, machine_id: str) -> bool:
+        """Delete a machine by id; False when it was already gone (safe to retry)."""
+        deleted = self.controller.delete_machine(machine_id)
+        if deleted:
+            self.event("machine.deleted", machine=machine_id)
+        return deleted
+
     def list_machines(self) -> list[dict[str, Any]]:
         return self.controller.list_machines()
 
@@ -152,6 +159,25 @@ class DockerController:
         )
         if machine_id:
             self.setup.storage.delete(f"machine:{machine_id}")
+
+    def delete_machine(self, machine_id: str) -> bool:
+        stored = self.setup.storage.get(f"machine:{machine_id}")
+        value = stored["value"] if stored is not None else None
+        # Without a record, the container name (which is the machine id) still finds it.
+        container = value.get("container_id") if isinstance(value, dict) else machine_id
+        response = self.client.request(
+            "DELETE", f"/containers/{container}", params={"force": "true", "v": "true"}, ok=(204, 404),
+            what="container removal",
+        )
+        self.setup.storage.delete(f"machine:{machine_id}")
+        return stored is not None or response.status_code == 204
+
+    def cleanup_resource(self, resource: Mapping[str, Any]) -> None:
+        """Remove what a failed workspace create left behind (from its ``*.created`` events)."""
+        if resource.get("type") == "machine.created" and isinstance(resource.get("machine"), str):
+            self.delete_machine(resource["machine"])
+        elif resource.get("type") == "snapshot.created" and isinstance(resource.get("artifact"), Mapping):
+            self.delete_snapshot(resource["artifact"])
 
     def commit(self, machine: DockerMachine) -> dict[str, Any]:
         tag = f"{machine.id}-{secrets.token_hex(4)}"

@@ -76,6 +76,13 @@ class LocalRuntime:
         machine = LocalMachine(self, record)
         return machine
 
+    def delete_machine(self, machine_id: str) -> bool:
+        """Delete a machine by id; False when it was already gone (safe to retry)."""
+        deleted = self.controller.delete_machine(machine_id)
+        if deleted:
+            self.event("machine.deleted", machine=machine_id)
+        return deleted
+
     def list_machines(self) -> list[dict[str, Any]]:
         return self.controller.list_machines()
 
@@ -105,6 +112,20 @@ class LocalController:
             return self.store.is_complete(snapshot_id_of(ref))
         except ProviderError:
             return False
+
+    def delete_machine(self, machine_id: str) -> bool:
+        record = self.store.get_machine(machine_id)
+        if record is None:
+            return False
+        self.store.delete_machine(record)
+        return True
+
+    def cleanup_resource(self, resource: Mapping[str, Any]) -> None:
+        """Remove what a failed workspace create left behind (from its ``*.created`` events)."""
+        if resource.get("type") == "machine.created" and isinstance(resource.get("machine"), str):
+            self.delete_machine(resource["machine"])
+        elif resource.get("type") == "snapshot.created" and isinstance(resource.get("artifact"), Mapping):
+            self.delete_snapshot(resource["artifact"])
 
     def list_machines(self) -> list[dict[str, Any]]:
         return [self._machine_json(record) for record in self.store.list_machines()]
