@@ -105,3 +105,19 @@ def test_the_configured_workdir_is_where_commands_run(docker_daemon: Any, make_h
     harness = make_harness(plugin, {"image": docker_daemon.image, "network": "none", "workdir": "/srv/app"})
     machine = harness.runtime.create_machine()
     assert machine.exec("pwd").stdout == "/srv/app\n"
+
+
+def test_delete_machine_and_cleanup_resource_are_safe_to_retry(docker: Harness, docker_daemon: Any) -> None:
+    kept = docker.runtime.create_machine()
+    assert docker.runtime.delete_machine(kept.id) is True
+    assert inspect(docker_daemon.api, kept.container_id).status_code == 404
+    assert docker.runtime.delete_machine(kept.id) is False
+
+    leftover = docker.runtime.create_machine()
+    ref = leftover.snapshot_ref()
+    for event in docker.events:
+        if event["type"] in ("machine.created", "snapshot.created") and event.get("machine") == leftover.id:
+            docker.controller.cleanup_resource(event)
+            docker.controller.cleanup_resource(event)
+    assert inspect(docker_daemon.api, leftover.container_id).status_code == 404
+    assert docker_daemon.api.get(f"/images/{ref['image_id']}/json").status_code == 404

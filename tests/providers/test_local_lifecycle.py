@@ -139,3 +139,21 @@ def test_the_plugin_is_registered_as_an_entry_point() -> None:
     assert found.get("local") == "providers.local:plugin"
     assert found.get("docker") == "providers.docker:plugin"
     assert found.get("terminal") == "providers.terminal:plugin"
+
+
+def test_delete_machine_by_id_is_safe_to_retry(local: Harness) -> None:
+    machine = local.runtime.create_machine()
+    assert local.runtime.delete_machine(machine.id) is True
+    assert not Path(machine.path).exists()
+    assert local.runtime.delete_machine(machine.id) is False
+
+
+def test_cleanup_resource_removes_what_a_failed_workspace_create_left(local: Harness) -> None:
+    machine = local.runtime.create_machine()
+    ref = machine.snapshot_ref()
+    for event in local.events:  # the engine journals these *.created events as workspace resources
+        if event["type"] in ("machine.created", "snapshot.created"):
+            local.controller.cleanup_resource(event)
+            local.controller.cleanup_resource(event)  # twice: a retried rm must not fail
+    assert not Path(machine.path).exists()
+    assert local.controller.validate_artifact(ref) is False
