@@ -8,13 +8,13 @@ from typing import TextIO
 
 from rich.console import Console
 
-# Off a terminal nobody reads a fixed 80 columns; keep long node paths on one line.
-PIPE_WIDTH = 160
+# Off a terminal nothing should wrap: tables size to their content and paths stay whole for grep.
+PIPE_WIDTH = 4096
 
 
 def make_console(stream: TextIO) -> Console:
     terminal = _isatty(stream)
-    width = None if terminal or os.environ.get("COLUMNS") else PIPE_WIDTH
+    width = None if terminal else PIPE_WIDTH
     return Console(
         file=stream,
         force_terminal=terminal,
@@ -30,19 +30,30 @@ def no_color() -> bool:
     return bool(os.environ.get("NO_COLOR"))
 
 
+def real_stream(stream: TextIO) -> TextIO:
+    """The stream under the engine's handler-output capture proxy (it keeps the original as ``_real``).
+
+    Renderers are event listeners, and events fire inside handlers: writing through the proxy
+    there would turn our own lines into more log.output events, without end.
+    """
+    while hasattr(stream, "_real"):
+        stream = stream._real
+    return stream
+
+
 def stdout_console() -> Console:
-    return make_console(sys.stdout)
+    return make_console(real_stream(sys.stdout))
 
 
 def stderr_console() -> Console:
-    return make_console(sys.stderr)
+    return make_console(real_stream(sys.stderr))
 
 
 def live_enabled(stream: TextIO | None = None) -> bool:
     """A live view needs a terminal that can redraw, and neither RIG_RENDER=0 nor NO_COLOR."""
     if os.environ.get("RIG_RENDER") == "0" or no_color() or os.environ.get("TERM") in ("dumb", "unknown"):
         return False
-    return _isatty(stream or sys.stderr)
+    return _isatty(stream or real_stream(sys.stderr))
 
 
 def _isatty(stream: TextIO) -> bool:
@@ -52,4 +63,4 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-__all__ = ["PIPE_WIDTH", "live_enabled", "make_console", "no_color", "stderr_console", "stdout_console"]
+__all__ = ["PIPE_WIDTH", "live_enabled", "make_console", "no_color", "real_stream", "stderr_console", "stdout_console"]

@@ -67,9 +67,9 @@ class EventFormatter:
         return format_duration(time.monotonic() - start) if start is not None else ""
 
     def output_lines(self, event: Event) -> list[str]:
-        """Whole lines of a streamed chunk; a trailing partial line waits for the next chunk."""
-        stream = str(event.get("stream", "info"))
-        key = (str(event.get("command_id") or event.get("node_path") or ""), stream)
+        """Whole lines of a command's streamed chunk; a trailing partial line waits for the next chunk."""
+        stream = str(event.get("stream", "stdout"))
+        key = (str(event.get("command_id") or ""), stream)
         text = self._partial.pop(key, "") + str(event.get("data", ""))
         *complete, tail = text.split("\n")
         if tail:
@@ -77,7 +77,7 @@ class EventFormatter:
         return [line.rstrip("\r") for line in complete]
 
     def flush(self, owner: str) -> list[str]:
-        """Partial lines still held for one command id or node path."""
+        """Partial lines still held for one command id."""
         keys = [key for key in self._partial if key[0] == owner]
         return [self._partial.pop(key) for key in keys]
 
@@ -132,27 +132,23 @@ class EventFormatter:
 
     def _node_completed(self, event: Event) -> list[Line]:
         path = str(event.get("node_path"))
-        tail = [Line(f"    {line}") for line in self.flush(path)]
-        return [*tail, Line(f"  {self.g.ok} {path}  {self.elapsed(path)}".rstrip(), "green")]
+        return [Line(f"  {self.g.ok} {path}  {self.elapsed(path)}".rstrip(), "green")]
 
     def _node_failed(self, event: Event) -> list[Line]:
         path = str(event.get("node_path"))
-        tail = [Line(f"    {line}") for line in self.flush(path)]
         error = str(event.get("error") or "failed").strip().splitlines()
         message = error[0] if error else "failed"
         took = self.elapsed(path)
         after = f" after {took}" if took else ""
-        return [*tail, Line(f"  {self.g.err} {path}  failed{after}: {message}", "red")]
+        return [Line(f"  {self.g.err} {path}  failed{after}: {message}", "red")]
 
     def _log_output(self, event: Event) -> list[Line]:
+        """Handler print()/logging output: the engine sends it a whole line at a time."""
         stream = str(event.get("stream", "info"))
         if stream == "debug" and not self.debug:
-            self.output_lines(event)
             return []
-        style, mark = {"warn": ("yellow", f"{self.g.warn} "), "stderr": ("", ""), "debug": ("dim", "debug ")}.get(
-            stream, ("", "")
-        )
-        return [Line(f"    {mark}{line}", style) for line in self.output_lines(event) if line.strip()]
+        style, mark = {"warn": ("yellow", f"{self.g.warn} "), "debug": ("dim", "debug ")}.get(stream, ("", ""))
+        return [Line(f"    {mark}{line}", style) for line in str(event.get("data", "")).splitlines() if line.strip()]
 
     def _command_started(self, event: Event) -> list[Line]:
         return [Line(f"    $ {event.get('command')}", "dim")]

@@ -122,9 +122,9 @@ def print_message(text: str, *, style: str = "", err: bool = True) -> None:
     out.print(Text(text, style=style), soft_wrap=True)
 
 
-def print_next_steps(steps: Sequence[tuple[str, str]]) -> None:
-    """The "Next" block after fork: a command and what it does, on stderr."""
-    out = stderr_console()
+def print_next_steps(steps: Sequence[tuple[str, str]], *, err: bool = True) -> None:
+    """The "Next" block: a command and what it does (stderr after fork, where stdout holds the name)."""
+    out = stderr_console() if err else stdout_console()
     out.print(Text("Next", style="bold"))
     width = max((len(command) for command, _ in steps), default=0)
     for command, description in steps:

@@ -76,7 +76,7 @@ def _cached_cell(item: dict[str, Any]) -> str:
 def _snapshots(session: Session) -> int:
     snapshots: list[dict[str, Any]] = []
     for name in _workflow_names(session):
-        snapshots.extend(session.engine.list_snapshots(workflow=name))
+        snapshots.extend(session.run(session.engine.list_snapshots(workflow=name)))
     if session.opts.json:
         emit_json({"snapshots": snapshots})
         return 0

@@ -56,7 +56,7 @@ def init(opts: GlobalOptions) -> int:
     steps = [] if project_dir == Path.cwd().resolve() else [(f"cd {os.path.relpath(project_dir)}", "")]
     steps += [("rig plan", "See what apply would run"), ("rig apply", "Prepare the machine"),
               ("rig fork demo", "Make a workspace from it")]
-    print_next_steps(steps)
+    print_next_steps(steps, err=False)
     return 0
 
 

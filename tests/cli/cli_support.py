@@ -1,0 +1,184 @@
+"""Run the installed `rig` entry point as a subprocess, and write small projects to run it on."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+COMPLETIONS = REPO_ROOT / "completions"
+
+
+def rig_executable() -> str:
+    """The console script pip installed next to this interpreter (not a shim that re-dispatches)."""
+    beside = Path(sys.executable).parent / "rig"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("rig")
+    if found is None:
+        raise RuntimeError("rig is not installed: run `python3 -m pip install -e '.[test]'` first")
+    return found
+
+
+RIG = rig_executable()
+RIG_BIN_DIR = str(Path(RIG).parent)
+
+
+def env_with_rig(extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PATH"] = RIG_BIN_DIR + os.pathsep + env.get("PATH", "")
+    env.update(extra or {})
+    return env
+
+
+@dataclass
+class Result:
+    args: list[str]
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+    @property
+    def error_lines(self) -> list[str]:
+        return [line for line in self.stderr.splitlines() if line.startswith("error: ")]
+
+    def __str__(self) -> str:
+        return f"rig {' '.join(self.args)} -> {self.returncode}\n--- stdout\n{self.stdout}--- stderr\n{self.stderr}"
+
+
+def run_rig(
+    *args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None, timeout: float = 120,
+) -> Result:
+    completed = subprocess.run(
+        [RIG, *args], cwd=cwd, env=env_with_rig(env), input=input if input is not None else "",
+        capture_output=True, text=True, timeout=timeout,
+    )
+    return Result(list(args), completed.returncode, completed.stdout, completed.stderr)
+
+
+def write_project(directory: Path, config: str, **files: str) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "rig_config.py").write_text(textwrap.dedent(config).lstrip(), encoding="utf-8")
+    for name, text in files.items():
+        (directory / name).write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return directory
+
+
+# A pure-Python project (no provider) that exercises every CLI surface quickly.
+DEV_CONFIG = '''
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+
+from rigcli import Arg, WorkspaceRef, workflow
+
+app = workflow("dev")
+
+
+def base(step):
+    print("preparing base")
+    return {"ctx": {"base": 1}}
+
+
+def tools(step):
+    return {"ctx": {**step.ctx, "tools": ["git"]}}
+
+
+def create(workflow, workspace):
+    return {"name": workspace.name, "base": workflow.ctx["base"]}
+
+
+def remove(workspace):
+    print(f"removing {workspace.name}")
+
+
+class TestInput(BaseModel):
+    bail: bool = False
+    retries: int = 0
+    scope: str = Field("test:all", description="which tests to run")
+
+    @field_validator("scope")
+    @classmethod
+    def _scope(cls, value):
+        if not value.startswith("test:"):
+            raise ValueError("scope must start with test:")
+        return value
+
+
+def run_tests(workspace, input):
+    return {"workspace": workspace.name, "bail": input.bail, "retries": input.retries, "scope": input.scope}
+
+
+class GreetInput(BaseModel):
+    who: str = Arg(position=0, description="who to greet")
+    tone: Literal["warm", "dry"] = "warm"
+
+
+def greet(workspace, input):
+    return f"hello {input.who} ({input.tone}) from {workspace.name}"
+
+
+class PairInput(BaseModel):
+    other: WorkspaceRef = Field(description="the other workspace")
+
+
+def pair(workspace, input):
+    return {"pair": [workspace.name, input.other.name]}
+
+
+def nothing(workspace):
+    return None
+
+
+def status(workflow):
+    return {"ctx": workflow.ctx}
+
+
+workflows = (
+    app.sequence("dev")
+    .task("base", base)
+    .task("tools", tools)
+    .workspace(create=create, remove=remove)
+    .workspace_operation("test", run=run_tests, input=TestInput, description="run the tests")
+    .workspace_operation("greet", run=greet, input=GreetInput)
+    .workspace_operation("pair", run=pair, input=PairInput)
+    .workspace_operation("noop", run=nothing)
+    .operation("status", run=status, description="show the prepared context")
+)
+'''
+
+MULTI_CONFIG = '''
+from rigcli import sequence
+
+api = sequence("api").task("a", lambda step: {"ctx": {"a": 1}})
+web = sequence("web").task("w", lambda step: {"ctx": {"w": 1}})
+workflows = [api, web]
+'''
+
+SLOW_CONFIG = '''
+import time
+
+from rigcli import workflow
+
+app = workflow("slow")
+
+
+def wait(step):
+    print("waiting", flush=True)
+    time.sleep({seconds})
+    return {{"ctx": {{"waited": True}}}}
+
+
+workflows = app.sequence("slow").task("wait", wait, cache_ttl=0)
+'''

@@ -1,0 +1,46 @@
+"""Fixtures for CLI tests: projects on disk, and the installed `rig` run against them."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(_REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(_REPO_ROOT))
+
+from tests.cli.cli_support import DEV_CONFIG, MULTI_CONFIG, Result, run_rig, write_project  # noqa: E402
+
+Rig = Callable[..., Result]
+
+
+@pytest.fixture
+def dev_project(tmp_path: Path) -> Path:
+    return write_project(tmp_path / "dev-project", DEV_CONFIG)
+
+
+@pytest.fixture
+def multi_project(tmp_path: Path) -> Path:
+    return write_project(tmp_path / "multi-project", MULTI_CONFIG)
+
+
+@pytest.fixture
+def rig(dev_project: Path) -> Rig:
+    """`rig(...)` in the dev project; pass cwd= to run elsewhere."""
+
+    def run(*args: str, cwd: Path | None = None, **options: object) -> Result:
+        return run_rig(*args, cwd=cwd or dev_project, **options)  # type: ignore[arg-type]
+
+    return run
+
+
+@pytest.fixture
+def forked(rig: Rig) -> Rig:
+    """The dev project applied, with workspaces dev and dev2."""
+    for name in ("dev", "dev2"):
+        result = rig("fork", name)
+        assert result.returncode == 0, result
+    return rig

@@ -1,0 +1,260 @@
+"""Commands that need no engine run: version, help, discovery errors, init, projects, doctor, providers."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rigcli._version import __version__
+from tests.cli.cli_support import env_with_rig, run_rig, write_project
+
+
+@pytest.mark.parametrize("args", [["--version"], ["-V"], ["version"], ["plan", "--version"]])
+def test_version_prints_just_the_version(tmp_path: Path, args: list[str]) -> None:
+    result = run_rig(*args, cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert result.stdout == f"{__version__}\n"
+    assert result.stderr == ""
+
+
+def test_version_json(tmp_path: Path) -> None:
+    result = run_rig("version", "--json", cwd=tmp_path)
+    assert result.returncode == 0
+    assert result.json == {"version": __version__}
+
+
+def test_version_path_imports_no_heavy_modules(tmp_path: Path) -> None:
+    completed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "rigcli", "--version"], cwd=tmp_path, capture_output=True,
+        text=True, env=env_with_rig(),
+    )
+    assert completed.stdout == f"{__version__}\n"
+    imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines()}
+    for heavy in ("typer", "rich", "pydantic", "sqlite3", "rigcli.engine", "asyncio"):
+        assert heavy not in imported
+
+
+@pytest.mark.parametrize("args", [[], ["--help"], ["help"], ["-h"]])
+def test_help_exits_zero(tmp_path: Path, args: list[str]) -> None:
+    result = run_rig(*args, cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert "Usage: rig" in result.stdout
+    for command in ("init", "plan", "apply", "fork", "op", "rm", "ls", "cache", "providers", "projects", "doctor",
+                    "completion", "version"):
+        assert f"  {command} " in result.stdout
+
+
+def test_help_for_a_command_lists_global_options(tmp_path: Path) -> None:
+    result = run_rig("help", "apply", cwd=tmp_path)
+    assert result.returncode == 0
+    assert "--dry-run" in result.stdout
+    assert "--workflow" in result.stdout
+
+
+def test_unknown_command_is_a_usage_error(tmp_path: Path) -> None:
+    result = run_rig("frobnicate", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert result.stderr == "error: No such command 'frobnicate'.\n"
+
+
+def test_unknown_option_is_a_usage_error(tmp_path: Path) -> None:
+    result = run_rig("plan", "--frob", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: No such option: --frob")
+    assert len(result.stderr.splitlines()) == 1
+
+
+def test_no_config_found_upward(tmp_path: Path) -> None:
+    start = tmp_path / "a" / "b"
+    start.mkdir(parents=True)
+    result = run_rig("plan", cwd=start)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == (
+        f'error: No rig_config.py found from {start.resolve()} upward. Run "rig init" to create one.\n'
+    )
+
+
+def test_no_config_with_chdir_does_not_search_upward(tmp_path: Path) -> None:
+    write_project(tmp_path, "workflows = []\n")
+    (tmp_path / "sub").mkdir()
+    result = run_rig("-C", "sub", "plan", cwd=tmp_path)
+    assert result.returncode == 1
+    sub = (tmp_path / "sub").resolve()
+    assert result.stderr == f'error: No rig_config.py found in {sub}. Run "rig init" to create one.\n'
+
+
+def test_config_found_in_a_parent_directory(dev_project: Path) -> None:
+    inner = dev_project / "deep" / "er"
+    inner.mkdir(parents=True)
+    result = run_rig("--json", "plan", cwd=inner)
+    assert result.returncode == 0, result
+    assert result.json["workflow"] == "dev"
+
+
+def test_config_option_names_the_file(tmp_path: Path) -> None:
+    (tmp_path / "other.py").write_text(
+        'from rigcli import sequence\nworkflows = sequence("other").task("t", lambda step: None)\n'
+    )
+    result = run_rig("plan", "--config", "other.py", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert result.json["workflow"] == "other"
+    missing = run_rig("--config", "nope.py", "plan", cwd=tmp_path)
+    assert missing.returncode == 1
+    assert "nope.py does not exist" in missing.stderr
+
+
+def test_config_syntax_error_names_file_and_line(tmp_path: Path) -> None:
+    write_project(tmp_path, "from rigcli import sequence\n\nworkflows = sequence('x'\n")
+    result = run_rig("plan", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    [line] = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    assert f"{tmp_path.resolve() / 'rig_config.py'}:3" in line or "rig_config.py:3" in line
+    assert "SyntaxError" in line
+    assert "Traceback" not in result.stderr
+
+
+def test_config_exception_names_file_and_line(tmp_path: Path) -> None:
+    write_project(tmp_path, "x = 1\nraise RuntimeError('boom')\n")
+    result = run_rig("--json", "plan", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert "rig_config.py:2" in result.stderr and "boom" in result.stderr
+
+
+def test_init_writes_config_and_gitignore(tmp_path: Path) -> None:
+    result = run_rig("--json", "init", cwd=tmp_path)
+    assert result.returncode == 0, result
+    config = tmp_path.resolve() / "rig_config.py"
+    assert result.json == {
+        "project_dir": str(tmp_path.resolve()), "config_path": str(config),
+        "created": {"config": True, "gitignore": True}, "updated": {"gitignore": False},
+    }
+    assert 'define_provider("local")' in config.read_text()
+    assert (tmp_path / ".gitignore").read_text() == ".rig/\n"
+
+
+def test_init_appends_to_gitignore_once(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("node_modules")
+    assert run_rig("init", cwd=tmp_path).returncode == 0
+    assert (tmp_path / ".gitignore").read_text() == "node_modules\n.rig/\n"
+    (tmp_path / "rig_config.py").unlink()
+    assert run_rig("init", cwd=tmp_path).returncode == 0
+    assert (tmp_path / ".gitignore").read_text() == "node_modules\n.rig/\n"
+
+
+def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
+    config = tmp_path / "rig_config.py"
+    config.write_text("# mine\n")
+    result = run_rig("init", "--json", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == f"error: {config.resolve()} already exists.\n"
+    assert config.read_text() == "# mine\n"
+
+
+def test_init_with_chdir_creates_the_directory(tmp_path: Path) -> None:
+    result = run_rig("init", "-C", "fresh", cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert (tmp_path / "fresh" / "rig_config.py").is_file()
+    assert "cd fresh" in result.stdout
+
+
+def test_init_takes_no_arguments(tmp_path: Path) -> None:
+    result = run_rig("init", "website", cwd=tmp_path)
+    assert result.returncode == 2
+    assert not (tmp_path / "rig_config.py").exists()
+
+
+def test_projects_scans_down_and_skips_build_trees(tmp_path: Path) -> None:
+    for place in ("api", "web/app", "node_modules/pkg", ".venv/x", "build/y", "api/nested"):
+        write_project(tmp_path / place, "workflows = []\n")
+    result = run_rig("projects", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result
+    root = tmp_path.resolve()
+    assert result.json == {"projects": [
+        {"project_dir": str(root / "api"), "config_path": str(root / "api" / "rig_config.py")},
+        {"project_dir": str(root / "web" / "app"), "config_path": str(root / "web" / "app" / "rig_config.py")},
+    ]}
+    human = run_rig("projects", cwd=tmp_path)
+    assert str(root / "web" / "app") in human.stdout
+    empty = run_rig("-C", "build", "projects", cwd=tmp_path)
+    assert empty.returncode == 0
+
+
+def test_doctor_reports_versions_and_paths(tmp_path: Path) -> None:
+    result = run_rig("doctor", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result
+    report = result.json
+    assert report["version"] == __version__
+    assert report["python"]["version"]
+    assert report["project"]["found"] is False
+    assert set(report["docker"]) >= {"host", "reachable"}
+    assert "local" in report["providers"]
+    human = run_rig("doctor", cwd=tmp_path)
+    assert human.returncode == 0
+    assert "docker" in human.stdout and "rig home" in human.stdout
+
+
+def test_doctor_inside_a_project(dev_project: Path) -> None:
+    report = run_rig("doctor", "--json", cwd=dev_project).json
+    assert report["project"]["found"] is True
+    assert report["project"]["config_path"] == str(dev_project.resolve() / "rig_config.py")
+
+
+def test_providers_clear_deletes_host_storage_without_a_project(tmp_path: Path) -> None:
+    seed = subprocess.run(
+        [sys.executable, "-c", "from rigcli.state import HostStorage\n"
+         "s = HostStorage('local'); s.set('a', 1); s.set('b', {'x': 2}); print(s.path)"],
+        capture_output=True, text=True, check=True,
+    )
+    storage_path = seed.stdout.strip()
+    result = run_rig("providers", "local", "clear", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result
+    assert result.json == {"provider_id": "local", "deleted": 2, "storage_path": storage_path}
+    assert not Path(storage_path).exists()
+    again = run_rig("providers", "local", "clear", cwd=tmp_path)
+    assert again.stdout == "No local provider state to clear.\n"
+
+
+def test_providers_unknown_action(tmp_path: Path) -> None:
+    result = run_rig("providers", "local", "wipe", cwd=tmp_path)
+    assert result.returncode == 2
+    assert result.stderr == "error: Unknown providers action wipe. Expected clear.\n"
+
+
+def test_internal_error_exits_3_with_a_log_file(tmp_path: Path) -> None:
+    script = (
+        "import rigcli.cli.commands.project as project\n"
+        "def broken(opts):\n    raise ValueError('kaboom')\n"
+        "project.version = broken\n"
+        "from rigcli.__main__ import main\n"
+        "raise SystemExit(main(['version', '--json']))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
+    assert completed.returncode == 3
+    assert completed.stdout == ""
+    [line] = completed.stderr.splitlines()
+    assert line.startswith("error: unexpected internal error: ValueError: kaboom (traceback in ")
+    log = Path(line.rsplit("traceback in ", 1)[1].rstrip(")"))
+    text = log.read_text()
+    assert "Traceback" in text and "kaboom" in text and __version__ in text
+
+
+def test_internal_error_with_debug_prints_the_traceback(tmp_path: Path) -> None:
+    script = (
+        "import rigcli.cli.commands.project as project\n"
+        "project.version = lambda opts: 1 / 0\n"
+        "from rigcli.__main__ import main\n"
+        "raise SystemExit(main(['version', '--json']))\n"
+    )
+    completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                               env=env_with_rig({"RIG_DEBUG": "1"}))
+    assert completed.returncode == 3
+    assert "Traceback" in completed.stderr and "ZeroDivisionError" in completed.stderr
