@@ -113,8 +113,9 @@ def _current(tree: CommandSpec, pos: Position) -> CommandSpec:
 def _options(tree: CommandSpec, pos: Position) -> list[Item]:
     own = _current(tree, pos)
     items = [(name, about) for name, (about, _) in own.options.items() if name.startswith("--")]
-    if own is not tree:
-        items += [(name, about) for name, (about, _) in tree.options.items() if name.startswith("--")]
+    if own is not tree:  # root-only flags make no sense after a command
+        items += [(name, about) for name, (about, _) in tree.options.items()
+                  if name.startswith("--") and name not in ("--help", "--version")]
     return items
 
 
@@ -132,7 +133,9 @@ def candidates(tree: CommandSpec, words: Sequence[str], current: str) -> list[It
             return [(f"{name}={item}", about) for item, about in _option_values(name, value, source)]
         return _options(tree, pos)
     found = _positionals(tree, pos, source)
-    return found if found or current else _options(tree, pos)
+    if found is None:  # nothing positional goes here: offer the options instead
+        return [] if current else _options(tree, pos)
+    return found
 
 
 def _option_values(option: str, current: str, source: ProjectSource) -> list[Item]:
@@ -145,7 +148,8 @@ def _option_values(option: str, current: str, source: ProjectSource) -> list[Ite
     return []
 
 
-def _positionals(tree: CommandSpec, pos: Position, source: ProjectSource) -> list[Item]:
+def _positionals(tree: CommandSpec, pos: Position, source: ProjectSource) -> list[Item] | None:
+    """Candidates for the next positional; None when this command takes no known positional here."""
     command, count = pos.command, len(pos.positionals)
     if command is None or command == "help":
         return [(name, spec.help) for name, spec in tree.subcommands.items() if not spec.hidden]
@@ -163,7 +167,7 @@ def _positionals(tree: CommandSpec, pos: Position, source: ProjectSource) -> lis
         return [("clear", "forget this provider's host storage")]
     if command == "completion" and count == 0:
         return SHELLS
-    return []
+    return None
 
 
 def _op(tree: CommandSpec, pos: Position, current: str, source: ProjectSource) -> list[Item]:
@@ -267,7 +271,7 @@ def main(argv: list[str]) -> int:
         items = complete(shell, index, words)
         lines = [value if shell == "bash" else f"{value}\t{about}" for value, about in items]
         sys.stdout.write("".join(line.replace("\n", " ") + "\n" for line in lines))
-    except Exception:
+    except (Exception, SystemExit):
         pass  # a completion that cannot answer stays silent
     return 0
 

@@ -32,7 +32,7 @@ def _safe(fetch: Callable[[], T], empty: T) -> T:
     try:
         with _quiet():
             return fetch()
-    except Exception:
+    except (Exception, SystemExit):  # a config may even call sys.exit() while it loads
         return empty
 
 
