@@ -10,7 +10,7 @@ from typing import Any
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.engine.interactions import InteractionBroker
 from rigcli.engine.providers import ProviderHub, maybe_await
-from rigcli.errors import ProviderError
+from rigcli.errors import ProviderError, RigError
 from rigcli.events import Event
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import LocalHost, RuntimeContext
@@ -96,6 +96,8 @@ class ProviderSession:
                 continue
             try:
                 valid = await maybe_await(validate(ref))
+            except RigError:
+                raise  # e.g. the daemon is down: say so rather than rebuild everything
             except Exception:
                 valid = False
             if not valid:
