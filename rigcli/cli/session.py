@@ -8,9 +8,10 @@ from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from rigcli.cli.terminal_host import CliHost
 from rigcli.discovery import ProjectLocation, find_project
 from rigcli.errors import NotFoundError, UsageError
-from rigcli.host import TerminalHost, stdio_is_terminal
+from rigcli.host import stdio_is_terminal
 
 if TYPE_CHECKING:
     from rigcli.engine.results import WorkspaceRecord
@@ -38,7 +39,7 @@ class Session:
 
     def __init__(self, opts: GlobalOptions) -> None:
         self.opts = opts
-        self.host = TerminalHost()
+        self.host = CliHost()
         self._location: ProjectLocation | None = None
         self._engine: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None

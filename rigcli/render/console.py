@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-import sys
 from typing import TextIO
 
 from rich.console import Console
+
+from rigcli.render.streams import real_stderr, real_stdout
 
 # Off a terminal nothing should wrap: tables size to their content and paths stay whole for grep.
 PIPE_WIDTH = 4096
@@ -30,30 +31,19 @@ def no_color() -> bool:
     return bool(os.environ.get("NO_COLOR"))
 
 
-def real_stream(stream: TextIO) -> TextIO:
-    """The stream under the engine's handler-output capture proxy (it keeps the original as ``_real``).
-
-    Renderers are event listeners, and events fire inside handlers: writing through the proxy
-    there would turn our own lines into more log.output events, without end.
-    """
-    while hasattr(stream, "_real"):
-        stream = stream._real
-    return stream
-
-
 def stdout_console() -> Console:
-    return make_console(real_stream(sys.stdout))
+    return make_console(real_stdout())
 
 
 def stderr_console() -> Console:
-    return make_console(real_stream(sys.stderr))
+    return make_console(real_stderr())
 
 
 def live_enabled(stream: TextIO | None = None) -> bool:
     """A live view needs a terminal that can redraw, and neither RIG_RENDER=0 nor NO_COLOR."""
     if os.environ.get("RIG_RENDER") == "0" or no_color() or os.environ.get("TERM") in ("dumb", "unknown"):
         return False
-    return _isatty(stream or real_stream(sys.stderr))
+    return _isatty(stream or real_stderr())
 
 
 def _isatty(stream: TextIO) -> bool:
@@ -63,4 +53,4 @@ def _isatty(stream: TextIO) -> bool:
         return False
 
 
-__all__ = ["PIPE_WIDTH", "live_enabled", "make_console", "no_color", "real_stream", "stderr_console", "stdout_console"]
+__all__ = ["PIPE_WIDTH", "live_enabled", "make_console", "no_color", "stderr_console", "stdout_console"]

@@ -43,16 +43,20 @@ class LiveRenderer:
         self._began = time.monotonic()
         self._lock = threading.RLock()
         self._pauses = 0
+        self._active = False
         self._live = Live(
             console=self.console, get_renderable=self._render, transient=True, refresh_per_second=8,
             redirect_stdout=False, redirect_stderr=False,
         )
 
     def start(self) -> None:
-        self._live.start()
+        with self._lock:
+            self._live.start()
+            self._active = True
 
     def stop(self) -> None:
         with self._lock:
+            self._active = False
             self._live.stop()
             for path in list(self.running):
                 self._print_output(path)
@@ -62,19 +66,22 @@ class LiveRenderer:
     def paused(self) -> Iterator[None]:
         with self._lock:
             self._pauses += 1
-            if self._pauses == 1:
+            if self._pauses == 1 and self._active:
                 self._live.stop()
         try:
             yield
         finally:
             with self._lock:
                 self._pauses -= 1
-                if self._pauses == 0:
+                if self._pauses == 0 and self._active:
                     self._live.start()
 
     def handle(self, event: Event) -> None:
         with self._lock:
             self._handle(event)
+            if self._active and self._pauses == 0:
+                # Lines printed above the view redraw the last frame; draw the new state at once.
+                self._live.refresh()
 
     def _handle(self, event: Event) -> None:
         kind = str(event.get("type", ""))
