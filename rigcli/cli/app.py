@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -9,7 +12,7 @@ import typer
 
 from rigcli._version import __version__
 from rigcli.cli.argv import hoist
-from rigcli.cli.error_handler import print_error, report_internal_error, run_guarded
+from rigcli.cli.error_handler import INTERRUPTED, print_error, report_internal_error, run_guarded
 from rigcli.cli.session import GlobalOptions, Session
 
 GLOBAL_HELP = (
@@ -260,7 +263,20 @@ def run(argv: list[str]) -> int:
         return 1
     except Exception as exc:
         return report_internal_error(exc, argv=argv)
-    return result if isinstance(result, int) else 0
+    code = result if isinstance(result, int) else 0
+    if code in (INTERRUPTED, 143):
+        _exit_now(code)
+    return code
+
+
+def _exit_now(code: int) -> None:
+    """Leave at once after an interrupt: a handler still sleeping in a worker thread cannot be
+    stopped, and the interpreter would otherwise wait for it at exit. Child processes are already
+    gone (providers kill their process groups) and the run journal is already written."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 __all__ = ["app", "run"]

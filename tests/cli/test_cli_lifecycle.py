@@ -1,0 +1,69 @@
+"""End to end on the starter project, plus the state lock (--no-wait) and Ctrl-C."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from tests.cli.cli_support import RIG, SLOW_CONFIG, env_with_rig, run_rig, write_project
+
+
+def test_init_apply_fork_op_rm_in_an_empty_directory(tmp_path: Path) -> None:
+    for args in (["init"], ["apply"], ["fork", "demo"]):
+        result = run_rig(*args, cwd=tmp_path)
+        assert result.returncode == 0, result
+    assert run_rig("plan", "--json", cwd=tmp_path).json["cached_node_count"] == 1
+    ran = run_rig("op", "demo", "exec", "cat src/README", "--json", cwd=tmp_path)
+    assert ran.returncode == 0, ran
+    assert ran.json == {"exit_code": 0}
+    human = run_rig("op", "demo", "exec", "cat src/README", cwd=tmp_path)
+    assert "    hello from rig" in human.stderr.splitlines()  # the command's output, streamed on stderr
+    assert human.stdout == '{\n  "exit_code": 0\n}\n'
+    [workflow] = run_rig("ls", "--json", cwd=tmp_path).json["workflows"]
+    [workspace] = workflow["workspaces"]
+    assert Path(workspace["ctx"]["path"]).is_dir()
+    removed = run_rig("rm", "demo", "--yes", "--json", cwd=tmp_path)
+    assert removed.returncode == 0, removed
+    assert not Path(workspace["ctx"]["path"]).exists()
+    assert run_rig("rm", "demo", "--yes", cwd=tmp_path).returncode == 1
+
+
+def _start_slow_apply(project: Path, seconds: float) -> subprocess.Popen[str]:
+    process = subprocess.Popen([RIG, "apply"], cwd=project, env=env_with_rig(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    assert process.stderr is not None
+    deadline = time.monotonic() + 30
+    seen = ""
+    while "waiting" not in seen and time.monotonic() < deadline:
+        seen += process.stderr.readline()
+    assert "waiting" in seen, seen
+    return process
+
+
+def test_no_wait_exits_4_while_another_rig_holds_the_lock(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "slow", SLOW_CONFIG.format(seconds=5))
+    holder = _start_slow_apply(project, 5)
+    try:
+        result = run_rig("--no-wait", "apply", cwd=project)
+        assert result.returncode == 4, result
+        assert result.stdout == ""
+        [line] = result.stderr.splitlines()
+        assert line.startswith("error: ") and "locked" in line and str(holder.pid) in line
+        reader = run_rig("plan", "--json", cwd=project, timeout=10)  # reads never wait for the lock
+        assert reader.returncode == 0, reader
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "slow", SLOW_CONFIG.format(seconds=30))
+    process = _start_slow_apply(project, 30)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert stdout == ""
+    assert "Traceback" not in stderr
+    assert len([line for line in stderr.splitlines() if line.startswith("error: ")]) == 1

@@ -1,0 +1,76 @@
+"""What a terminal user is asked: the workflow picker, confirmations, missing inputs and names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pexpect
+
+from tests.cli.cli_support import RIG, env_with_rig, run_rig
+from tests.cli.conftest import Rig
+
+
+def spawn(project: Path, *args: str) -> pexpect.spawn:
+    return pexpect.spawn(RIG, list(args), cwd=str(project), env=env_with_rig({"TERM": "xterm"}), encoding="utf-8",
+                         dimensions=(40, 120), timeout=60)
+
+
+def ended(child: pexpect.spawn) -> tuple[int, str]:
+    child.expect(pexpect.EOF)
+    child.close()
+    return int(child.exitstatus if child.exitstatus is not None else -1), str(child.before)
+
+
+def test_workflow_picker(multi_project: Path) -> None:
+    child = spawn(multi_project, "plan")
+    child.expect("Select workflow")
+    child.expect("Choose")
+    child.sendline("2")
+    code, output = ended(child)
+    assert code == 0, output
+    assert "web  0/1 cached" in output
+
+
+def test_rm_asks_and_respects_no(forked: Rig, dev_project: Path) -> None:
+    child = spawn(dev_project, "rm", "dev")
+    child.expect(r"Remove workspace dev\?")
+    child.sendline("n")
+    code, output = ended(child)
+    assert code == 1
+    assert "error: Cancelled" in output
+    assert len(run_rig("ls", "--json", cwd=dev_project).json["workflows"][0]["workspaces"]) == 2
+
+
+def test_rm_asks_and_removes_on_yes(forked: Rig, dev_project: Path) -> None:
+    child = spawn(dev_project, "rm", "dev")
+    child.expect(r"Remove workspace dev\?")
+    child.sendline("y")
+    code, output = ended(child)
+    assert code == 0, output
+    assert "removed dev" in output
+
+
+def test_missing_required_input_is_prompted(forked: Rig, dev_project: Path) -> None:
+    child = spawn(dev_project, "op", "dev", "greet")
+    child.expect("who to greet")
+    child.sendline("Zed")
+    code, output = ended(child)
+    assert code == 0, output
+    assert "hello Zed (warm) from dev" in output
+
+
+def test_fork_without_a_name_asks_for_one(dev_project: Path) -> None:
+    child = spawn(dev_project, "fork")
+    child.expect("Workspace name")
+    child.sendline("picked")
+    code, output = ended(child)
+    assert code == 0, output
+    assert "picked ready" in output
+    assert run_rig("ls", "--json", cwd=dev_project).json["workflows"][0]["workspaces"][0]["name"] == "picked"
+
+
+def test_json_mode_never_prompts(forked: Rig, dev_project: Path) -> None:
+    child = spawn(dev_project, "--json", "rm", "dev")
+    code, output = ended(child)
+    assert code == 1
+    assert "requires --yes" in output
