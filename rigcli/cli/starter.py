@@ -33,9 +33,7 @@ def create(workflow, workspace, box):
 
 
 def remove(workspace, box):
-    machine_id = workspace.ctx.get("machine")
-    if any(item["id"] == machine_id for item in box.list_machines()):
-        box.from_id(machine_id).delete()
+    box.delete_machine(workspace.ctx["machine"])  # safe to retry: a machine already gone is fine
 
 
 class ExecInput(BaseModel):

@@ -182,3 +182,15 @@ def wait(step):
 
 workflows = app.sequence("slow").task("wait", wait, cache_ttl=0)
 '''
+
+
+HOST_COMMAND_CONFIG = '''
+from rigcli import sequence
+
+
+def hello(local):
+    return {"exit_code": local.run(["sh", "-c", "echo ran-on-host"])}
+
+
+workflows = sequence("host").task("t", lambda step: None).operation("hello", run=hello)
+'''

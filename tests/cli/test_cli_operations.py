@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.cli_support import run_rig, write_project
+from tests.cli.cli_support import HOST_COMMAND_CONFIG, run_rig, write_project
 from tests.cli.conftest import Rig
 
 
@@ -199,3 +199,18 @@ def test_workspace_in_several_workflows_needs_workflow(tmp_path: Path) -> None:
     chosen = run_rig("op", "shared", "where", "--workflow", "smoke", "--json", cwd=project)
     assert chosen.returncode == 0, chosen
     assert chosen.json == "smoke"
+
+
+
+def test_host_commands_need_a_terminal_or_trust(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "host", HOST_COMMAND_CONFIG)
+    refused = run_rig("op", "hello", cwd=project)
+    assert refused.returncode == 1
+    assert refused.stderr.splitlines()[-1] == (
+        "error: Host command requires confirmation in an interactive terminal (or RIG_TRUST_HOST_COMMANDS=1): "
+        "sh -c 'echo ran-on-host'"
+    )
+    trusted = run_rig("op", "hello", "--json", cwd=project, env={"RIG_TRUST_HOST_COMMANDS": "1"})
+    assert trusted.returncode == 0, trusted
+    assert trusted.json == {"exit_code": 0}  # stdout holds only the result...
+    assert "ran-on-host" in trusted.stderr  # ...and the command's output went to stderr

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pexpect
 
-from tests.cli.cli_support import RIG, env_with_rig, run_rig
+from tests.cli.cli_support import HOST_COMMAND_CONFIG, RIG, env_with_rig, run_rig, write_project
 from tests.cli.conftest import Rig
 
 
@@ -74,3 +74,18 @@ def test_json_mode_never_prompts(forked: Rig, dev_project: Path) -> None:
     code, output = ended(child)
     assert code == 1
     assert "requires --yes" in output
+
+
+def test_host_command_asks_before_running(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "host", HOST_COMMAND_CONFIG)
+    child = spawn(project, "op", "hello")
+    child.expect("Run on this host: sh -c 'echo ran-on-host'")
+    child.sendline("y")
+    code, output = ended(child)
+    assert code == 0, output
+    assert "ran-on-host" in output
+    denied = spawn(project, "op", "hello")
+    denied.expect("Run on this host")
+    denied.sendline("n")
+    code, output = ended(denied)
+    assert code == 1 and "Host command denied" in output
