@@ -13,7 +13,14 @@ from rigcli.host import TerminalHost
 
 
 class CliHost(TerminalHost):
-    """Prompts write past the engine's output capture with the live view paused; ``run`` asks first."""
+    """Prompts write past the engine's output capture with the live view paused; ``run`` asks first.
+
+    ``consented`` is set while an operation the user named runs (``rig op``): running it is the
+    consent. Host commands from tasks and hooks (apply, fork, rm) are asked about each time,
+    unless RIG_TRUST_HOST_COMMANDS=1.
+    """
+
+    consented = False
 
     def prompt(self, message: str, *, default: str | None = None, secret: bool = False) -> str:
         self._require_terminal(message)
@@ -38,7 +45,9 @@ class CliHost(TerminalHost):
         if not argv:
             raise RigError("Local command argv must not be empty")
         command = shlex.join(argv)
-        if os.environ.get("RIG_TRUST_HOST_COMMANDS") != "1":
+        if self.consented and os.environ.get("RIG_TRUST_HOST_COMMANDS") != "1":
+            self._require_terminal(command)
+        elif os.environ.get("RIG_TRUST_HOST_COMMANDS") != "1":
             if not self.interactive:
                 raise RigError(
                     f"Host command requires confirmation in an interactive terminal (or RIG_TRUST_HOST_COMMANDS=1): "

@@ -192,5 +192,9 @@ def hello(local):
     return {"exit_code": local.run(["sh", "-c", "echo ran-on-host"])}
 
 
-workflows = sequence("host").task("t", lambda step: None).operation("hello", run=hello)
+def setup(step, local):
+    return {"ctx": {"exit_code": local.run(["sh", "-c", "echo set-up-on-host"])}}
+
+
+workflows = sequence("host").task("setup", setup).operation("hello", run=hello)
 '''

@@ -202,15 +202,24 @@ def test_workspace_in_several_workflows_needs_workflow(tmp_path: Path) -> None:
 
 
 
-def test_host_commands_need_a_terminal_or_trust(tmp_path: Path) -> None:
+def test_host_commands_from_tasks_need_a_terminal_or_trust(tmp_path: Path) -> None:
     project = write_project(tmp_path / "host", HOST_COMMAND_CONFIG)
-    refused = run_rig("op", "hello", cwd=project)
+    refused = run_rig("apply", cwd=project)
     assert refused.returncode == 1
     assert refused.stderr.splitlines()[-1] == (
         "error: Host command requires confirmation in an interactive terminal (or RIG_TRUST_HOST_COMMANDS=1): "
-        "sh -c 'echo ran-on-host'"
+        "sh -c 'echo set-up-on-host'"
     )
-    trusted = run_rig("op", "hello", "--json", cwd=project, env={"RIG_TRUST_HOST_COMMANDS": "1"})
+    trusted = run_rig("apply", "--json", cwd=project, env={"RIG_TRUST_HOST_COMMANDS": "1"})
     assert trusted.returncode == 0, trusted
-    assert trusted.json == {"exit_code": 0}  # stdout holds only the result...
-    assert "ran-on-host" in trusted.stderr  # ...and the command's output went to stderr
+    assert trusted.json["context"] == {"exit_code": 0}  # stdout holds only the result...
+    hello = run_rig("op", "hello", "--json", cwd=project, env={"RIG_TRUST_HOST_COMMANDS": "1"})
+    assert hello.json == {"exit_code": 0}
+    assert "ran-on-host" in hello.stderr  # ...and the command's own output goes to stderr
+
+
+def test_operations_run_host_commands_only_in_a_terminal(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "host", HOST_COMMAND_CONFIG)
+    result = run_rig("op", "hello", cwd=project, env={"RIG_TRUST_HOST_COMMANDS": "0"})
+    assert result.returncode == 1
+    assert "needs an interactive terminal" in result.stderr

@@ -76,16 +76,23 @@ def test_json_mode_never_prompts(forked: Rig, dev_project: Path) -> None:
     assert "requires --yes" in output
 
 
-def test_host_command_asks_before_running(tmp_path: Path) -> None:
+def test_host_command_from_a_task_asks_first(tmp_path: Path) -> None:
     project = write_project(tmp_path / "host", HOST_COMMAND_CONFIG)
-    child = spawn(project, "op", "hello")
-    child.expect("Run on this host: sh -c 'echo ran-on-host'")
-    child.sendline("y")
-    code, output = ended(child)
-    assert code == 0, output
-    assert "ran-on-host" in output
-    denied = spawn(project, "op", "hello")
-    denied.expect("Run on this host")
+    denied = spawn(project, "apply")
+    denied.expect("Run on this host: sh -c 'echo set-up-on-host'")
     denied.sendline("n")
     code, output = ended(denied)
     assert code == 1 and "Host command denied" in output
+    child = spawn(project, "apply")
+    child.expect("Run on this host")
+    child.sendline("y")
+    code, output = ended(child)
+    assert code == 0, output
+    assert "set-up-on-host" in output
+
+
+def test_an_operation_the_user_named_runs_its_host_command_without_asking(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "host", HOST_COMMAND_CONFIG)
+    code, output = ended(spawn(project, "op", "hello"))
+    assert code == 0, output
+    assert "ran-on-host" in output and "Run on this host" not in output

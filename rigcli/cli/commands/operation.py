@@ -68,6 +68,7 @@ def _workspace_op(session: Session, workspace: str, operation: str, words: list[
         return 0
     if operation == "remove":
         confirm_destructive(session, f"Remove workspace {workspace}?", yes=yes, command=f"op {workspace} remove")
+    session.host.consented = True
     with session.watch(stream_output=True):
         result = session.run(session.engine.run_runtime_operation(
             operation=f"{workspace}/{operation}", input=values, workflow=workflow,
@@ -88,6 +89,7 @@ def _workflow_op(session: Session, operation: str, owners: list[str], words: lis
     values = _inputs(session, info, words, f"rig op {operation}")
     if values is None:
         return 0
+    session.host.consented = True
     with session.watch(stream_output=True):
         result = session.run(session.engine.run_operation(operation=operation, input=values, workflow=workflow))
     return _show(session, result)
