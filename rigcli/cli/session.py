@@ -43,6 +43,7 @@ class Session:
         self._location: ProjectLocation | None = None
         self._engine: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._watching = False
 
     def __enter__(self) -> Session:
         return self
@@ -66,9 +67,20 @@ class Session:
                 location.project_dir, config_path=location.config_path, state_path=location.state_path,
                 local=self.host, lock_wait=not self.opts.no_wait,
             )
+            engine.on_event(self._notice)
             self._engine = engine
             self.run(engine.load())
         return self._engine
+
+    def _notice(self, event: dict[str, Any]) -> None:
+        """State warnings and lock waits reach stderr in every command, even with no renderer."""
+        if self._watching or event.get("type") not in ("state.warning", "state.lock.waiting"):
+            return
+        from rigcli.render.lines import EventFormatter
+        from rigcli.render.tables import print_message
+
+        for line in EventFormatter().lines(event):
+            print_message(line.text, style=line.style)
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
         """Run one engine coroutine; the loop lives as long as the session so engine state can span calls."""
@@ -144,9 +156,11 @@ class Session:
         unsubscribe = engine.on_event(renderer.handle)
         self.host.pause = renderer.paused
         renderer.start()
+        self._watching = not self.opts.json
         try:
             yield
         finally:
+            self._watching = False
             unsubscribe()
             renderer.stop()
             self.host.pause = None

@@ -198,3 +198,56 @@ def setup(step, local):
 
 workflows = sequence("host").task("setup", setup).operation("hello", run=hello)
 '''
+
+# A provider plugin passed inline that presents an interaction and emits a provider event.
+EVENTS_CONFIG = '''
+import threading
+
+from rigcli import define_provider, workflow
+
+
+class Runtime:
+    def __init__(self, context):
+        self.context = context
+
+    def login(self):
+        done = threading.Event()
+        threading.Timer(0.2, done.set).start()
+        self.context.interaction.present_blocking({
+            "id": "login", "title": "Example login", "url": "https://example.invalid/login",
+            "instructions": "approve the request", "completed": lambda: done.wait(10), "stop": lambda: None,
+        })
+        self.context.emit({"type": "vm.created", "provider_id": "fake", "vm_id": "vm-1"})
+
+
+class Controller:
+    provider_id = "fake"
+
+    def runtime(self, context):
+        return Runtime(context)
+
+
+class Plugin:
+    provider_id = "fake"
+
+    def create_provider(self, setup):
+        return Controller()
+
+
+app = workflow("events", providers={"fake": define_provider("fake", plugin=Plugin())})
+
+
+def sign_in(step, fake, log):
+    log.debug("hidden detail")
+    log.warning("careful now")
+    fake.login()
+    return {"ctx": {"signed_in": True}}
+
+
+def boom(step):
+    print("about to fail")
+    raise RuntimeError("the disk is full")
+
+
+workflows = app.sequence("events").task("sign-in", sign_in).task("boom", boom)
+'''

@@ -67,3 +67,14 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     assert stdout == ""
     assert "Traceback" not in stderr
     assert len([line for line in stderr.splitlines() if line.startswith("error: ")]) == 1
+
+
+def test_a_second_writer_waits_and_says_who_holds_the_lock(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "slow", SLOW_CONFIG.format(seconds=2))
+    holder = _start_slow_apply(project, 2)
+    try:
+        waiter = run_rig("apply", cwd=project, timeout=60)
+        assert waiter.returncode == 0, waiter
+        assert f"waiting for the state lock held by rig apply (pid {holder.pid}" in waiter.stderr
+    finally:
+        holder.wait(timeout=60)

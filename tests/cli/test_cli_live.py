@@ -8,7 +8,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.cli.cli_support import RIG, env_with_rig, run_rig, write_project
+from tests.cli.cli_support import EVENTS_CONFIG, RIG, env_with_rig, run_rig, write_project
 
 LIVE_CONFIG = '''
 import time
@@ -148,3 +148,15 @@ def test_fork_with_stdout_captured_prints_the_name(live_project: Path, tmp_path:
     assert captured.read_text() == "feature\n"
     assert "feature ready" in output
     assert "Next" in output
+
+
+def test_live_view_shows_a_pending_interaction(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "events", EVENTS_CONFIG)
+    child = spawn(project, "apply")
+    child.expect("waiting on Example login")
+    child.expect("https://example.invalid/login")
+    child.expect("Example login completed")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 1  # the workflow's last task fails on purpose
+    assert "the disk is full" in str(child.before)
