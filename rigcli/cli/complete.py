@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from rigcli.cli.argv import VALUE_OPTIONS
+from rigcli.cli.argv import VALUE_OPTIONS, hoist
 from rigcli.cli.complete_sources import Item, OperationSpec, ProjectSource, paths, provider_ids
 from rigcli.cli.opargs import InputField
 
@@ -67,20 +67,16 @@ class Position:
 
 
 def read_position(tree: CommandSpec, words: Sequence[str]) -> Position:
-    pos = Position()
+    hoisted = hoist(list(words))  # global options sit anywhere, exactly as on a real run
+    pos = Position(globals={key: value for key, value in hoisted.values.items() if isinstance(value, str)})
+    words = hoisted.rest
     index = 0
     while index < len(words):
         word = words[index]
         index += 1
-        name, has_value, value = word.partition("=")
-        if name in VALUE_OPTIONS:
-            if has_value:
-                pos.globals[VALUE_OPTIONS[name]] = value
-            elif index < len(words):
-                pos.globals[VALUE_OPTIONS[name]] = words[index]
-                index += 1
-            else:
-                pos.pending_option = name
+        name, has_value, _ = word.partition("=")
+        if word in VALUE_OPTIONS:  # hoist leaves a value option in place only when its value is missing
+            pos.pending_option = word
             continue
         if pos.command == "op":
             pos.op_words.append(word)
