@@ -127,20 +127,22 @@ class LiveRenderer:
             running.output.clear()
 
     def _render(self) -> RenderableType:
-        with self._lock:
-            now = time.monotonic()
-            frame = SPINNER[int(now * 10) % len(SPINNER)]
-            progress = f"  {self.done}/{self.total}" if self.total else ""
-            rows: list[RenderableType] = [
-                Text(f"{frame} {self.title or 'working'}{progress}  {format_duration(now - self._began)}", style="bold")
-            ]
-            for path, running in self.running.items():
-                rows.append(Text(f"  {frame} {path}  {format_duration(now - running.started)}", style="cyan"))
-                for line in list(running.output)[-TAIL_LINES:]:
-                    rows.append(Text("  " + line.text, style="dim", no_wrap=True, overflow="ellipsis"))
-            for lines in self.waiting.values():
-                rows.extend(Text(line.text, style="yellow", no_wrap=True, overflow="ellipsis") for line in lines)
-            return Group(*rows)
+        # No self._lock here: Rich calls this holding its own lock, while handle() holds ours and
+        # then prints (taking Rich's); taking both in opposite orders would deadlock. The list()
+        # copies are single C-level steps, so a concurrent event cannot tear them.
+        now = time.monotonic()
+        frame = SPINNER[int(now * 10) % len(SPINNER)]
+        progress = f"  {self.done}/{self.total}" if self.total else ""
+        rows: list[RenderableType] = [
+            Text(f"{frame} {self.title or 'working'}{progress}  {format_duration(now - self._began)}", style="bold")
+        ]
+        for path, running in list(self.running.items()):
+            rows.append(Text(f"  {frame} {path}  {format_duration(now - running.started)}", style="cyan"))
+            for line in list(running.output)[-TAIL_LINES:]:
+                rows.append(Text("  " + line.text, style="dim", no_wrap=True, overflow="ellipsis"))
+        for lines in list(self.waiting.values()):
+            rows.extend(Text(line.text, style="yellow", no_wrap=True, overflow="ellipsis") for line in lines)
+        return Group(*rows)
 
 
 __all__ = ["LiveRenderer"]

@@ -160,3 +160,34 @@ def test_live_view_shows_a_pending_interaction(tmp_path: Path) -> None:
     child.close()
     assert child.exitstatus == 1  # the workflow's last task fails on purpose
     assert "the disk is full" in str(child.before)
+
+
+PARALLEL_CONFIG = '''
+import time
+
+from rigcli import sequence
+
+
+def chatty(step):
+    for i in range(300):
+        print(f"{step.path} says {i}")
+        if i % 50 == 0:
+            time.sleep(0.05)
+
+
+def branch(name):
+    return sequence(name).task("talk", chatty)
+
+
+workflows = sequence("fan").parallel(left=branch("left"), right=branch("right"), mid=branch("mid")).task(
+    "join", lambda step: {"ctx": {"joined": sorted(step.ctx)}}
+)
+'''
+
+
+def test_live_view_survives_parallel_branches_flooding_output(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "fan", PARALLEL_CONFIG)
+    output = finish(spawn(project, "apply"))
+    for path in ("left.talk", "right.talk", "mid.talk", "join"):
+        assert f"✓ {path}" in output
+    assert "ran 4, cached 0" in output
