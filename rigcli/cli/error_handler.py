@@ -41,6 +41,12 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
     except KeyboardInterrupt:
         print_error("interrupted")
         return INTERRUPTED
+    except SystemExit as exc:
+        # Command bodies return their code, so this came from project code calling sys.exit().
+        if debug_enabled():
+            traceback.print_exc()
+        print_error(f"project code called sys.exit({exc.code!r}) (rig_config.py or a handler)")
+        return 1
     except BrokenPipeError:
         # `rig ... | head` closed our stdout: not an error worth a log file.
         _silence_stdout()

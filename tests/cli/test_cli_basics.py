@@ -258,3 +258,11 @@ def test_internal_error_with_debug_prints_the_traceback(tmp_path: Path) -> None:
                                env=env_with_rig({"RIG_DEBUG": "1"}))
     assert completed.returncode == 3
     assert "Traceback" in completed.stderr and "ZeroDivisionError" in completed.stderr
+
+
+def test_config_calling_sys_exit_is_reported(tmp_path: Path) -> None:
+    write_project(tmp_path, "import sys\nsys.exit(5)\n")
+    result = run_rig("plan", "--json", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr == "error: project code called sys.exit(5) (rig_config.py or a handler)\n"
