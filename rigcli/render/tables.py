@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from typing import Any
 
 from rich import box
@@ -79,13 +78,11 @@ def format_age(timestamp: Any) -> str:
     """``just now``, ``5m ago``, ``3h ago``, ``2d ago`` for an ISO-8601 time; the input when unparsable."""
     if not isinstance(timestamp, str) or not timestamp:
         return ""
-    try:
-        moment = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
-    except ValueError:
+    from rigcli.state.clock import VERY_OLD, age_seconds, parse_timestamp
+
+    if parse_timestamp(timestamp) == VERY_OLD:
         return timestamp
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    seconds = (datetime.now(timezone.utc) - moment).total_seconds()
+    seconds = age_seconds(timestamp)
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
