@@ -101,7 +101,7 @@ class ProjectSource:
 
             return create_state_store(
                 project_dir=location.project_dir, state_path=location.effective_state_path,
-                config_path=location.config_path,
+                config_path=location.config_path, read_only=True,
             )
 
         return _safe(open_store, None)

@@ -13,7 +13,13 @@ from typing import Any, TypeVar
 from rigcli._version import __version__
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue
-from rigcli.state.migrations import RIG_VERSION_KEY, SchemaSyncResult, sync_schema_file
+from rigcli.state.migrations import (
+    RIG_VERSION_KEY,
+    SCHEMA_VERSION_KEY,
+    STATE_SCHEMA_VERSION,
+    SchemaSyncResult,
+    sync_schema_file,
+)
 
 # Writers are serialised by the state lock, so waiting here only covers readers' schema
 # bookkeeping and other rig processes' short commits.
@@ -37,8 +43,9 @@ def _connect(path: str) -> sqlite3.Connection:
 class StateDatabase:
     """One connection per store, shared by threads under a lock; reads never take the state lock."""
 
-    def __init__(self, path: str, *, project_dir: str, config_path: str | None) -> None:
+    def __init__(self, path: str, *, project_dir: str, config_path: str | None, read_only: bool = False) -> None:
         self.path = path
+        self.read_only = read_only
         self.project_dir = project_dir
         self.config_path = config_path
         self.last_sync: SchemaSyncResult | None = None
@@ -85,9 +92,26 @@ class StateDatabase:
 
     def _connection(self) -> sqlite3.Connection:
         if self._db is None:
-            self.sync_schema()
+            if self.read_only:
+                self._open_read_only()
+            else:
+                self.sync_schema()
         assert self._db is not None
         return self._db
+
+    def _open_read_only(self) -> None:
+        """Open without creating, migrating or moving anything (for completion and other peeks)."""
+        try:
+            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
+                                 isolation_level=None, check_same_thread=False)
+            query = 'SELECT value_json FROM runtime_metadata WHERE "key" = ?'
+            row = db.execute(query, (SCHEMA_VERSION_KEY,)).fetchone()
+        except sqlite3.Error as error:
+            raise StateError(f"Cannot read the rig state database {self.path}: {error}") from error
+        if row is None or json.loads(row[0]) != STATE_SCHEMA_VERSION:
+            db.close()
+            raise StateError(f"The rig state database {self.path} needs a schema update; run a rig command that writes")
+        self._db = db
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -100,6 +124,8 @@ class StateDatabase:
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         """One short write transaction; never hold it across a handler or a provider call."""
+        if self.read_only:
+            raise StateError(f"State database {self.path} was opened read-only")
         with self._mutex:
             db = self._connection()
             try:

@@ -113,17 +113,19 @@ def create_state_store(
     project_dir: StatePath,
     state_path: StatePath | None = None,
     config_path: StatePath | None = None,
+    read_only: bool = False,
 ) -> StateStore:
     """A store for ``state_path`` (default ``<project_dir>/.rig/state.sqlite``); nothing is opened yet.
 
     Paths are made absolute but symlinks are kept, so ``project.dir`` reads as the user wrote it.
+    ``read_only`` never creates, migrates or writes (completion opens the store this way).
     """
     project = os.path.abspath(os.fspath(project_dir))
     path = os.path.abspath(os.fspath(state_path)) if state_path is not None else os.path.join(
         project, ".rig", "state.sqlite"
     )
     config = os.path.abspath(os.fspath(config_path)) if config_path is not None else None
-    return StateStore(path, project_dir=project, config_path=config)
+    return StateStore(path, project_dir=project, config_path=config, read_only=read_only)
 
 
 __all__ = ["ApplyRecord", "StatePath", "StateStore", "create_state_store"]
