@@ -135,6 +135,9 @@ def _import_fresh(config_path: Path, project_dir: Path) -> ModuleType:
         raise ConfigError(f"{file}{line}: SyntaxError: {exc.msg}") from exc
     except RigError as exc:
         raise type(exc)(f"{_where(exc, config_path, project_dir)}{exc}") from exc
+    except SystemExit as exc:  # a config must not end rig silently with its own exit code
+        where = _where(exc, config_path, project_dir)
+        raise ConfigError(f"{where}called sys.exit({exc.code!r}) while loading") from exc
     except Exception as exc:
         raise ConfigError(f"{_where(exc, config_path, project_dir)}{type(exc).__name__}: {exc}") from exc
     finally:

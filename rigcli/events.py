@@ -18,6 +18,7 @@ Event types and their fields (all keys snake_case):
 - ``workspace.create.started`` / ``workspace.ready`` / ``workspace.remove.started`` /
   ``workspace.remove.completed`` {workflow, workspace}
 - ``workspace.operation.started`` / ``workspace.operation.completed`` {workflow, workspace, operation}
+- ``operation.started`` / ``operation.completed`` {workflow, operation} (workflow-level operations)
 - provider events such as ``vm.created`` {provider_id, ...}; the engine adds ``node_path``.
 - ``state.warning`` {message} (e.g. a database moved aside); ``state.lock.waiting`` /
   ``state.lock.takeover`` {holder: {pid, host, command, started_at}}.

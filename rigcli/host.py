@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rigcli.errors import RigError
+from rigcli.streams import real_stderr
 
 
 def stdio_is_terminal() -> bool:
@@ -33,8 +34,9 @@ class TerminalHost:
         return self._interactive
 
     def open(self, target: str) -> None:
-        sys.stderr.write(f"Open {target}\n")
-        sys.stderr.flush()
+        stderr = real_stderr()  # inside a handler sys.stderr is the capture; the user must see this
+        stderr.write(f"Open {target}\n")
+        stderr.flush()
         if os.environ.get("RIG_NO_BROWSER") == "1":
             return
         opener = _platform_opener()
@@ -55,10 +57,11 @@ class TerminalHost:
             if secret:
                 import getpass
 
-                return getpass.getpass(f"{message}: ")
+                return getpass.getpass(f"{message}: ", stream=real_stderr())
             suffix = f" [{default}]" if default else ""
-            sys.stderr.write(f"{message}{suffix}: ")
-            sys.stderr.flush()
+            stderr = real_stderr()
+            stderr.write(f"{message}{suffix}: ")
+            stderr.flush()
             answer = sys.stdin.readline().strip()
             return answer or (default or "")
 

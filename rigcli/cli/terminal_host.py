@@ -26,7 +26,7 @@ class CliHost(TerminalHost):
         self._require_terminal(message)
         with self._paused():
             if secret:
-                from rigcli.render.streams import real_stderr
+                from rigcli.streams import real_stderr
 
                 return getpass.getpass(f"{message}: ", stream=real_stderr())
             from rigcli.render.prompts import text
@@ -55,7 +55,7 @@ class CliHost(TerminalHost):
                 )
             if not self.confirm(f"Run on this host: {command}", default=True):
                 raise RigError(f"Host command denied: {command}")
-        from rigcli.render.streams import real_stderr, real_stdout
+        from rigcli.streams import real_stderr, real_stdout
 
         # stdout belongs to rig's result (one JSON document, or a name); off a terminal the
         # command's own output goes to stderr with the rest of the run's output.

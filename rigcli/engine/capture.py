@@ -51,22 +51,22 @@ class NodeConsole:
 
 class _StreamProxy:
     def __init__(self, real: TextIO, stream: str) -> None:
-        self._real = real
+        self.rig_real_stream = real  # renderers and prompts write here, past the capture
         self._stream = stream
 
     def write(self, data: str) -> int:
         console = _CURRENT.get()
         if console is None:
-            return self._real.write(data)
+            return self.rig_real_stream.write(data)
         console.write(self._stream, data)
         return len(data)
 
     def flush(self) -> None:
         if _CURRENT.get() is None:
-            self._real.flush()
+            self.rig_real_stream.flush()
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._real, name)
+        return getattr(self.rig_real_stream, name)
 
 
 class _LogHandler(logging.Handler):

@@ -9,6 +9,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from rigcli.engine.invoke import run_in_daemon_thread
 from rigcli.engine.providers import maybe_await
 from rigcli.errors import ProviderError
 from rigcli.events import Event
@@ -30,7 +31,7 @@ async def _wait_for(completed: Any) -> Any:
     if inspect.isawaitable(completed):
         return await completed
     if callable(completed):
-        return await asyncio.to_thread(completed)
+        return await run_in_daemon_thread(completed, name="interaction")
     return completed
 
 

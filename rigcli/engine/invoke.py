@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
+import functools
 import inspect
+import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -98,6 +102,30 @@ async def build_kwargs(
     return {name: values[name] for name in names if name in values}
 
 
+async def run_in_daemon_thread(fn: Callable[[], Any], *, name: str) -> Any:
+    """Run ``fn`` in a daemon thread: after Ctrl-C a handler stuck in a sleep must not keep the
+    interpreter alive (running commands are killed through the cancellation instead)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not future.done():
+            outcome()
+
+    def target() -> None:
+        outcome: Callable[[], None]
+        try:
+            outcome = functools.partial(future.set_result, context.run(fn))
+        except BaseException as exc:  # handed to the awaiting task, which re-raises it
+            outcome = functools.partial(future.set_exception, exc)
+        with contextlib.suppress(RuntimeError):  # the loop is gone after an interrupt: nobody waits
+            loop.call_soon_threadsafe(settle, outcome)
+
+    threading.Thread(target=target, name=f"rig:{name}", daemon=True).start()
+    return await future
+
+
 async def call_handler(fn: Callable[..., Any], kwargs: dict[str, Any], console: capture.NodeConsole) -> Any:
     """Run ``fn`` (async on the loop, sync in a worker thread) with its console captured."""
     capture.install()
@@ -116,7 +144,7 @@ async def call_handler(fn: Callable[..., Any], kwargs: dict[str, Any], console: 
             finally:
                 capture.deactivate(token)
 
-        result = await asyncio.to_thread(run_sync)
+        result = await run_in_daemon_thread(run_sync, name=console.node_path)
         if inspect.isawaitable(result):
             token = capture.activate(console)
             try:

@@ -12,7 +12,7 @@ from rigcli.engine.core import EngineCore
 from rigcli.engine.inputs import operation_info, validate_input
 from rigcli.engine.invoke import NamedContext, build_kwargs, call_handler, freeze, json_result
 from rigcli.engine.results import OperationInfo, WorkspaceRecord
-from rigcli.errors import InputError, NotFoundError, RigError, TaskError
+from rigcli.errors import InputError, NotFoundError, RigError, TaskError, UsageError
 from rigcli.events import Event
 from rigcli.graph import CompiledWorkflow, HookSpec
 
@@ -42,7 +42,7 @@ class WorkspaceMixin(EngineCore):
             raise NotFoundError(f'Unknown workspace "{name}"')
         if len(matches) > 1:
             owners = ", ".join(item["workflow"] for item in matches)
-            raise InputError(
+            raise UsageError(
                 f'Workspace "{name}" exists in multiple workflows: {owners}. Pass --workflow to choose one.'
             )
         record = matches[0]
@@ -257,13 +257,14 @@ class WorkspaceMixin(EngineCore):
         if not owners:
             raise NotFoundError(f'Unknown operation "{operation}"')
         if len(owners) > 1:
-            raise InputError(f"Multiple workflows define operation {operation}; pass --workflow")
+            raise UsageError(f"Multiple workflows define operation {operation}; pass --workflow")
         selected = owners[0]
         spec = selected.operations[operation]
         value = validate_input(spec.definition, input or {}, self._resolve_workspace_ref(selected))
         plan = await self.plan(selected.name)
         assert self.stores is not None
         with self.stores.writing(f"op {operation}"):
+            self.emit({"type": "operation.started", "workflow": selected.name, "operation": operation})
             result = await self._run_hook(
                 selected,
                 HookSpec(spec.definition.run, spec.providers, operation),
@@ -272,7 +273,9 @@ class WorkspaceMixin(EngineCore):
                 workspace=None,
                 input_value=value,
             )
-            return json_result(result, f"Operation {operation} result")
+            output = json_result(result, f"Operation {operation} result")
+            self.emit({"type": "operation.completed", "workflow": selected.name, "operation": operation})
+            return output
 
     def _resolve_workspace_ref(self, workflow: CompiledWorkflow) -> Any:
         def resolve(name: str) -> dict[str, Any]:

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from rich.console import Console
 
-from rigcli.render.streams import real_stderr, real_stdout
+from rigcli.streams import real_stderr, real_stdout
 
 # Off a terminal nothing should wrap: tables size to their content and paths stay whole for grep.
 PIPE_WIDTH = 4096

@@ -265,4 +265,4 @@ def test_config_calling_sys_exit_is_reported(tmp_path: Path) -> None:
     result = run_rig("plan", "--json", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == ""
-    assert result.stderr == "error: project code called sys.exit(5) (rig_config.py or a handler)\n"
+    assert result.stderr == f"error: {tmp_path / 'rig_config.py'}:2: called sys.exit(5) while loading\n"

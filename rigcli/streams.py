@@ -1,4 +1,4 @@
-"""The process's own output streams, past the engine's capture of handler output (no Rich here)."""
+"""The process's own output streams, past the engine's capture of handler output."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from typing import TextIO
 
 
 def real_stream(stream: TextIO) -> TextIO:
-    """The stream under the engine's handler-output capture proxy (it keeps the original as ``_real``).
+    """The stream under the engine's handler-output capture proxy (it exposes ``rig_real_stream``).
 
     Renderers are event listeners and events fire inside handlers, so writing through the proxy
     would turn our own lines into more log.output events, without end; and a prompt written
     through it would be swallowed as task output while we wait for the answer.
     """
-    while hasattr(stream, "_real"):
-        stream = stream._real
+    while hasattr(stream, "rig_real_stream"):
+        stream = stream.rig_real_stream
     return stream
 
 
