@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from rigcli.cli.terminal_host import CliHost
 from rigcli.discovery import ProjectLocation, find_project
-from rigcli.errors import NotFoundError, UsageError
+from rigcli.errors import InterruptedRunError, NotFoundError, UsageError
 from rigcli.host import stdio_is_terminal
 
 if TYPE_CHECKING:
@@ -83,10 +85,42 @@ class Session:
             print_message(line.text, style=line.style)
 
     def run(self, coro: Coroutine[Any, Any, T]) -> T:
-        """Run one engine coroutine; the loop lives as long as the session so engine state can span calls."""
+        """Run one engine coroutine; the loop lives as long as the session so engine state can span calls.
+
+        The first SIGINT/SIGTERM is graceful: the engine's cancellation stops running commands
+        (their process groups are killed), the running task is cancelled so its node is recorded
+        ``interrupted``, and nothing new starts. A second signal leaves at once.
+        """
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
-        return self._loop.run_until_complete(coro)
+        loop = self._loop
+        task = loop.create_task(coro)
+        received: list[int] = []
+
+        def on_signal(signum: int) -> None:
+            if received:
+                os._exit(128 + received[0])
+            received.append(signum)
+            if self._engine is not None:
+                self._engine.cancellation.cancel()
+            task.cancel()
+
+        installed = []
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            with contextlib.suppress(ValueError, NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, on_signal, signum)
+                installed.append(signum)
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if not received:
+                raise
+            error = InterruptedRunError("interrupted")
+            error.exit_code = 128 + received[0]
+            raise error from None
+        finally:
+            for signum in installed:
+                loop.remove_signal_handler(signum)
 
     def close(self) -> None:
         if self._engine is not None:

@@ -1,0 +1,73 @@
+"""Graceful interrupt: the first SIGINT/SIGTERM stops running commands, journals the node, exits 130/143."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.cli.cli_support import RIG, env_with_rig, write_project
+
+CONFIG = """
+from rigcli import define_provider, workflow
+
+app = workflow("interrupt", providers={{"box": define_provider("local")}})
+
+def run_command(box):
+    machine = box.create_machine()
+    machine.exec("sleep 600 & echo $! > {pidfile}; wait", name="long command")
+
+def sleep_in_python(step):
+    import time
+    time.sleep(600)
+
+workflows = app.sequence("root").parallel(
+    command=app.sequence("command").task("run", run_command),
+    python=app.sequence("python").task("sleep", sleep_in_python),
+)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie awaiting its reaper is not running
+        return stat.read().split()[2] != "Z"
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_first_signal_kills_running_commands_and_records_interrupted_runs(
+    tmp_path: Path, signum: signal.Signals, code: int
+) -> None:
+    pidfile = tmp_path / "grandchild.pid"
+    project = write_project(tmp_path / "project", CONFIG.format(pidfile=pidfile))
+    process = subprocess.Popen([RIG, "apply"], cwd=project, env=env_with_rig(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        grandchild = int(pidfile.read_text())
+        assert _alive(grandchild)
+        process.send_signal(signum)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == code, stderr
+    assert stdout == ""
+    assert [line for line in stderr.splitlines() if line.startswith("error: ")] == ["error: interrupted"]
+    deadline = time.monotonic() + 10
+    while _alive(grandchild) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(grandchild), "a command started by the interrupted run survived it"
+    with sqlite3.connect(project / ".rig" / "state.sqlite") as db:
+        runs = sorted(db.execute("SELECT node_path, status FROM workflow_node_runs").fetchall())
+    assert runs == [("command.run", "interrupted"), ("python.sleep", "interrupted")]
