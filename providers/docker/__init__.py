@@ -17,12 +17,11 @@ import secrets
 from collections.abc import Mapping
 from typing import Any
 
-from providers._machine import now_iso
 from providers.docker.client import DockerClient
 from providers.docker.machine import DockerMachine
 from rigcli.errors import ProviderError
-from rigcli.events import Event
 from rigcli.provider_api import ProviderSetup, RuntimeContext
+from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id
 
 PROVIDER_ID = "docker"
 IMAGE_KIND = "image"
@@ -31,28 +30,16 @@ KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
 
 
 def image_id_of(ref: Any) -> str:
-    if isinstance(ref, str) and ref:
-        return ref
-    if isinstance(ref, Mapping) and ref.get("provider") == PROVIDER_ID and ref.get("kind") == IMAGE_KIND:
-        image_id = ref.get("image_id")
-        if isinstance(image_id, str) and image_id:
-            return image_id
-    raise ProviderError(f"Not a docker image ref: {ref!r}")
+    """The image id in an ``image`` ref (or a bare id string)."""
+    return ref_id(ref, provider_id=PROVIDER_ID, kind=IMAGE_KIND, key="image_id", what="docker image")
 
 
-class DockerRuntime:
+class DockerRuntime(BaseRuntime["DockerController"]):
     """What handlers receive: start containers, find them again, list what exists."""
 
     def __init__(self, controller: DockerController, context: RuntimeContext) -> None:
-        self.controller = controller
-        self.context = context
+        super().__init__(controller, context)
         self.client = controller.client
-        self.config = controller.config
-        self.env: Mapping[str, Any] = controller.env
-
-    def event(self, kind: str, **fields: Any) -> None:
-        event: Event = {"type": kind, "node_path": self.context.node_path, "provider_id": PROVIDER_ID}
-        self.context.emit({**event, **fields})
 
     def create_machine(self, image: str | None = None) -> DockerMachine:
         """A new container from ``image`` (or the provider's configured image), kept running idle."""
@@ -81,37 +68,17 @@ class DockerRuntime:
             raise ProviderError(f"Unknown docker machine {machine_id!r}")
         return DockerMachine(self, stored["value"])
 
-    def delete_machine(self, machine_id: str) -> bool:
-        """Delete a machine by id; False when it was already gone (safe to retry)."""
-        deleted = self.controller.delete_machine(machine_id)
-        if deleted:
-            self.event("machine.deleted", machine=machine_id)
-        return deleted
 
-    def list_machines(self) -> list[dict[str, Any]]:
-        return self.controller.list_machines()
-
-    def list_snapshots(self) -> list[dict[str, Any]]:
-        return self.controller.list_snapshots()
-
-    def delete_snapshot(self, ref: Any) -> bool:
-        return self.controller.delete_snapshot(ref)
-
-
-class DockerController:
+class DockerController(BaseController):
     """One per run: owns the daemon connection and the records in provider storage."""
 
     provider_id = PROVIDER_ID
 
     def __init__(self, setup: ProviderSetup) -> None:
-        self.setup = setup
-        self.config: Mapping[str, Any] = setup.config
+        super().__init__(setup)
         host = self.config.get("host")
         self.client = DockerClient(host if isinstance(host, str) and host else None)
-        env = self.config.get("env") or {}
-        if not isinstance(env, Mapping):
-            raise ProviderError("docker provider config env= must be a mapping of strings")
-        self.env: Mapping[str, Any] = env
+        self.env = config_env(PROVIDER_ID, self.config)
 
     def runtime(self, context: RuntimeContext) -> DockerRuntime:
         return DockerRuntime(self, context)
@@ -171,13 +138,6 @@ class DockerController:
         )
         self.setup.storage.delete(f"machine:{machine_id}")
         return stored is not None or response.status_code == 204
-
-    def cleanup_resource(self, resource: Mapping[str, Any]) -> None:
-        """Remove what a failed workspace create left behind (from its ``*.created`` events)."""
-        if resource.get("type") == "machine.created" and isinstance(resource.get("machine"), str):
-            self.delete_machine(resource["machine"])
-        elif resource.get("type") == "snapshot.created" and isinstance(resource.get("artifact"), Mapping):
-            self.delete_snapshot(resource["artifact"])
 
     def commit(self, machine: DockerMachine) -> dict[str, Any]:
         tag = f"{machine.id}-{secrets.token_hex(4)}"

@@ -10,10 +10,10 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from providers._command import CommandRecorder, CommandResult
 from providers.docker.client import DockerClient
 from rigcli.errors import InterruptedRunError, ProviderError
 from rigcli.provider_api import Cancellation
+from rigcli.provider_kit import CommandRecorder, CommandResult
 
 GRACE_SECONDS = 2.0
 _ABANDON_SECONDS = 10.0  # dockerd itself waits a few seconds for orphans before closing an exec's output

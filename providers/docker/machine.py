@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import os
 import posixpath
 import shlex
 import tarfile
@@ -10,23 +11,22 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from providers._command import CommandRecorder, CommandResult, Redactor, describe_command, failure
-from providers._machine import AttachSpec, MachineFileNotFoundError, check_timeout
 from providers.docker.execution import run_exec
-from rigcli.errors import InterruptedRunError, ProviderError
+from rigcli.errors import ProviderError
+from rigcli.provider_api import Cancellation
+from rigcli.provider_kit import AttachSpec, BaseMachine, CommandRecorder, CommandResult, MachineFileNotFoundError
 
 if TYPE_CHECKING:
     from providers.docker import DockerRuntime
 
 
-class DockerMachine:
+class DockerMachine(BaseMachine["DockerRuntime"]):
     """Handle on one container; relative paths are relative to ``workdir``."""
 
     provider_id = "docker"
 
     def __init__(self, runtime: DockerRuntime, record: Mapping[str, Any]) -> None:
-        self._runtime = runtime
-        self.id: str = record["id"]
+        super().__init__(runtime, record["id"])
         self.container_id: str = record["container_id"]
         self.image: str = record.get("image") or ""
         self.workdir: str = record.get("workdir") or "/"
@@ -47,44 +47,17 @@ class DockerMachine:
     def _client(self) -> Any:
         return self._runtime.client
 
-    def exec(
-        self,
-        command: str,
-        *,
-        name: str | None = None,
-        env: Mapping[str, str] | None = None,
-        cwd: str | None = None,
-        timeout: float | None = None,
-        check: bool = True,
-    ) -> CommandResult:
-        """Run ``sh -c command`` in the container, streaming output as command.* events."""
-        if not isinstance(command, str) or not command.strip():
-            raise ProviderError("exec needs a non-empty shell command string")
-        timeout = check_timeout(timeout)
-        context = self._runtime.context
-        if context.cancellation.is_set():
-            raise InterruptedRunError(f"Not starting {describe_command(command, name)}: the run was interrupted")
-        redact = Redactor.from_values(self._runtime.config, env or {})
-        recorder = CommandRecorder(
-            context.emit, command=command, name=name, node_path=context.node_path, machine=self.id,
-            provider_id=self.provider_id, redact=redact,
-        )
-        merged = {str(key): str(value) for key, value in {**self._runtime.env, **(env or {})}.items()}
-        result = run_exec(
-            self._client, self.container_id, command, env=merged,
-            cwd=self.resolve(cwd) if cwd is not None else self.workdir, timeout=timeout, recorder=recorder,
-            cancellation=context.cancellation,
-        )
-        if check and not result.ok:
-            raise failure(result, timeout=timeout, redact=redact)
-        return result
+    def _cwd(self, cwd: str | os.PathLike[str] | None) -> str:
+        return self.resolve(str(cwd)) if cwd is not None else self.workdir
 
-    def probe(self, command: str) -> CommandResult:
-        """Run a check command; never raises for a failing command (read ``ok``/``exit_code``)."""
-        try:
-            return self.exec(command, name="probe", check=False)
-        except ProviderError as exc:
-            return CommandResult(command=command, name="probe", exit_code=127, stdout="", stderr=str(exc))
+    def _run(
+        self, command: str, *, env: dict[str, str], cwd: str, timeout: float | None, recorder: CommandRecorder,
+        cancellation: Cancellation,
+    ) -> CommandResult:
+        return run_exec(
+            self._client, self.container_id, command, env=env, cwd=cwd, timeout=timeout, recorder=recorder,
+            cancellation=cancellation,
+        )
 
     def exists(self, path: str) -> bool:
         response = self._client.request(
@@ -130,18 +103,13 @@ class DockerMachine:
                 self.exec(f"mkdir -p {shlex.quote(folder)}", name=f"mkdir {folder}")
         raise ProviderError(f"Could not write {target} in docker machine {self.id}")
 
-    def snapshot_ref(self) -> dict[str, Any]:
-        """Commit the container to an image and return its artifact ref."""
-        ref = self._runtime.controller.commit(self)
-        self._runtime.event("snapshot.created", machine=self.id, artifact=ref)
-        return ref
+    def _snapshot(self) -> dict[str, Any]:
+        """Commit the container to an image."""
+        return self._runtime.controller.commit(self)
 
-    snapshot = snapshot_ref
-
-    def delete(self) -> None:
-        """Remove the container (forced) and its record; a container already gone is fine."""
+    def _remove(self) -> None:
+        """Remove the container (forced) and its record."""
         self._runtime.controller.remove_container(self.container_id, self.id)
-        self._runtime.event("machine.deleted", machine=self.id)
 
     def attach(self, command: str) -> AttachSpec:
         """``docker exec -it`` from the user's terminal (needs the docker CLI on PATH)."""

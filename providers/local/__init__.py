@@ -20,8 +20,8 @@ from typing import Any
 from providers.local.machine import LocalMachine
 from providers.local.store import LocalStore, MachineRecord, SnapshotRecord
 from rigcli.errors import ProviderError
-from rigcli.events import Event
 from rigcli.provider_api import ProviderSetup, RuntimeContext
+from rigcli.provider_kit import BaseController, BaseRuntime, ref_id
 
 PROVIDER_ID = "local"
 SNAPSHOT_KIND = "dirSnapshot"
@@ -29,31 +29,15 @@ SNAPSHOT_KIND = "dirSnapshot"
 
 def snapshot_id_of(ref: Any) -> str:
     """The snapshot id in a ``dirSnapshot`` ref (or a bare id string)."""
-    if isinstance(ref, str) and ref:
-        return ref
-    if isinstance(ref, Mapping) and ref.get("provider") == PROVIDER_ID and ref.get("kind") == SNAPSHOT_KIND:
-        snapshot_id = ref.get("snapshot_id")
-        if isinstance(snapshot_id, str) and snapshot_id:
-            return snapshot_id
-    raise ProviderError(f"Not a local snapshot ref: {ref!r}")
+    return ref_id(ref, provider_id=PROVIDER_ID, kind=SNAPSHOT_KIND, key="snapshot_id", what="local snapshot")
 
 
-class LocalRuntime:
+class LocalRuntime(BaseRuntime["LocalController"]):
     """What handlers receive: make machines, find them again, list what exists."""
 
     def __init__(self, controller: LocalController, context: RuntimeContext) -> None:
-        self.controller = controller
-        self.context = context
+        super().__init__(controller, context)
         self.store = controller.store
-        self.config = controller.config
-        env = controller.config.get("env") or {}
-        if not isinstance(env, Mapping):
-            raise ProviderError("local provider config env= must be a mapping of strings")
-        self.env: Mapping[str, Any] = env
-
-    def event(self, kind: str, **fields: Any) -> None:
-        event: Event = {"type": kind, "node_path": self.context.node_path, "provider_id": PROVIDER_ID}
-        self.context.emit({**event, **fields})
 
     def create_machine(self) -> LocalMachine:
         """A new, empty machine directory."""
@@ -76,31 +60,14 @@ class LocalRuntime:
         machine = LocalMachine(self, record)
         return machine
 
-    def delete_machine(self, machine_id: str) -> bool:
-        """Delete a machine by id; False when it was already gone (safe to retry)."""
-        deleted = self.controller.delete_machine(machine_id)
-        if deleted:
-            self.event("machine.deleted", machine=machine_id)
-        return deleted
 
-    def list_machines(self) -> list[dict[str, Any]]:
-        return self.controller.list_machines()
-
-    def list_snapshots(self) -> list[dict[str, Any]]:
-        return self.controller.list_snapshots()
-
-    def delete_snapshot(self, ref: Any) -> bool:
-        return self.controller.delete_snapshot(ref)
-
-
-class LocalController:
+class LocalController(BaseController):
     """Created once per run from the provider setup; hands out runtimes per node."""
 
     provider_id = PROVIDER_ID
 
     def __init__(self, setup: ProviderSetup) -> None:
-        self.setup = setup
-        self.config: Mapping[str, Any] = setup.config
+        super().__init__(setup)
         self.store = LocalStore(setup.state_dir, setup.storage)
 
     def runtime(self, context: RuntimeContext) -> LocalRuntime:
@@ -119,13 +86,6 @@ class LocalController:
             return False
         self.store.delete_machine(record)
         return True
-
-    def cleanup_resource(self, resource: Mapping[str, Any]) -> None:
-        """Remove what a failed workspace create left behind (from its ``*.created`` events)."""
-        if resource.get("type") == "machine.created" and isinstance(resource.get("machine"), str):
-            self.delete_machine(resource["machine"])
-        elif resource.get("type") == "snapshot.created" and isinstance(resource.get("artifact"), Mapping):
-            self.delete_snapshot(resource["artifact"])
 
     def list_machines(self) -> list[dict[str, Any]]:
         return [self._machine_json(record) for record in self.store.list_machines()]

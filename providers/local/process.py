@@ -10,9 +10,9 @@ import subprocess
 import time
 from collections.abc import Mapping
 
-from providers._command import CommandRecorder, CommandResult, exit_status
 from rigcli.errors import InterruptedRunError
 from rigcli.provider_api import Cancellation
+from rigcli.provider_kit import CommandRecorder, CommandResult, exit_status
 
 GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL
 _POLL_SECONDS = 0.05  # child-exit polling where pidfd is unavailable (macOS, old kernels)

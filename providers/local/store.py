@@ -11,9 +11,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from providers._machine import now_iso
 from rigcli.errors import ProviderError
 from rigcli.provider_api import KeyValueStore
+from rigcli.provider_kit import now_iso
 
 MARKER = "snapshot.json"  # written last, inside the temp dir, before the rename: present means complete
 FILES = "files"

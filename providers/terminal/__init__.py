@@ -13,10 +13,10 @@ import secrets
 import shutil
 from typing import Any
 
-from providers._machine import AttachSpec
 from rigcli.errors import ProviderError
 from rigcli.events import Event
 from rigcli.provider_api import ProviderSetup, RuntimeContext
+from rigcli.provider_kit import AttachSpec
 
 PROVIDER_ID = "terminal"
 
