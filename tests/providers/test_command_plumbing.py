@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import struct
 
-from providers._command import CHUNK_LIMIT, LineChunker, Redactor, TailBuffer
 from providers.docker.client import negotiate
 from providers.docker.execution import FrameDecoder
 from rigcli.authoring.values import SecretValue
+from rigcli.provider_kit.commands import CHUNK_LIMIT, LineChunker, Redactor, TailBuffer
 
 
 def test_tail_buffer_keeps_the_last_bytes_and_counts_the_rest() -> None:

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from provider_helpers import Harness
 
-from providers._machine import MachineFileNotFoundError
 from providers.docker import plugin
 from rigcli.errors import ProviderError
+from rigcli.provider_kit.machine import MachineFileNotFoundError
 
 
 def inspect(api: Any, container: str) -> Any:

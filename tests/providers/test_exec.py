@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from provider_helpers import Harness, PeakRss, process_dead
 
-from providers._command import OUTPUT_LIMIT, CommandFailedError
 from rigcli.authoring.values import SecretValue
 from rigcli.errors import InterruptedRunError, ProviderError
+from rigcli.provider_kit.commands import OUTPUT_LIMIT, CommandFailedError
 
 FIFTY_MB = 50 * 1024 * 1024
 

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 from provider_helpers import Harness
 
-from providers._machine import MachineFileNotFoundError
 from providers.local import plugin
 from rigcli.errors import ProviderError
+from rigcli.provider_kit.machine import MachineFileNotFoundError
 
 
 def test_a_machine_is_a_directory_under_the_project_state_dir(local: Harness, project: Path) -> None:
