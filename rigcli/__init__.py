@@ -12,17 +12,18 @@ from rigcli._version import __version__
 
 if TYPE_CHECKING:
     from rigcli.authoring.inputs import Arg, WorkspaceRef
-    from rigcli.authoring.nodes import define_config, sequence, task, workflow
+    from rigcli.authoring.nodes import task
+    from rigcli.authoring.project import define_config, sequence, workflow
     from rigcli.authoring.values import define_provider, env, secret
     from rigcli.engine import create_engine
     from rigcli.errors import RigError
     from rigcli.state import create_state_store
 
 _LAZY = {
-    "workflow": "rigcli.authoring.nodes",
-    "sequence": "rigcli.authoring.nodes",
+    "workflow": "rigcli.authoring.project",
+    "sequence": "rigcli.authoring.project",
     "task": "rigcli.authoring.nodes",
-    "define_config": "rigcli.authoring.nodes",
+    "define_config": "rigcli.authoring.project",
     "define_provider": "rigcli.authoring.values",
     "env": "rigcli.authoring.values",
     "secret": "rigcli.authoring.values",

@@ -18,7 +18,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from rigcli.authoring.nodes import ProjectConfig, SequenceNode
+from rigcli.authoring.nodes import SequenceNode
+from rigcli.authoring.project import ProjectConfig
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError, RigError
 

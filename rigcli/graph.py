@@ -9,7 +9,6 @@ has the same cache paths wherever it is used.
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -17,19 +16,16 @@ from typing import Any, Union
 
 from rigcli.authoring.nodes import (
     CONTEXT_NAMES,
-    OperationDefinition,
     ParallelNode,
     ProviderScope,
     SequenceNode,
     TaskNode,
-    WorkspaceDefinition,
 )
+from rigcli.authoring.operations import OperationDefinition, WorkspaceDefinition
 from rigcli.authoring.values import ProviderDefinition
-from rigcli.errors import ConfigError
+from rigcli.handler_params import HOOK_NAMES, TASK_NAMES, check_handler_params
 
 Scope = Mapping[str, ProviderDefinition]
-TASK_NAMES = ("step", "providers", "config", "local", "log")
-HOOK_NAMES = (*TASK_NAMES, "workflow", "workspace", "input")
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,35 +255,6 @@ def _join(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
-def check_handler_params(fn: Callable[..., Any], base: tuple[str, ...], scope: Scope, label: str) -> None:
-    """Fail at load when a handler asks for a parameter rig cannot give it."""
-    available = [*base, *sorted(name for name in scope if name not in base)]
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return  # builtins and some C callables have no signature; they get no arguments
-    for parameter in parameters:
-        if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
-            continue
-        if parameter.kind is parameter.POSITIONAL_ONLY or parameter.name not in available:
-            if parameter.default is not parameter.empty:
-                continue
-            where = _source_location(fn)
-            raise ConfigError(
-                f'{where}{label} handler asks for "{parameter.name}", which is not available '
-                f"(available: {', '.join(available)})"
-            )
-
-
-def _source_location(fn: Callable[..., Any]) -> str:
-    code = getattr(inspect.unwrap(fn), "__code__", None)
-    if code is None:
-        return ""
-    import os
-
-    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}: "
-
-
 def compile_workflow(
     root: SequenceNode, root_providers: Scope, fragment_hasher: Callable[[FragmentSpec], str]
 ) -> CompiledWorkflow:
@@ -338,6 +305,5 @@ __all__ = [
     "ParallelSpec",
     "StepSpec",
     "TaskSpec",
-    "check_handler_params",
     "compile_workflow",
 ]

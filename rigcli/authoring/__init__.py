@@ -3,18 +3,13 @@
 from __future__ import annotations
 
 from rigcli.authoring.nodes import (
-    App,
-    OperationDefinition,
     ParallelNode,
-    ProjectConfig,
     SequenceNode,
     TaskNode,
-    WorkspaceDefinition,
-    define_config,
-    sequence,
     task,
-    workflow,
 )
+from rigcli.authoring.operations import OperationDefinition, WorkspaceDefinition
+from rigcli.authoring.project import App, ProjectConfig, define_config, sequence, workflow
 from rigcli.authoring.values import ProviderDefinition, define_provider, env, secret
 
 __all__ = [

@@ -7,43 +7,24 @@ a linked chain so appending is O(1) even for very long sequences.
 
 from __future__ import annotations
 
-import inspect
-import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Union
 
+from rigcli.authoring.operations import (
+    OperationDefinition,
+    WorkspaceDefinition,
+    check_operation_id,
+    make_operation,
+)
 from rigcli.authoring.ttl import parse_ttl
 from rigcli.authoring.values import ProviderDefinition
-from rigcli.errors import ConfigError, InputError
+from rigcli.errors import ConfigError
 from rigcli.jsonutil import find_non_json, to_plain_json
 
-RESERVED_OPERATION_IDS = frozenset(
-    [
-        "apply",
-        "cache",
-        "completion",
-        "create",
-        "doctor",
-        "fork",
-        "help",
-        "init",
-        "ls",
-        "op",
-        "plan",
-        "projects",
-        "providers",
-        "remove",
-        "rm",
-        "run",
-        "version",
-    ]
-)
 # Names handlers receive by parameter; a provider cannot be scoped under one of them.
 CONTEXT_NAMES = frozenset({"step", "providers", "config", "local", "log", "workflow", "workspace", "input"})
-WORKSPACE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-WORKSPACE_NAME_MAX = 63
 
 ProviderScope = Mapping[str, ProviderDefinition | None]  # None: removed from scope
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
@@ -70,12 +51,6 @@ def _merge_config(current: Mapping[str, Any], args: tuple[Any, ...], kwargs: dic
         merged.update(_json_config(arg))
     merged.update(_json_config(kwargs))
     return _frozen(merged)
-
-
-def _check_scope(scope: str | None) -> str | None:
-    if scope not in (None, "global", "local"):
-        raise ConfigError(f"cache scope must be 'global' or 'local', not {scope!r}")
-    return scope
 
 
 class _NodeMethods:
@@ -130,24 +105,6 @@ class Child:
 class _Link:
     child: Child
     previous: _Link | None
-
-
-@dataclass(frozen=True, eq=False)
-class WorkspaceDefinition:
-    create: Callable[..., Any]
-    remove: Callable[..., Any] | None
-    scope: ProviderScope
-
-
-@dataclass(frozen=True, eq=False)
-class OperationDefinition:
-    id: str
-    run: Callable[..., Any]
-    input: Any
-    title: str | None
-    description: str | None
-    scope: ProviderScope
-    workspace: bool  # True: runs against one workspace (``rig op WS OP``)
 
 
 def make_task(
@@ -289,8 +246,8 @@ class SequenceNode(_NodeMethods):
         description: str | None = None,
     ) -> SequenceNode:
         """An operation run against one workspace: ``rig op WORKSPACE ID``."""
-        op_id = _check_operation_id(id, workspace=True, existing=self.workspace_operations)
-        definition = _operation(op_id, run, input, title, description, self.scope, workspace=True)
+        op_id = check_operation_id(id, workspace=True, existing=self.workspace_operations)
+        definition = make_operation(op_id, run, input, title, description, self.scope, workspace=True)
         return replace(self, workspace_operations=(*self.workspace_operations, definition))
 
     def operation(
@@ -302,141 +259,22 @@ class SequenceNode(_NodeMethods):
         description: str | None = None,
     ) -> SequenceNode:
         """A workflow-level operation: ``rig op ID [ARGS]``."""
-        op_id = _check_operation_id(id, workspace=False, existing=self.operations)
-        definition = _operation(op_id, run, input, title, description, self.scope, workspace=False)
+        op_id = check_operation_id(id, workspace=False, existing=self.operations)
+        definition = make_operation(op_id, run, input, title, description, self.scope, workspace=False)
         return replace(self, operations=(*self.operations, definition))
 
 
 Node = Union[TaskNode, SequenceNode, ParallelNode]  # noqa: UP007 - a runtime alias must work on 3.10 with forward refs
 
 
-def _check_operation_id(op_id: Any, *, workspace: bool, existing: tuple[OperationDefinition, ...]) -> str:
-    label = "Workspace operation" if workspace else "Operation"
-    if not isinstance(op_id, str) or not op_id.strip():
-        raise ConfigError(f"{label} ids must be non-empty")
-    op_id = op_id.strip()
-    if workspace and "/" in op_id:
-        raise ConfigError(f'{label} ids cannot contain "/" ({op_id})')
-    if op_id in RESERVED_OPERATION_IDS:
-        raise ConfigError(
-            f"{label} id {op_id} is reserved by rig (reserved: {', '.join(sorted(RESERVED_OPERATION_IDS))})"
-        )
-    if any(item.id == op_id for item in existing):
-        raise ConfigError(f"{label} id {op_id} is already defined")
-    return op_id
-
-
-def _operation(
-    op_id: str,
-    run: Any,
-    input_model: Any,
-    title: str | None,
-    description: str | None,
-    scope: ProviderScope,
-    *,
-    workspace: bool,
-) -> OperationDefinition:
-    if not callable(run):
-        raise ConfigError(f"Operation {op_id} needs run=<function>")
-    if input_model is not None and not (inspect.isclass(input_model) and hasattr(input_model, "model_validate")):
-        raise ConfigError(f"Operation {op_id} input= must be a pydantic model class")
-    return OperationDefinition(op_id, run, input_model, title, description, scope, workspace)
-
-
-@dataclass(frozen=True)
-class App:
-    """``workflow(name, providers=...)``: names a workflow and the providers in scope from the start."""
-
-    name: str
-    providers: Mapping[str, ProviderDefinition] = field(default_factory=lambda: _EMPTY)
-
-    def sequence(self, name: str) -> SequenceNode:
-        return new_sequence(name, workflow=self.name, scope=self.providers)
-
-    def task(self, name: str, handler: Callable[..., Any] | None = None, **options: Any) -> TaskNode:
-        return make_task(name, handler, **options)
-
-    step = task
-
-
-def new_sequence(name: str, *, workflow: str | None = None, scope: ProviderScope = _EMPTY) -> SequenceNode:
-    if not isinstance(name, str) or not name.strip():
-        raise ConfigError("Sequence names must be non-empty strings")
-    return SequenceNode(name=name, workflow=workflow or name, scope=_frozen(scope))
-
-
-def _check_providers(providers: Mapping[str, Any] | None) -> Mapping[str, ProviderDefinition]:
-    result: dict[str, ProviderDefinition] = {}
-    for name, definition in (providers or {}).items():
-        if name in CONTEXT_NAMES:
-            raise ConfigError(f"Provider name {name} is reserved by the task context")
-        if not isinstance(definition, ProviderDefinition):
-            raise ConfigError(f"Provider {name} is not a valid rig provider (use define_provider)")
-        result[name] = definition
-    return _frozen(result)
-
-
-def workflow(name: str, providers: Mapping[str, ProviderDefinition] | None = None) -> App:
-    """Start a workflow; ``app.sequence(name)`` builds its root sequence."""
-    if not isinstance(name, str) or not name.strip():
-        raise ConfigError("Workflow names must be non-empty strings")
-    return App(name, _check_providers(providers))
-
-
-def sequence(name: str) -> SequenceNode:
-    """A sequence that is also a workflow of the same name (or a fragment to ``.add``)."""
-    return new_sequence(name)
-
-
-@dataclass(frozen=True)
-class ProjectConfig:
-    """``define_config(workflows=[...], providers={...})``."""
-
-    workflows: tuple[SequenceNode, ...]
-    providers: Mapping[str, ProviderDefinition]
-
-
-def define_config(workflows: Any, providers: Mapping[str, ProviderDefinition] | None = None) -> ProjectConfig:
-    """Several workflows and the providers in scope for all of them."""
-    items = list(workflows.values()) if isinstance(workflows, Mapping) else workflows
-    if isinstance(items, SequenceNode):
-        items = [items]
-    if not isinstance(items, (list, tuple)):
-        raise ConfigError("define_config(workflows=...) takes a list of workflows")
-    for item in items:
-        if not isinstance(item, SequenceNode):
-            raise ConfigError(f"define_config workflows must be sequences, not {type(item).__name__}")
-    return ProjectConfig(tuple(items), _check_providers(providers))
-
-
-def check_workspace_name(name: Any) -> str:
-    if not isinstance(name, str) or name == "":
-        raise InputError("create requires a workspace name")
-    if len(name) > WORKSPACE_NAME_MAX or not WORKSPACE_NAME_PATTERN.match(name):
-        raise InputError(
-            f'Workspace name "{name}" is invalid. Use only letters, numbers, ".", "_" and "-", '
-            f"start with a letter or number, and keep it under {WORKSPACE_NAME_MAX + 1} characters."
-        )
-    return name
-
-
 __all__ = [
     "CONTEXT_NAMES",
-    "RESERVED_OPERATION_IDS",
-    "App",
     "Child",
     "Node",
-    "OperationDefinition",
     "ParallelNode",
-    "ProjectConfig",
     "ProviderScope",
     "SequenceNode",
     "TaskNode",
-    "WorkspaceDefinition",
-    "check_workspace_name",
-    "define_config",
     "make_task",
-    "sequence",
     "task",
-    "workflow",
 ]

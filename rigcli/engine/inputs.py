@@ -6,7 +6,7 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from rigcli.authoring.nodes import OperationDefinition
+from rigcli.authoring.operations import OperationDefinition
 from rigcli.engine.results import OperationInfo
 from rigcli.errors import InputError
 

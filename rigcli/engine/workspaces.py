@@ -6,7 +6,7 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from rigcli.authoring.nodes import check_workspace_name
+from rigcli.authoring.project import check_workspace_name
 from rigcli.engine import capture
 from rigcli.engine.core import EngineCore
 from rigcli.engine.inputs import operation_info, validate_input

@@ -49,7 +49,7 @@ def apply(session: Session, *, dry_run: bool = False) -> int:
 
 
 def _ask_name(workflow: str) -> str:
-    from rigcli.authoring.nodes import check_workspace_name
+    from rigcli.authoring.project import check_workspace_name
     from rigcli.errors import RigError
     from rigcli.render.prompts import text
 
@@ -64,7 +64,7 @@ def _ask_name(workflow: str) -> str:
 
 
 def fork(session: Session, name: str | None) -> int:
-    from rigcli.authoring.nodes import check_workspace_name
+    from rigcli.authoring.project import check_workspace_name
 
     # Fail on the name before loading the project and before a possibly long apply.
     if name is None and not session.opts.interactive:

@@ -1,0 +1,95 @@
+"""Operations and workspace hooks as declared in the DSL, with their id rules."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from rigcli.authoring.values import ProviderDefinition
+from rigcli.errors import ConfigError
+
+ProviderScope = Mapping[str, ProviderDefinition | None]  # None: removed from scope
+
+RESERVED_OPERATION_IDS = frozenset(
+    [
+        "apply",
+        "cache",
+        "completion",
+        "create",
+        "doctor",
+        "fork",
+        "help",
+        "init",
+        "ls",
+        "op",
+        "plan",
+        "projects",
+        "providers",
+        "remove",
+        "rm",
+        "run",
+        "version",
+    ]
+)
+
+
+@dataclass(frozen=True, eq=False)
+class WorkspaceDefinition:
+    create: Callable[..., Any]
+    remove: Callable[..., Any] | None
+    scope: ProviderScope
+
+
+@dataclass(frozen=True, eq=False)
+class OperationDefinition:
+    id: str
+    run: Callable[..., Any]
+    input: Any
+    title: str | None
+    description: str | None
+    scope: ProviderScope
+    workspace: bool  # True: runs against one workspace (``rig op WS OP``)
+
+
+def check_operation_id(op_id: Any, *, workspace: bool, existing: tuple[OperationDefinition, ...]) -> str:
+    label = "Workspace operation" if workspace else "Operation"
+    if not isinstance(op_id, str) or not op_id.strip():
+        raise ConfigError(f"{label} ids must be non-empty")
+    op_id = op_id.strip()
+    if workspace and "/" in op_id:
+        raise ConfigError(f'{label} ids cannot contain "/" ({op_id})')
+    if op_id in RESERVED_OPERATION_IDS:
+        raise ConfigError(
+            f"{label} id {op_id} is reserved by rig (reserved: {', '.join(sorted(RESERVED_OPERATION_IDS))})"
+        )
+    if any(item.id == op_id for item in existing):
+        raise ConfigError(f"{label} id {op_id} is already defined")
+    return op_id
+
+
+def make_operation(
+    op_id: str,
+    run: Any,
+    input_model: Any,
+    title: str | None,
+    description: str | None,
+    scope: ProviderScope,
+    *,
+    workspace: bool,
+) -> OperationDefinition:
+    if not callable(run):
+        raise ConfigError(f"Operation {op_id} needs run=<function>")
+    if input_model is not None and not (inspect.isclass(input_model) and hasattr(input_model, "model_validate")):
+        raise ConfigError(f"Operation {op_id} input= must be a pydantic model class")
+    return OperationDefinition(op_id, run, input_model, title, description, scope, workspace)
+
+
+__all__ = [
+    "RESERVED_OPERATION_IDS",
+    "OperationDefinition",
+    "WorkspaceDefinition",
+    "check_operation_id",
+    "make_operation",
+]

@@ -1,0 +1,43 @@
+"""Which parameters a handler may ask for, checked when the config loads."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from rigcli.errors import ConfigError
+
+TASK_NAMES = ("step", "providers", "config", "local", "log")
+HOOK_NAMES = (*TASK_NAMES, "workflow", "workspace", "input")
+
+
+def check_handler_params(fn: Callable[..., Any], base: tuple[str, ...], scope: Mapping[str, Any], label: str) -> None:
+    """Fail at load when a handler asks for a parameter rig cannot give it."""
+    available = [*base, *sorted(name for name in scope if name not in base)]
+    try:
+        parameters = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return  # builtins and some C callables have no signature; they get no arguments
+    for parameter in parameters:
+        if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
+            continue
+        if parameter.kind is parameter.POSITIONAL_ONLY or parameter.name not in available:
+            if parameter.default is not parameter.empty:
+                continue
+            where = _source_location(fn)
+            raise ConfigError(
+                f'{where}{label} handler asks for "{parameter.name}", which is not available '
+                f"(available: {', '.join(available)})"
+            )
+
+
+def _source_location(fn: Callable[..., Any]) -> str:
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return ""
+    return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}: "
+
+
+__all__ = ["HOOK_NAMES", "TASK_NAMES", "check_handler_params"]
