@@ -64,9 +64,6 @@ class Stores:
             self._fragments[key] = store
         return store
 
-    def opened(self) -> list[tuple[str, Any]]:
-        return [(LOCAL, self.local), *self._fragments.items()]
-
     @staticmethod
     def workflow_column(key: str, workflow: str) -> str:
         return workflow if key == LOCAL else f"fragment:{key}"
