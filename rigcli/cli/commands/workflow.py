@@ -68,7 +68,7 @@ def fork(session: Session, name: str | None) -> int:
 
     # Fail on the name before loading the project and before a possibly long apply.
     if name is None and not session.opts.interactive:
-        raise UsageError("fork requires a workspace name: rig fork NAME")
+        raise UsageError("create requires a workspace name: rig fork NAME")
     if name is not None:
         check_workspace_name(name)
     workflow = session.workflow()
