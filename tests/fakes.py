@@ -6,7 +6,8 @@ It is a port of the reference suite's ``FakeWorkflowProvider``. VMs are sets of 
 functions (handlers may be sync or async); ``open_terminal`` is async because it awaits the
 engine's interaction broker.
 
-Use it with ``create_engine(..., provider_factory=lambda setup: provider)`` or wrap it in a
+Use it with ``create_engine(..., provider_factory=lambda setup: provider)`` (or
+``provider_factory=fresh_fake_provider`` for a new fake per setup) or wrap it in a
 :class:`FakePlugin` and pass ``providers=[plugin]``.
 """
 
@@ -185,6 +186,11 @@ class FakeWorkflowProvider:
             return dict(snapshot)
 
 
+def fresh_fake_provider(setup: Any) -> FakeWorkflowProvider:
+    """A ``provider_factory`` that gives every provider setup a new fake of its own (config ignored)."""
+    return FakeWorkflowProvider()
+
+
 class FakePlugin:
     """A provider plugin (``provider_id`` + ``create_provider(setup)``) around a factory."""
 
@@ -210,5 +216,6 @@ __all__ = [
     "FakeVm",
     "FakeWorkflowProvider",
     "exec_result",
+    "fresh_fake_provider",
     "is_fake_snapshot_ref",
 ]

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import shutil
 import textwrap
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
@@ -43,25 +45,34 @@ def write(project: Path, config: str, helpers: str = HELPERS) -> None:
     (project / "helpers.py").write_text(textwrap.dedent(helpers))
 
 
-def apply(project: Path) -> None:
-    async def run() -> None:
-        engine = create_engine(project)
-        await engine.load()
-        await engine.apply()
-        engine.close()
+T = TypeVar("T")
 
-    asyncio.run(run())
+
+def with_engine(project: Path, use: Callable[[Any], Awaitable[T]]) -> T:
+    """Load a fresh engine on ``project`` (a new rig process, as far as the cache can tell), await
+    ``use(engine)`` and close the engine."""
+
+    async def run() -> T:
+        engine = create_engine(project)
+        try:
+            await engine.load()
+            return await use(engine)
+        finally:
+            engine.close()
+
+    return asyncio.run(run())
+
+
+def apply(project: Path) -> None:
+    with_engine(project, lambda engine: engine.apply())
 
 
 def plan(project: Path) -> list[tuple[str, str, str]]:
-    async def run() -> list[tuple[str, str, str]]:
-        engine = create_engine(project)
-        await engine.load()
+    async def rows(engine: Any) -> list[tuple[str, str, str]]:
         result = await engine.plan()
-        engine.close()
         return [(node.path, node.status, node.reason.code) for node in result.nodes]
 
-    return asyncio.run(run())
+    return with_engine(project, rows)
 
 
 @pytest.fixture
@@ -138,14 +149,10 @@ def test_closure_values_and_defaults_are_part_of_the_key(tmp_path: Path) -> None
     apply(project)
     assert plan(project) == [("first", "cached", "cached"), ("second", "cached", "cached")]
 
-    async def keys() -> dict[str, str]:
-        engine = create_engine(project)
-        await engine.load()
-        runs = {run.node_path: run.node_key for run in engine.list_node_runs()}
-        engine.close()
-        return runs
+    async def keys(engine: Any) -> dict[str, str]:
+        return {run.node_path: run.node_key for run in engine.list_node_runs()}
 
-    first_keys = asyncio.run(keys())
+    first_keys = with_engine(project, keys)
     assert first_keys["first"] != first_keys["second"]
 
     write(project, FACTORY_CONFIG.format(first="two", suffix="a"))
@@ -218,14 +225,10 @@ def test_a_same_named_module_imported_elsewhere_is_not_served_to_the_project(tmp
         project.mkdir()
         write(project, BASE_CONFIG)
 
-        async def context() -> object:
-            engine = create_engine(project)
-            await engine.load()
-            result = await engine.apply()
-            engine.close()
-            return result.context
+        async def context(engine: Any) -> object:
+            return (await engine.apply()).context
 
-        assert asyncio.run(context()) == {"label": "one-local", "shared": "x-shared"}
+        assert with_engine(project, context) == {"label": "one-local", "shared": "x-shared"}
     finally:
         sys.path.remove(str(other))
         sys.modules.pop("helpers", None)

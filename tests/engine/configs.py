@@ -66,6 +66,25 @@ async def login(test):
 workflows = app.sequence("auth").task("login", login)
 """
 
+
+def meeting_branches(workflow: str, task: str, then: str) -> str:
+    """The ``workflows`` binding of a config whose ``left_<task>`` and ``right_<task>`` handlers run as
+    the parallel branches ``left`` and ``right`` of ``app`` (they meet at the fake provider's
+    barrier), followed by the task ``then``. Append it to the source that defines those handlers."""
+    return f"""
+
+
+workflows = (
+    app.sequence("{workflow}")
+    .parallel(
+        left=app.sequence("left").task("{task}", left_{task}),
+        right=app.sequence("right").task("{task}", right_{task}),
+    )
+    .task("{then}", {then})
+)
+"""
+
+
 LEGACY_WORKSPACES = """
 CREATE TABLE workspaces (
   id TEXT PRIMARY KEY NOT NULL,
@@ -81,7 +100,9 @@ CREATE TABLE workspaces (
 """
 
 
-def write_legacy_state(state_path: Path) -> None:
+def write_legacy_state(project_dir: Path) -> Path:
+    """Write a state database from before rig's current schema at ``.rig/state.sqlite``; return its path."""
+    state_path = project_dir / ".rig" / "state.sqlite"
     state_path.parent.mkdir(parents=True, exist_ok=True)
     legacy = sqlite3.connect(str(state_path))
     with legacy:
@@ -102,6 +123,15 @@ def write_legacy_state(state_path: Path) -> None:
             ),
         )
     legacy.close()
+    return state_path
 
 
-__all__ = ["LEGACY_WORKSPACES", "SCHEMA_CONFIG", "TERMINAL_CONFIG", "TTL_CONFIG", "two_days_ago", "write_legacy_state"]
+__all__ = [
+    "LEGACY_WORKSPACES",
+    "SCHEMA_CONFIG",
+    "TERMINAL_CONFIG",
+    "TTL_CONFIG",
+    "meeting_branches",
+    "two_days_ago",
+    "write_legacy_state",
+]

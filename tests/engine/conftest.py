@@ -1,4 +1,7 @@
-"""Fixtures for engine tests: isolated rig homes, tmp projects and engines closed after each test."""
+"""Fixtures for engine tests: a tmp project whose engines are closed after each test.
+
+The isolated RIG_HOME, host storage and browser settings come from ``tests/conftest.py``.
+"""
 
 from __future__ import annotations
 
@@ -12,28 +15,12 @@ _REPO_ROOT = Path(__file__).resolve().parents[2]
 if str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
-from tests.engine.support import EngineFactory  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _isolated_rig_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Global fragments and host storage never touch the real user data dir."""
-    home = tmp_path_factory.mktemp("rig-home")
-    monkeypatch.setenv("RIG_HOME", str(home))
-    monkeypatch.setenv("RIG_HOST_STORAGE_DIR", str(home / "providers"))
-    monkeypatch.setenv("RIG_NO_BROWSER", "1")
-    monkeypatch.delenv("RIG_NO_CONSOLE_INTERCEPT", raising=False)
+from tests.engine.support import EngineProject  # noqa: E402
 
 
 @pytest.fixture
-def project_dir(tmp_path: Path) -> Path:
-    path = tmp_path / "project"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
-def make_engine() -> Iterator[EngineFactory]:
-    factory = EngineFactory()
-    yield factory
-    factory.close_all()
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[EngineProject]:
+    """An empty project directory to write a config into, and the engines opened over it."""
+    harness = EngineProject(tmp_path / "project", monkeypatch)
+    yield harness
+    harness.close_all()

@@ -1,15 +1,18 @@
-"""Helpers shared by the engine tests: config writing, async running, SQLite peeking."""
+"""Helpers shared by the engine tests: the project harness, config writing, async running, SQLite peeking."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import inspect
+import os
 import sqlite3
 import textwrap
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
+
+import pytest
 
 T = TypeVar("T")
 
@@ -75,17 +78,43 @@ async def reason_codes(engine: Any, workflow: str | None = None) -> dict[str, st
     return {item.path: item.reason.code for item in explanations}
 
 
-class EngineFactory:
-    """``create_engine`` that remembers its engines and closes them when the test ends."""
+class EngineProject:
+    """The test's project directory (created empty) and the engines opened over it, closed when the test ends.
 
-    def __init__(self) -> None:
+    ``env`` (on :meth:`engine`, :meth:`loaded` and :meth:`applied`) sets environment variables, for
+    the rest of the test, just before the engine is created: "apply with X=1, then load a fresh
+    engine with X=2" is two calls. Every other keyword option goes to ``create_engine``.
+    """
+
+    def __init__(self, path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        path.mkdir()
+        self.path = path
         self.engines: list[Any] = []
+        self._monkeypatch = monkeypatch
 
-    def __call__(self, project_dir: Path | str, **options: Any) -> Any:
+    def write_config(self, source: str, name: str = "rig_config.py") -> Path:
+        return write_config(self.path, source, name)
+
+    def engine(self, *, env: Mapping[str, str] | None = None, **options: Any) -> Any:
+        """A new engine over the project, not loaded yet."""
         from rigcli.engine import create_engine
 
-        engine = create_engine(str(project_dir), **options)
+        for name, value in (env or {}).items():
+            self._monkeypatch.setenv(name, value)
+        engine = create_engine(str(self.path), **options)
         self.engines.append(engine)
+        return engine
+
+    async def loaded(self, *, env: Mapping[str, str] | None = None, **options: Any) -> Any:
+        """A new engine that has loaded the project's config."""
+        engine = self.engine(env=env, **options)
+        await engine.load()
+        return engine
+
+    async def applied(self, *, env: Mapping[str, str] | None = None, **options: Any) -> Any:
+        """A new, loaded engine that has applied its workflow once (the apply result is not kept)."""
+        engine = await self.loaded(env=env, **options)
+        await engine.apply()
         return engine
 
     def close(self, engine: Any) -> None:
@@ -98,6 +127,34 @@ class EngineFactory:
         engines, self.engines = self.engines, []
         for engine in engines:
             _close_engine(engine)
+
+
+def record_events(engine: Any) -> list[dict[str, Any]]:
+    """The list every event the engine emits from now on is appended to."""
+    events: list[dict[str, Any]] = []
+    engine.on_event(events.append)
+    return events
+
+
+def fragment_locator(fragment_root: Path) -> Callable[[Any], dict[str, str]]:
+    """A ``fragment_state_locator`` keeping each global fragment's state in ``fragment_root/<hash>/``."""
+    return lambda fragment: {"state_path": str(fragment_root / fragment.hash / "state.sqlite")}
+
+
+class EnvCounters:
+    """Call counters that config handlers keep in environment variables.
+
+    ``EnvCounters(monkeypatch, auth="RIG_AUTH_COUNT")`` sets each variable to ``"0"`` for the test;
+    calling it reads them back by label: ``{"auth": "1"}``.
+    """
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, **variables: str) -> None:
+        self.variables = variables
+        for name in variables.values():
+            monkeypatch.setenv(name, "0")
+
+    def __call__(self) -> dict[str, str]:
+        return {label: os.environ[name] for label, name in self.variables.items()}
 
 
 def _close_engine(engine: Any) -> None:
@@ -115,11 +172,14 @@ async def _await(value: Awaitable[Any]) -> Any:
 
 __all__ = [
     "SCENARIO_TIMEOUT",
-    "EngineFactory",
+    "EngineProject",
+    "EnvCounters",
     "assert_matches",
     "execute",
+    "fragment_locator",
     "query",
     "reason_codes",
+    "record_events",
     "resolve",
     "run_async",
     "write_config",

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,9 +12,19 @@ from typing import Any
 import pytest
 
 from rigcli.errors import RigError
-from tests.engine.configs import TERMINAL_CONFIG, write_legacy_state
-from tests.engine.support import EngineFactory, execute, query, reason_codes, resolve, run_async, write_config
-from tests.fakes import FakeWorkflowProvider
+from tests.engine.configs import TERMINAL_CONFIG, meeting_branches, write_legacy_state
+from tests.engine.support import (
+    EngineProject,
+    EnvCounters,
+    execute,
+    fragment_locator,
+    query,
+    reason_codes,
+    record_events,
+    resolve,
+    run_async,
+)
+from tests.fakes import FakeWorkflowProvider, fresh_fake_provider
 
 # --- parallel branches ---------------------------------------------------------------------
 
@@ -36,28 +45,16 @@ def right_wait(test):
 
 
 def join(step):
-    return {"ctx": step.ctx}
-
-
-workflows = (
-    app.sequence("together")
-    .parallel(
-        left=app.sequence("left").task("wait", left_wait),
-        right=app.sequence("right").task("wait", right_wait),
-    )
-    .task("join", join)
-)
-"""
+    return {"ctx": step.ctx}""" + meeting_branches("together", task="wait", then="join")
 
 
 @run_async
-async def test_parallel_branches_run_concurrently(project_dir: Path, make_engine: EngineFactory) -> None:
+async def test_parallel_branches_run_concurrently(project: EngineProject) -> None:
     # Each branch blocks on a two-party barrier: only two branches running at the same time can
     # pass it. Run one after the other, the first branch would time out and fail the apply.
     provider = FakeWorkflowProvider(barrier=threading.Barrier(2, timeout=10))
-    write_config(project_dir, BARRIER_CONFIG)
-    engine = make_engine(project_dir, provider_factory=lambda setup: provider)
-    await engine.load()
+    project.write_config(BARRIER_CONFIG)
+    engine = await project.loaded(provider_factory=lambda setup: provider)
 
     applied = await engine.apply()
 
@@ -97,12 +94,9 @@ workflows = (
 
 
 @run_async
-async def test_parallel_branch_outputs_are_namespaced_under_branch_names(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    write_config(project_dir, NAMESPACE_CONFIG)
-    engine = make_engine(project_dir)
-    await engine.load()
+async def test_parallel_branch_outputs_are_namespaced_under_branch_names(project: EngineProject) -> None:
+    project.write_config(NAMESPACE_CONFIG)
+    engine = await project.loaded()
 
     plan = await engine.plan()
     assert [node.path for node in plan.nodes] == ["base", "left.l", "right.r", "join"]
@@ -116,13 +110,9 @@ async def test_parallel_branch_outputs_are_namespaced_under_branch_names(
 
 
 @run_async
-async def test_parallel_branch_name_conflicting_with_a_context_key_is_an_error(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("RIG_BASE_KEY", "left")  # base now returns {"left": 1}
-    write_config(project_dir, NAMESPACE_CONFIG.replace('step.ctx["base"]', 'step.ctx["left"]'))
-    engine = make_engine(project_dir)
-    await engine.load()
+async def test_parallel_branch_name_conflicting_with_a_context_key_is_an_error(project: EngineProject) -> None:
+    project.write_config(NAMESPACE_CONFIG.replace('step.ctx["base"]', 'step.ctx["left"]'))
+    engine = await project.loaded(env={"RIG_BASE_KEY": "left"})  # base now returns {"left": 1}
 
     with pytest.raises(RigError, match=r"(?i)conflict") as raised:
         await engine.apply()
@@ -133,11 +123,8 @@ async def test_parallel_branch_name_conflicting_with_a_context_key_is_an_error(
 
 
 @run_async
-async def test_fresh_output_failing_the_output_schema_fails_the_task(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    write_config(
-        project_dir,
+async def test_fresh_output_failing_the_output_schema_fails_the_task(project: EngineProject) -> None:
+    project.write_config(
         """
         from pydantic import BaseModel
 
@@ -153,10 +140,9 @@ async def test_fresh_output_failing_the_output_schema_fails_the_task(
 
 
         workflows = sequence("strict").task("produce", produce, output=Count)
-        """,
+        """
     )
-    engine = make_engine(project_dir)
-    await engine.load()
+    engine = await project.loaded()
 
     with pytest.raises(RigError):
         await engine.apply()
@@ -165,11 +151,8 @@ async def test_fresh_output_failing_the_output_schema_fails_the_task(
 
 
 @run_async
-async def test_context_that_is_not_json_names_the_offending_key_path(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    write_config(
-        project_dir,
+async def test_context_that_is_not_json_names_the_offending_key_path(project: EngineProject) -> None:
+    project.write_config(
         """
         from rigcli import sequence
 
@@ -179,10 +162,9 @@ async def test_context_that_is_not_json_names_the_offending_key_path(
 
 
         workflows = sequence("bad").task("bad", bad)
-        """,
+        """
     )
-    engine = make_engine(project_dir)
-    await engine.load()
+    engine = await project.loaded()
 
     with pytest.raises(RigError, match="must be JSON-serializable") as raised:
         await engine.apply()
@@ -208,19 +190,14 @@ workflows = (
 
 
 @run_async
-async def test_configure_stacks_merge_from_root_to_leaf(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, CONFIGURE_CONFIG)
-    first = make_engine(project_dir)
-    await first.load()
+async def test_configure_stacks_merge_from_root_to_leaf(project: EngineProject) -> None:
+    project.write_config(CONFIGURE_CONFIG)
+    first = await project.loaded()
     applied = await first.apply()
     assert applied.context == {"config": {"a": 3, "b": 2}}
     assert (await first.plan()).cached_node_count == 1
 
-    monkeypatch.setenv("RIG_CFG_B", "5")
-    second = make_engine(project_dir)
-    await second.load()
+    second = await project.loaded(env={"RIG_CFG_B": "5"})
     assert await reason_codes(second) == {"inner.show": "task-changed"}
     assert (await second.apply()).context == {"config": {"a": 3, "b": 5}}
 
@@ -258,18 +235,12 @@ def _fake_per_config(setup: Any) -> FakeWorkflowProvider:
 
 
 @run_async
-async def test_scoped_provider_fingerprint_only_affects_tasks_in_its_scope(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, SCOPED_PROVIDER_CONFIG)
-    monkeypatch.setenv("RIG_SCOPED_TOKEN", "one")
-    first = make_engine(project_dir, provider_factory=_fake_per_config)
-    await first.load()
+async def test_scoped_provider_fingerprint_only_affects_tasks_in_its_scope(project: EngineProject) -> None:
+    project.write_config(SCOPED_PROVIDER_CONFIG)
+    first = await project.loaded(env={"RIG_SCOPED_TOKEN": "one"}, provider_factory=_fake_per_config)
     assert (await first.apply()).context == {"pure": True, "token": "one", "after": True}
 
-    monkeypatch.setenv("RIG_SCOPED_TOKEN", "two")
-    second = make_engine(project_dir, provider_factory=_fake_per_config)
-    await second.load()
+    second = await project.loaded(env={"RIG_SCOPED_TOKEN": "two"}, provider_factory=_fake_per_config)
     plan = await second.plan()
     assert [node.status for node in plan.nodes] == ["cached", "pending", "pending"]
     codes = await reason_codes(second)
@@ -279,10 +250,9 @@ async def test_scoped_provider_fingerprint_only_affects_tasks_in_its_scope(
 
 @run_async
 async def test_provider_added_only_for_a_workspace_operation_never_affects_the_setup_cache(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+    project: EngineProject,
 ) -> None:
-    write_config(
-        project_dir,
+    project.write_config(
         """
         from rigcli import define_provider, env, sequence
 
@@ -306,16 +276,11 @@ async def test_provider_added_only_for_a_workspace_operation_never_affects_the_s
             .add_provider("test", define_provider("test", token=env("RIG_OP_TOKEN")))
             .workspace_operation("ping", run=ping)
         )
-        """,
+        """
     )
-    monkeypatch.setenv("RIG_OP_TOKEN", "one")
-    first = make_engine(project_dir, provider_factory=_fake_per_config)
-    await first.load()
-    await first.apply()
+    await project.applied(env={"RIG_OP_TOKEN": "one"}, provider_factory=_fake_per_config)
 
-    monkeypatch.setenv("RIG_OP_TOKEN", "two")
-    second = make_engine(project_dir, provider_factory=_fake_per_config)
-    await second.load()
+    second = await project.loaded(env={"RIG_OP_TOKEN": "two"}, provider_factory=_fake_per_config)
     plan = await second.plan()
     assert (plan.cached_node_count, plan.node_count) == (1, 1)
 
@@ -325,10 +290,9 @@ async def test_provider_added_only_for_a_workspace_operation_never_affects_the_s
 
 @run_async
 async def test_fragment_provider_override_stays_inside_and_fragments_inherit_parent_providers(
-    project_dir: Path, make_engine: EngineFactory
+    project: EngineProject,
 ) -> None:
-    write_config(
-        project_dir,
+    project.write_config(
         """
         from rigcli import define_provider, sequence, workflow
 
@@ -359,10 +323,9 @@ async def test_fragment_provider_override_stays_inside_and_fragments_inherit_par
         inherit = sequence("inherit").task("generic", generic)
 
         workflows = app.sequence("root").task("before", before).add(override).add(inherit).task("after", after)
-        """,
+        """
     )
-    engine = make_engine(project_dir, provider_factory=_fake_per_config)
-    await engine.load()
+    engine = await project.loaded(provider_factory=_fake_per_config)
 
     applied = await engine.apply()
     assert applied.context == {"before": "parent", "inside": "fragment", "generic": "parent", "after": "parent"}
@@ -373,11 +336,8 @@ async def test_fragment_provider_override_stays_inside_and_fragments_inherit_par
 
 @pytest.mark.parametrize("target", ["missing", "later"])
 @run_async
-async def test_step_invalidate_of_a_task_that_has_not_run_earlier_fails(
-    target: str, project_dir: Path, make_engine: EngineFactory
-) -> None:
-    write_config(
-        project_dir,
+async def test_step_invalidate_of_a_task_that_has_not_run_earlier_fails(target: str, project: EngineProject) -> None:
+    project.write_config(
         f"""
         from rigcli import sequence
 
@@ -395,10 +355,9 @@ async def test_step_invalidate_of_a_task_that_has_not_run_earlier_fails(
 
 
         workflows = sequence("inv").task("first", first).task("second", second).task("later", later)
-        """,
+        """
     )
-    engine = make_engine(project_dir)
-    await engine.load()
+    engine = await project.loaded()
 
     with pytest.raises(RigError, match="has not run earlier"):
         await engine.apply()
@@ -406,12 +365,10 @@ async def test_step_invalidate_of_a_task_that_has_not_run_earlier_fails(
 
 @run_async
 async def test_step_invalidate_stops_after_nine_attempts(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+    project: EngineProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("RIG_LOOP_AUTH_COUNT", "0")
-    monkeypatch.setenv("RIG_LOOP_CHECK_COUNT", "0")
-    write_config(
-        project_dir,
+    counts = EnvCounters(monkeypatch, auth="RIG_LOOP_AUTH_COUNT", check="RIG_LOOP_CHECK_COUNT")
+    project.write_config(
         """
         import os
 
@@ -433,15 +390,13 @@ async def test_step_invalidate_stops_after_nine_attempts(
 
 
         workflows = sequence("loop").task("auth", auth).task("check", check, cache_ttl=0)
-        """,
+        """
     )
-    engine = make_engine(project_dir)
-    await engine.load()
+    engine = await project.loaded()
 
     with pytest.raises(RigError, match="repeatedly invalidated"):
         await engine.apply()
-    assert os.environ["RIG_LOOP_CHECK_COUNT"] == "9"
-    assert os.environ["RIG_LOOP_AUTH_COUNT"] == "9"
+    assert counts() == {"check": "9", "auth": "9"}
 
 
 # --- load-time errors -----------------------------------------------------------------------
@@ -458,9 +413,8 @@ async def test_step_invalidate_stops_after_nine_attempts(
     ],
 )
 @run_async
-async def test_reserved_operation_ids_fail_at_load(builder: str, project_dir: Path, make_engine: EngineFactory) -> None:
-    write_config(
-        project_dir,
+async def test_reserved_operation_ids_fail_at_load(builder: str, project: EngineProject) -> None:
+    project.write_config(
         f"""
         from rigcli import sequence
 
@@ -474,17 +428,16 @@ async def test_reserved_operation_ids_fail_at_load(builder: str, project_dir: Pa
 
 
         workflows = sequence("reserved").task("ready", ready){builder}
-        """,
+        """
     )
-    engine = make_engine(project_dir)
+    engine = project.engine()
     with pytest.raises(RigError, match="reserved"):
         await engine.load()
 
 
 @run_async
-async def test_workspace_operation_id_with_a_slash_fails_at_load(project_dir: Path, make_engine: EngineFactory) -> None:
-    write_config(
-        project_dir,
+async def test_workspace_operation_id_with_a_slash_fails_at_load(project: EngineProject) -> None:
+    project.write_config(
         """
         from rigcli import sequence
 
@@ -494,19 +447,16 @@ async def test_workspace_operation_id_with_a_slash_fails_at_load(project_dir: Pa
 
 
         workflows = sequence("slash").task("ready", noop).workspace_operation("a/b", run=noop)
-        """,
+        """
     )
-    engine = make_engine(project_dir)
+    engine = project.engine()
     with pytest.raises(RigError, match="/"):
         await engine.load()
 
 
 @run_async
-async def test_handler_asking_for_an_unavailable_parameter_fails_at_load(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    write_config(
-        project_dir,
+async def test_handler_asking_for_an_unavailable_parameter_fails_at_load(project: EngineProject) -> None:
+    project.write_config(
         """
         from rigcli import define_provider, workflow
 
@@ -518,9 +468,9 @@ async def test_handler_asking_for_an_unavailable_parameter_fails_at_load(
 
 
         workflows = app.sequence("params").task("needs-bogus", needs_bogus)
-        """,
+        """
     )
-    engine = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
+    engine = project.engine(provider_factory=fresh_fake_provider)
     with pytest.raises(RigError) as raised:
         await engine.load()
     message = str(raised.value)
@@ -542,9 +492,8 @@ CORE_EVENT_TYPES = {
 
 
 @run_async
-async def test_one_simple_apply_emits_events_in_order(project_dir: Path, make_engine: EngineFactory) -> None:
-    write_config(
-        project_dir,
+async def test_one_simple_apply_emits_events_in_order(project: EngineProject) -> None:
+    project.write_config(
         """
         from rigcli import sequence
 
@@ -555,12 +504,10 @@ async def test_one_simple_apply_emits_events_in_order(project_dir: Path, make_en
 
 
         workflows = sequence("events").task("hello", hello)
-        """,
+        """
     )
-    engine = make_engine(project_dir)
-    await engine.load()
-    events: list[dict[str, Any]] = []
-    engine.on_event(events.append)
+    engine = await project.loaded()
+    events = record_events(engine)
 
     await engine.apply()
 
@@ -586,19 +533,15 @@ async def test_one_simple_apply_emits_events_in_order(project_dir: Path, make_en
 
 
 @run_async
-async def test_interactions_emit_awaiting_and_completed_events_and_stop_once(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    write_config(project_dir, TERMINAL_CONFIG)
+async def test_interactions_emit_awaiting_and_completed_events_and_stop_once(project: EngineProject) -> None:
+    project.write_config(TERMINAL_CONFIG)
     provider = FakeWorkflowProvider()
 
     async def present(request: dict[str, Any]) -> None:
         return None
 
-    engine = make_engine(project_dir, provider_factory=lambda setup: provider, interaction={"present": present})
-    await engine.load()
-    events: list[dict[str, Any]] = []
-    engine.on_event(events.append)
+    engine = await project.loaded(provider_factory=lambda setup: provider, interaction={"present": present})
+    events = record_events(engine)
 
     await engine.apply()
 
@@ -638,15 +581,9 @@ workflows = sequence("site").add(deps).task("install", install)
 
 
 @run_async
-async def test_clear_cache_by_scope(project_dir: Path, make_engine: EngineFactory) -> None:
-    fragment_root = project_dir / "fragments"
-    write_config(project_dir, CLEAR_CONFIG)
-    engine = make_engine(
-        project_dir,
-        fragment_state_locator=lambda fragment: {"state_path": str(fragment_root / fragment.hash / "state.sqlite")},
-    )
-    await engine.load()
-    await engine.apply()
+async def test_clear_cache_by_scope(project: EngineProject) -> None:
+    project.write_config(CLEAR_CONFIG)
+    engine = await project.applied(fragment_state_locator=fragment_locator(project.path / "fragments"))
     assert sorted(entry.scope for entry in await engine.list_cache()) == ["global", "local"]
 
     assert await engine.clear_cache(scope="local") == 1
@@ -689,14 +626,11 @@ workflows = sequence("cascade").task("a", a).task("b", b).task("c", c)
 
 @run_async
 async def test_manual_invalidate_cascades_to_dependent_runs(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+    project: EngineProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in ["RIG_CASCADE_A", "RIG_CASCADE_B", "RIG_CASCADE_C"]:
-        monkeypatch.setenv(name, "0")
-    write_config(project_dir, CASCADE_CONFIG)
-    engine = make_engine(project_dir)
-    await engine.load()
-    await engine.apply()
+    counts = EnvCounters(monkeypatch, a="RIG_CASCADE_A", b="RIG_CASCADE_B", c="RIG_CASCADE_C")
+    project.write_config(CASCADE_CONFIG)
+    engine = await project.applied()
 
     assert await engine.invalidate(task="b") == 2
     statuses = {entry.node_path: entry.status for entry in await engine.list_cache()}
@@ -706,8 +640,7 @@ async def test_manual_invalidate_cascades_to_dependent_runs(
 
     applied = await engine.apply()
     assert applied.context == {"a": 1, "b": 2, "c": 3}
-    counts = [os.environ[name] for name in ["RIG_CASCADE_A", "RIG_CASCADE_B", "RIG_CASCADE_C"]]
-    assert counts == ["1", "2", "2"]
+    assert counts() == {"a": "1", "b": "2", "c": "2"}
     assert (await engine.plan()).cached_node_count == 3
 
 
@@ -735,11 +668,11 @@ def _bytes_under(directory: Path) -> dict[str, bytes]:
 
 @run_async
 async def test_secret_provider_config_never_reaches_the_state_database_but_still_busts_the_cache(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+    project: EngineProject,
 ) -> None:
     first_secret = "s3cret-token-4f1c9a7e"
     second_secret = "s3cret-token-b82d0e51"
-    write_config(project_dir, SECRET_CONFIG)
+    project.write_config(SECRET_CONFIG)
 
     seen_configs: list[Any] = []
 
@@ -747,11 +680,8 @@ async def test_secret_provider_config_never_reaches_the_state_database_but_still
         seen_configs.append(dict(setup.config))
         return FakeWorkflowProvider()
 
-    monkeypatch.setenv("RIG_SECRET_TOKEN", first_secret)
-    first = make_engine(project_dir, provider_factory=factory)
-    await first.load()
-    events: list[dict[str, Any]] = []
-    first.on_event(events.append)
+    first = await project.loaded(env={"RIG_SECRET_TOKEN": first_secret}, provider_factory=factory)
+    events = record_events(first)
     await first.apply()
     assert (await first.plan()).cached_node_count == 1
     assert seen_configs and seen_configs[0]["token"] == first_secret  # the provider does get it
@@ -764,9 +694,7 @@ async def test_secret_provider_config_never_reaches_the_state_database_but_still
     assert first_secret not in json.dumps(events)
     assert query(first.get_project_info().state_path, "select node_path from workflow_node_runs") == [("touch",)]
 
-    monkeypatch.setenv("RIG_SECRET_TOKEN", second_secret)
-    second = make_engine(project_dir, provider_factory=factory)
-    await second.load()
+    second = await project.loaded(env={"RIG_SECRET_TOKEN": second_secret}, provider_factory=factory)
     plan = await second.plan()
     assert plan.cached_node_count == 0
     assert (await reason_codes(second))["touch"] == "provider-changed"
@@ -780,13 +708,11 @@ async def test_secret_provider_config_never_reaches_the_state_database_but_still
 
 
 @run_async
-async def test_stale_state_is_moved_aside_to_a_backup_next_to_it(project_dir: Path) -> None:
+async def test_stale_state_is_moved_aside_to_a_backup_next_to_it(project: EngineProject) -> None:
     from rigcli.state import create_state_store
 
-    state_path = project_dir / ".rig" / "state.sqlite"
-    write_legacy_state(state_path)
-
-    state = create_state_store(project_dir=str(project_dir), state_path=str(state_path))
+    state_path = write_legacy_state(project.path)
+    state = create_state_store(project_dir=str(project.path), state_path=str(state_path))
     result = await resolve(state.sync_schema())
     try:
         assert result.has_data_loss is True
@@ -802,17 +728,14 @@ async def test_stale_state_is_moved_aside_to_a_backup_next_to_it(project_dir: Pa
 
 
 @run_async
-async def test_state_from_a_newer_schema_is_refused_and_left_untouched(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
+async def test_state_from_a_newer_schema_is_refused_and_left_untouched(project: EngineProject) -> None:
     from rigcli.state import STATE_SCHEMA_VERSION
 
-    write_config(project_dir, CASCADE_CONFIG)
-    first = make_engine(project_dir)
-    await first.load()
+    project.write_config(CASCADE_CONFIG)
+    first = await project.loaded()
     await first.plan()
     state_path = Path(first.get_project_info().state_path)
-    make_engine.close(first)
+    project.close(first)
 
     execute(
         state_path,
@@ -821,7 +744,7 @@ async def test_state_from_a_newer_schema_is_refused_and_left_untouched(
     )
     before = state_path.read_bytes()
 
-    second = make_engine(project_dir)
+    second = project.engine()
     with pytest.raises(RigError):
         await second.load()
         await second.plan()
@@ -855,30 +778,15 @@ def right_talk(test):
 async def summary(step):
     print("summary async")
     logging.getLogger("rig-test").error("summary failed nothing")
-    return None
-
-
-workflows = (
-    app.sequence("console")
-    .parallel(
-        left=app.sequence("left").task("talk", left_talk),
-        right=app.sequence("right").task("talk", right_talk),
-    )
-    .task("summary", summary)
-)
-"""
+    return None""" + meeting_branches("console", task="talk", then="summary")
 
 
 @run_async
-async def test_console_output_is_attributed_to_its_node_while_branches_overlap(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
+async def test_console_output_is_attributed_to_its_node_while_branches_overlap(project: EngineProject) -> None:
+    project.write_config(CONSOLE_CONFIG)
     provider = FakeWorkflowProvider(barrier=threading.Barrier(2, timeout=10))
-    write_config(project_dir, CONSOLE_CONFIG)
-    engine = make_engine(project_dir, provider_factory=lambda setup: provider)
-    await engine.load()
-    events: list[dict[str, Any]] = []
-    engine.on_event(events.append)
+    engine = await project.loaded(provider_factory=lambda setup: provider)
+    events = record_events(engine)
 
     await engine.apply()
 
@@ -894,12 +802,8 @@ async def test_console_output_is_attributed_to_its_node_while_branches_overlap(
 
 
 @run_async
-async def test_console_capture_can_be_turned_off(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("RIG_NO_CONSOLE_INTERCEPT", "1")
-    write_config(
-        project_dir,
+async def test_console_capture_can_be_turned_off(project: EngineProject) -> None:
+    project.write_config(
         """
         from rigcli import sequence
 
@@ -910,12 +814,10 @@ async def test_console_capture_can_be_turned_off(
 
 
         workflows = sequence("quiet").task("hello", hello)
-        """,
+        """
     )
-    engine = make_engine(project_dir)
-    await engine.load()
-    events: list[dict[str, Any]] = []
-    engine.on_event(events.append)
+    engine = await project.loaded(env={"RIG_NO_CONSOLE_INTERCEPT": "1"})
+    events = record_events(engine)
 
     await engine.apply()
 

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-import pytest
-
 from tests.engine.configs import SCHEMA_CONFIG, TTL_CONFIG, two_days_ago
-from tests.engine.support import EngineFactory, execute, reason_codes, run_async, write_config
-from tests.fakes import FakeWorkflowProvider
+from tests.engine.support import EngineProject, execute, reason_codes, record_events, run_async
+from tests.fakes import FakeWorkflowProvider, fresh_fake_provider
 
 # Two tasks; a's ``version`` and whether b exists are chosen by the environment at load time.
 CHAIN_CONFIG = """
@@ -70,11 +65,9 @@ workflows = app.sequence("reasons").task("build", build).task("after", after)
 
 
 @run_async
-async def test_reason_cached_when_every_condition_holds(project_dir: Path, make_engine: EngineFactory) -> None:
-    write_config(project_dir, CHAIN_CONFIG)
-    engine = make_engine(project_dir)
-    await engine.load()
-    await engine.apply()
+async def test_reason_cached_when_every_condition_holds(project: EngineProject) -> None:
+    project.write_config(CHAIN_CONFIG)
+    engine = await project.applied()
 
     explanations = await engine.explain()
     assert {item.path: (item.status, item.reason.code) for item in explanations} == {
@@ -84,10 +77,9 @@ async def test_reason_cached_when_every_condition_holds(project_dir: Path, make_
 
 
 @run_async
-async def test_reason_no_previous_run(project_dir: Path, make_engine: EngineFactory) -> None:
-    write_config(project_dir, CHAIN_CONFIG)
-    engine = make_engine(project_dir)
-    await engine.load()
+async def test_reason_no_previous_run(project: EngineProject) -> None:
+    project.write_config(CHAIN_CONFIG)
+    engine = await project.loaded()
 
     explanations = await engine.explain()
     assert explanations[0].path == "a"
@@ -96,87 +88,52 @@ async def test_reason_no_previous_run(project_dir: Path, make_engine: EngineFact
 
 
 @run_async
-async def test_reason_task_changed_by_version(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, CHAIN_CONFIG)
-    monkeypatch.setenv("RIG_A_VERSION", "1")
-    first = make_engine(project_dir)
-    await first.load()
-    await first.apply()
+async def test_reason_task_changed_by_version(project: EngineProject) -> None:
+    project.write_config(CHAIN_CONFIG)
+    await project.applied(env={"RIG_A_VERSION": "1"})
 
-    monkeypatch.setenv("RIG_A_VERSION", "2")
-    second = make_engine(project_dir)
-    await second.load()
+    second = await project.loaded(env={"RIG_A_VERSION": "2"})
     assert (await reason_codes(second))["a"] == "task-changed"
 
 
 @run_async
-async def test_reason_task_changed_by_module_constant(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, CONSTANT_CONFIG)
-    monkeypatch.setenv("RIG_GREETING", "hello")
-    first = make_engine(project_dir)
-    await first.load()
-    await first.apply()
+async def test_reason_task_changed_by_module_constant(project: EngineProject) -> None:
+    project.write_config(CONSTANT_CONFIG)
+    first = await project.applied(env={"RIG_GREETING": "hello"})
     assert await reason_codes(first) == {"greet": "cached"}
 
-    monkeypatch.setenv("RIG_GREETING", "goodbye")
-    second = make_engine(project_dir)
-    await second.load()
+    second = await project.loaded(env={"RIG_GREETING": "goodbye"})
     assert await reason_codes(second) == {"greet": "task-changed"}
 
 
 @run_async
-async def test_reason_provider_changed(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, PROVIDER_CONFIG)
+async def test_reason_provider_changed(project: EngineProject) -> None:
+    project.write_config(PROVIDER_CONFIG)
     provider = FakeWorkflowProvider()
-    monkeypatch.setenv("RIG_REASON_TOKEN", "one")
-    first = make_engine(project_dir, provider_factory=lambda setup: provider)
-    await first.load()
-    await first.apply()
+    await project.applied(env={"RIG_REASON_TOKEN": "one"}, provider_factory=lambda setup: provider)
 
-    monkeypatch.setenv("RIG_REASON_TOKEN", "two")
-    second = make_engine(project_dir, provider_factory=lambda setup: provider)
-    await second.load()
+    second = await project.loaded(env={"RIG_REASON_TOKEN": "two"}, provider_factory=lambda setup: provider)
     assert (await reason_codes(second))["build"] == "provider-changed"
 
 
 @run_async
-async def test_reason_upstream_changed(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, CHAIN_CONFIG)
+async def test_reason_upstream_changed(project: EngineProject) -> None:
+    project.write_config(CHAIN_CONFIG)
 
     # Run a@v1 then b on top of it.
-    monkeypatch.setenv("RIG_A_VERSION", "1")
-    monkeypatch.setenv("RIG_WITH_B", "1")
-    first = make_engine(project_dir)
-    await first.load()
-    await first.apply()
+    await project.applied(env={"RIG_A_VERSION": "1", "RIG_WITH_B": "1"})
 
     # Re-run a alone (v2): a gets a new run id, b's stored run still points at the old one.
-    monkeypatch.setenv("RIG_A_VERSION", "2")
-    monkeypatch.setenv("RIG_WITH_B", "0")
-    second = make_engine(project_dir)
-    await second.load()
-    await second.apply()
+    await project.applied(env={"RIG_A_VERSION": "2", "RIG_WITH_B": "0"})
 
-    monkeypatch.setenv("RIG_WITH_B", "1")
-    third = make_engine(project_dir)
-    await third.load()
+    third = await project.loaded(env={"RIG_WITH_B": "1"})
     assert await reason_codes(third) == {"a": "cached", "b": "upstream-changed"}
 
 
 @run_async
-async def test_reason_invalidated_manually_and_by_cascade(project_dir: Path, make_engine: EngineFactory) -> None:
-    write_config(project_dir, CHAIN_CONFIG)
-    engine = make_engine(project_dir)
-    await engine.load()
-    await engine.apply()
+async def test_reason_invalidated_manually_and_by_cascade(project: EngineProject) -> None:
+    project.write_config(CHAIN_CONFIG)
+    engine = await project.applied()
 
     assert await engine.invalidate(task="a") == 2
     statuses = {entry.node_path: (entry.status, entry.invalidated) for entry in await engine.list_cache()}
@@ -187,11 +144,9 @@ async def test_reason_invalidated_manually_and_by_cascade(project_dir: Path, mak
 
 
 @run_async
-async def test_reason_expired(project_dir: Path, make_engine: EngineFactory) -> None:
-    write_config(project_dir, TTL_CONFIG)
-    engine = make_engine(project_dir)
-    await engine.load()
-    await engine.apply()
+async def test_reason_expired(project: EngineProject) -> None:
+    project.write_config(TTL_CONFIG)
+    engine = await project.applied()
     assert await reason_codes(engine) == {"daily-check": "cached"}
 
     execute(engine.get_project_info().state_path, "update workflow_node_runs set created_at = ?", (two_days_ago(),))
@@ -199,30 +154,19 @@ async def test_reason_expired(project_dir: Path, make_engine: EngineFactory) -> 
 
 
 @run_async
-async def test_reason_output_schema_invalid(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, SCHEMA_CONFIG)
-    monkeypatch.setenv("RIG_SCHEMA_MODE", "old")
-    first = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
-    await first.load()
-    await first.apply()
+async def test_reason_output_schema_invalid(project: EngineProject) -> None:
+    project.write_config(SCHEMA_CONFIG)
+    await project.applied(env={"RIG_SCHEMA_MODE": "old"}, provider_factory=fresh_fake_provider)
 
-    monkeypatch.setenv("RIG_SCHEMA_MODE", "next")
-    second = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
-    await second.load()
+    second = await project.loaded(env={"RIG_SCHEMA_MODE": "next"}, provider_factory=fresh_fake_provider)
     assert await reason_codes(second) == {"value": "output-schema-invalid"}
 
 
 @run_async
-async def test_reason_artifact_invalid(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, PROVIDER_CONFIG)
-    monkeypatch.setenv("RIG_REASON_TOKEN", "one")
+async def test_reason_artifact_invalid(project: EngineProject) -> None:
+    project.write_config(PROVIDER_CONFIG)
     provider = FakeWorkflowProvider()
-    engine = make_engine(project_dir, provider_factory=lambda setup: provider)
-    await engine.load()
+    engine = await project.loaded(env={"RIG_REASON_TOKEN": "one"}, provider_factory=lambda setup: provider)
     applied = await engine.apply()
     assert applied.context["vm"] == {"provider": "test", "kind": "vmSnapshot", "snapshot_id": "snap-1"}
     assert (await engine.plan()).cached_node_count == 2
@@ -235,18 +179,11 @@ async def test_reason_artifact_invalid(
 
 
 @run_async
-async def test_reason_upstream_pending(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, CHAIN_CONFIG)
-    monkeypatch.setenv("RIG_A_VERSION", "1")
-    first = make_engine(project_dir)
-    await first.load()
-    await first.apply()
+async def test_reason_upstream_pending(project: EngineProject) -> None:
+    project.write_config(CHAIN_CONFIG)
+    await project.applied(env={"RIG_A_VERSION": "1"})
 
-    monkeypatch.setenv("RIG_A_VERSION", "2")
-    second = make_engine(project_dir)
-    await second.load()
+    second = await project.loaded(env={"RIG_A_VERSION": "2"})
     assert await reason_codes(second) == {"a": "task-changed", "b": "upstream-pending"}
     plan = await second.plan()
     assert [(node.path, node.status, node.reason.code) for node in plan.nodes] == [
@@ -256,15 +193,10 @@ async def test_reason_upstream_pending(
 
 
 @run_async
-async def test_fresh_runs_announce_their_artifacts_and_provider_events(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, PROVIDER_CONFIG)
-    monkeypatch.setenv("RIG_REASON_TOKEN", "one")
-    engine = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
-    await engine.load()
-    events: list[dict[str, Any]] = []
-    engine.on_event(events.append)
+async def test_fresh_runs_announce_their_artifacts_and_provider_events(project: EngineProject) -> None:
+    project.write_config(PROVIDER_CONFIG)
+    engine = await project.loaded(env={"RIG_REASON_TOKEN": "one"}, provider_factory=fresh_fake_provider)
+    events = record_events(engine)
 
     await engine.apply()
     snapshot = {"provider": "test", "kind": "vmSnapshot", "snapshot_id": "snap-1"}

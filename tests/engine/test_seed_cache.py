@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
-from typing import Any
 
 import pytest
 
 from tests.engine.configs import SCHEMA_CONFIG, TTL_CONFIG, two_days_ago
-from tests.engine.support import EngineFactory, execute, query, run_async, write_config
-from tests.fakes import FakeWorkflowProvider
+from tests.engine.support import EngineProject, EnvCounters, execute, fragment_locator, query, run_async
+from tests.fakes import FakeWorkflowProvider, fresh_fake_provider
 
 
 def _handler_cache_config(value: str) -> str:
@@ -29,24 +27,20 @@ workflows = app.sequence("root").task("value", value)
 
 
 @run_async
-async def test_invalidates_task_cache_when_handler_source_changes(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    state_path = project_dir / ".rig" / "state.sqlite"
+async def test_invalidates_task_cache_when_handler_source_changes(project: EngineProject) -> None:
+    state_path = project.path / ".rig" / "state.sqlite"
     state_path.parent.mkdir()
-    first_config_path = write_config(project_dir, _handler_cache_config("one"), name="rig.one.py")
-    second_config_path = write_config(project_dir, _handler_cache_config("two"), name="rig.two.py")
+    first_config_path = project.write_config(_handler_cache_config("one"), name="rig.one.py")
+    second_config_path = project.write_config(_handler_cache_config("two"), name="rig.two.py")
 
-    first = make_engine(project_dir, config_path=str(first_config_path), state_path=str(state_path))
-    await first.load()
+    first = await project.loaded(config_path=str(first_config_path), state_path=str(state_path))
     applied = await first.apply()
     assert applied.context["value"] == "one"
 
     cached = await first.plan()
     assert cached.cached_node_count == 1
 
-    second = make_engine(project_dir, config_path=str(second_config_path), state_path=str(state_path))
-    await second.load()
+    second = await project.loaded(config_path=str(second_config_path), state_path=str(state_path))
     changed = await second.plan()
     assert changed.cached_node_count == 0
     assert changed.nodes[0].status == "pending"
@@ -75,28 +69,20 @@ workflows = sequence("site").add(deps).task("install", install)
 """
 
 
-def fragment_locator(fragment_root: Path) -> Any:
-    return lambda fragment: {"state_path": str(fragment_root / fragment.hash / "state.sqlite")}
-
-
 @run_async
 async def test_stores_globally_scoped_sequence_runs_in_fragment_state_and_busts_downstream_local_cache(
-    project_dir: Path, make_engine: EngineFactory
+    project: EngineProject,
 ) -> None:
-    state_path = project_dir / ".rig" / "state.sqlite"
-    fragment_root = project_dir / "fragments"
+    state_path = project.path / ".rig" / "state.sqlite"
+    fragment_root = project.path / "fragments"
     state_path.parent.mkdir()
-    first_config_path = write_config(project_dir, _global_fragment_config("one"), name="rig.one.py")
-    second_config_path = write_config(project_dir, _global_fragment_config("two"), name="rig.two.py")
+    first_config_path = project.write_config(_global_fragment_config("one"), name="rig.one.py")
+    second_config_path = project.write_config(_global_fragment_config("two"), name="rig.two.py")
 
-    engine_options: dict[str, Any] = {
-        "state_path": str(state_path),
-        "fragment_state_locator": fragment_locator(fragment_root),
-    }
-
-    first = make_engine(project_dir, config_path=str(first_config_path), **engine_options)
-    await first.load()
-    await first.apply()
+    locator = fragment_locator(fragment_root)
+    first = await project.applied(
+        config_path=str(first_config_path), state_path=str(state_path), fragment_state_locator=locator
+    )
     assert (await first.plan()).cached_node_count == 2
     assert [run.node_path for run in first.list_node_runs()] == ["install"]
 
@@ -111,8 +97,9 @@ async def test_stores_globally_scoped_sequence_runs_in_fragment_state_and_busts_
     cache = await first.list_cache()
     assert sorted(entry.scope for entry in cache) == ["global", "local"]
 
-    second = make_engine(project_dir, config_path=str(second_config_path), **engine_options)
-    await second.load()
+    second = await project.loaded(
+        config_path=str(second_config_path), state_path=str(state_path), fragment_state_locator=locator
+    )
     changed = await second.plan()
     assert changed.cached_node_count == 0
 
@@ -166,44 +153,35 @@ workflows = sequence("root").add(base).add(repo).task("check-auth", check_auth, 
 
 @run_async
 async def test_allows_a_later_local_task_to_invalidate_an_earlier_global_fragment_task(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+    project: EngineProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    state_path = project_dir / ".rig" / "state.sqlite"
-    fragment_root = project_dir / "fragments"
+    state_path = project.path / ".rig" / "state.sqlite"
+    fragment_root = project.path / "fragments"
     state_path.parent.mkdir()
 
-    for name in [
-        "RIG_GLOBAL_INSTALL_COUNT",
-        "RIG_GLOBAL_AUTH_COUNT",
-        "RIG_LOCAL_REPO_COUNT",
-        "RIG_LOCAL_CHECK_COUNT",
-        "RIG_FORCE_GLOBAL_REAUTH",
-    ]:
-        monkeypatch.setenv(name, "0")
-
-    write_config(project_dir, GLOBAL_INVALIDATES_CONFIG)
-
-    engine = make_engine(
-        project_dir, state_path=str(state_path), fragment_state_locator=fragment_locator(fragment_root)
+    counts = EnvCounters(
+        monkeypatch,
+        install="RIG_GLOBAL_INSTALL_COUNT",
+        auth="RIG_GLOBAL_AUTH_COUNT",
+        repo="RIG_LOCAL_REPO_COUNT",
+        check="RIG_LOCAL_CHECK_COUNT",
     )
-    await engine.load()
+    monkeypatch.setenv("RIG_FORCE_GLOBAL_REAUTH", "0")
+
+    project.write_config(GLOBAL_INVALIDATES_CONFIG)
+
+    engine = await project.loaded(state_path=str(state_path), fragment_state_locator=fragment_locator(fragment_root))
 
     first = await engine.apply()
     assert first.context["token"] == "token-1"
     assert first.context["repo_token"] == "token-1"
-    assert os.environ["RIG_GLOBAL_INSTALL_COUNT"] == "1"
-    assert os.environ["RIG_GLOBAL_AUTH_COUNT"] == "1"
-    assert os.environ["RIG_LOCAL_REPO_COUNT"] == "1"
-    assert os.environ["RIG_LOCAL_CHECK_COUNT"] == "1"
+    assert counts() == {"install": "1", "auth": "1", "repo": "1", "check": "1"}
 
     monkeypatch.setenv("RIG_FORCE_GLOBAL_REAUTH", "1")
     second = await engine.apply()
     assert second.context["token"] == "token-2"
     assert second.context["repo_token"] == "token-2"
-    assert os.environ["RIG_GLOBAL_INSTALL_COUNT"] == "1"
-    assert os.environ["RIG_GLOBAL_AUTH_COUNT"] == "2"
-    assert os.environ["RIG_LOCAL_REPO_COUNT"] == "2"
-    assert os.environ["RIG_LOCAL_CHECK_COUNT"] == "3"
+    assert counts() == {"install": "1", "auth": "2", "repo": "2", "check": "3"}
     assert len(os.listdir(fragment_root)) == 1
 
 
@@ -229,51 +207,35 @@ workflows = app.sequence("setup").task("touch", touch)
 
 
 @run_async
-async def test_provider_config_contributes_to_the_workflow_cache_fingerprint(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, PROVIDER_TOKEN_CONFIG)
+async def test_provider_config_contributes_to_the_workflow_cache_fingerprint(project: EngineProject) -> None:
+    project.write_config(PROVIDER_TOKEN_CONFIG)
 
     provider = FakeWorkflowProvider()
-    monkeypatch.setenv("RIG_TEST_PROVIDER_TOKEN", "one")
-    first = make_engine(project_dir, provider_factory=lambda setup: provider)
-    await first.load()
-    await first.apply()
+    first = await project.applied(env={"RIG_TEST_PROVIDER_TOKEN": "one"}, provider_factory=lambda setup: provider)
     assert (await first.plan()).cached_node_count == 1
 
-    monkeypatch.setenv("RIG_TEST_PROVIDER_TOKEN", "two")
-    second = make_engine(project_dir, provider_factory=lambda setup: provider)
-    await second.load()
+    second = await project.loaded(env={"RIG_TEST_PROVIDER_TOKEN": "two"}, provider_factory=lambda setup: provider)
     assert (await second.plan()).cached_node_count == 0
 
 
 @run_async
-async def test_treats_cached_output_schema_failures_as_cache_misses(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    write_config(project_dir, SCHEMA_CONFIG)
+async def test_treats_cached_output_schema_failures_as_cache_misses(project: EngineProject) -> None:
+    project.write_config(SCHEMA_CONFIG)
 
-    monkeypatch.setenv("RIG_SCHEMA_MODE", "old")
-    first = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
-    await first.load()
-    await first.apply()
+    first = await project.applied(env={"RIG_SCHEMA_MODE": "old"}, provider_factory=fresh_fake_provider)
     assert (await first.plan()).cached_node_count == 1
 
-    monkeypatch.setenv("RIG_SCHEMA_MODE", "next")
-    second = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
-    await second.load()
+    second = await project.loaded(env={"RIG_SCHEMA_MODE": "next"}, provider_factory=fresh_fake_provider)
     plan = await second.plan()
     assert plan.cached_node_count == 0
     assert plan.nodes[0].status == "pending"
 
 
 @run_async
-async def test_expires_task_cache_when_cache_ttl_has_elapsed(project_dir: Path, make_engine: EngineFactory) -> None:
-    write_config(project_dir, TTL_CONFIG)
+async def test_expires_task_cache_when_cache_ttl_has_elapsed(project: EngineProject) -> None:
+    project.write_config(TTL_CONFIG)
 
-    engine = make_engine(project_dir)
-    await engine.load()
-    await engine.apply()
+    engine = await project.applied()
     assert (await engine.plan()).cached_node_count == 1
 
     execute(engine.get_project_info().state_path, "update workflow_node_runs set created_at = ?", (two_days_ago(),))
@@ -319,26 +281,22 @@ workflows = (
 
 @run_async
 async def test_step_invalidate_invalidates_a_previous_task_and_replays_from_that_point(
-    project_dir: Path, make_engine: EngineFactory, monkeypatch: pytest.MonkeyPatch
+    project: EngineProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("RIG_AUTH_COUNT", "0")
-    monkeypatch.setenv("RIG_CHECK_COUNT", "0")
+    counts = EnvCounters(monkeypatch, auth="RIG_AUTH_COUNT", check="RIG_CHECK_COUNT")
     monkeypatch.setenv("RIG_FORCE_REAUTH", "0")
-    write_config(project_dir, REAUTH_CONFIG)
+    project.write_config(REAUTH_CONFIG)
 
-    engine = make_engine(project_dir)
-    await engine.load()
+    engine = await project.loaded()
 
     first = await engine.apply()
     assert first.context["token"] == "token-1"
-    assert os.environ["RIG_AUTH_COUNT"] == "1"
-    assert os.environ["RIG_CHECK_COUNT"] == "1"
+    assert counts() == {"auth": "1", "check": "1"}
 
     monkeypatch.setenv("RIG_FORCE_REAUTH", "1")
     second = await engine.apply()
     assert second.context["token"] == "token-2"
-    assert os.environ["RIG_AUTH_COUNT"] == "2"
-    assert os.environ["RIG_CHECK_COUNT"] == "3"
+    assert counts() == {"auth": "2", "check": "3"}
 
     valid_runs = [run for run in engine.list_node_runs() if not run.invalidated]
     assert sorted(run.node_path for run in valid_runs) == ["check-auth", "github-auth", "prepare"]

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from rigcli.errors import RigError
 from tests.engine.configs import TERMINAL_CONFIG
-from tests.engine.support import EngineFactory, assert_matches, run_async, write_config
-from tests.fakes import FakeWorkflowProvider
+from tests.engine.support import EngineProject, assert_matches, record_events, run_async
+from tests.fakes import FakeWorkflowProvider, fresh_fake_provider
 
 GRAPH_CONFIG = """
 from pydantic import BaseModel
@@ -122,20 +121,17 @@ workflows = (
 
 
 @run_async
-async def test_plans_applies_graph_nodes_reuses_graph_cache_and_forks_workspaces(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    write_config(project_dir, GRAPH_CONFIG)
+async def test_plans_applies_graph_nodes_reuses_graph_cache_and_forks_workspaces(project: EngineProject) -> None:
+    project.write_config(GRAPH_CONFIG)
 
     opened: list[str] = []
-    events: list[dict[str, Any]] = []
     provider = FakeWorkflowProvider()
 
     async def provider_factory(setup: Any) -> FakeWorkflowProvider:
         return provider
 
-    engine = make_engine(project_dir, provider_factory=provider_factory, local={"open": opened.append})
-    engine.on_event(events.append)
+    engine = project.engine(provider_factory=provider_factory, local={"open": opened.append})
+    events = record_events(engine)
 
     await engine.load()
 
@@ -253,15 +249,14 @@ workflows = define_config(providers={"test": test}, workflows=[root])
 
 @run_async
 async def test_creates_workspaces_from_workspace_definitions_and_exposes_persisted_workspace_context(
-    project_dir: Path, make_engine: EngineFactory
+    project: EngineProject,
 ) -> None:
-    write_config(project_dir, CREATE_CONFIG)
+    project.write_config(CREATE_CONFIG)
 
     opened: list[str] = []
     provider = FakeWorkflowProvider()
-    engine = make_engine(project_dir, provider_factory=lambda setup: provider, local={"open": opened.append})
+    engine = await project.loaded(provider_factory=lambda setup: provider, local={"open": opened.append})
 
-    await engine.load()
     project_info = engine.get_project_info()
     assert project_info.workflow is not None
     assert project_info.workflow.creates_workspace is True
@@ -284,9 +279,8 @@ async def test_creates_workspaces_from_workspace_definitions_and_exposes_persist
 
 
 @run_async
-async def test_rejects_workspace_names_that_are_not_shell_safe(project_dir: Path, make_engine: EngineFactory) -> None:
-    write_config(
-        project_dir,
+async def test_rejects_workspace_names_that_are_not_shell_safe(project: EngineProject) -> None:
+    project.write_config(
         """
         from rigcli import define_config, sequence
 
@@ -306,11 +300,10 @@ async def test_rejects_workspace_names_that_are_not_shell_safe(project_dir: Path
         root = sequence("workspace-names").step("ready", ready).workspace(create=create, remove=remove)
 
         workflows = define_config(providers={}, workflows=[root])
-        """,
+        """
     )
 
-    engine = make_engine(project_dir)
-    await engine.load()
+    engine = await project.loaded()
 
     with pytest.raises(RigError, match="create requires a workspace name"):
         await engine.fork(name="")
@@ -321,9 +314,8 @@ async def test_rejects_workspace_names_that_are_not_shell_safe(project_dir: Path
 
 
 @run_async
-async def test_loads_multiple_workflows_from_define_config(project_dir: Path, make_engine: EngineFactory) -> None:
-    write_config(
-        project_dir,
+async def test_loads_multiple_workflows_from_define_config(project: EngineProject) -> None:
+    project.write_config(
         """
         from rigcli import define_config, sequence
 
@@ -340,12 +332,10 @@ async def test_loads_multiple_workflows_from_define_config(project_dir: Path, ma
         web = sequence("web").step("ready", web_ready)
 
         workflows = define_config(providers={}, workflows=[api, web])
-        """,
+        """
     )
 
-    engine = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
-
-    await engine.load()
+    engine = await project.loaded(provider_factory=fresh_fake_provider)
 
     assert [item.name for item in engine.list_workflow_summaries()] == ["api", "web"]
     assert engine.get_project_info().workflow is None
@@ -355,11 +345,8 @@ async def test_loads_multiple_workflows_from_define_config(project_dir: Path, ma
 
 
 @run_async
-async def test_rejects_task_outputs_that_are_not_json_serializable(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    write_config(
-        project_dir,
+async def test_rejects_task_outputs_that_are_not_json_serializable(project: EngineProject) -> None:
+    project.write_config(
         """
         from rigcli import define_provider, workflow
 
@@ -371,34 +358,24 @@ async def test_rejects_task_outputs_that_are_not_json_serializable(
 
 
         workflows = app.sequence("bad").task("returns-function", returns_function)
-        """,
+        """
     )
 
-    engine = make_engine(project_dir, provider_factory=lambda setup: FakeWorkflowProvider())
-
-    await engine.load()
+    engine = await project.loaded(provider_factory=fresh_fake_provider)
     with pytest.raises(RigError, match="must be JSON-serializable"):
         await engine.apply()
 
 
 @run_async
-async def test_routes_terminal_interactions_through_provider_runtimes(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    write_config(project_dir, TERMINAL_CONFIG)
+async def test_routes_terminal_interactions_through_provider_runtimes(project: EngineProject) -> None:
+    project.write_config(TERMINAL_CONFIG)
 
     interactions: list[dict[str, Any]] = []
 
     async def present(request: dict[str, Any]) -> None:
         interactions.append(request)
 
-    engine = make_engine(
-        project_dir,
-        provider_factory=lambda setup: FakeWorkflowProvider(),
-        interaction={"present": present},
-    )
-
-    await engine.load()
+    engine = await project.loaded(provider_factory=fresh_fake_provider, interaction={"present": present})
     applied = await engine.apply()
 
     assert interactions == [
@@ -414,10 +391,8 @@ async def test_routes_terminal_interactions_through_provider_runtimes(
 
 
 @run_async
-async def test_waits_for_provider_owned_interaction_completion_before_resuming_tasks(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    write_config(project_dir, TERMINAL_CONFIG)
+async def test_waits_for_provider_owned_interaction_completion_before_resuming_tasks(project: EngineProject) -> None:
+    project.write_config(TERMINAL_CONFIG)
 
     completed: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
     provider = FakeWorkflowProvider(terminal_completed=completed)
@@ -426,9 +401,7 @@ async def test_waits_for_provider_owned_interaction_completion_before_resuming_t
     async def present(request: dict[str, Any]) -> None:
         presented.set()
 
-    engine = make_engine(project_dir, provider_factory=lambda setup: provider, interaction={"present": present})
-
-    await engine.load()
+    engine = await project.loaded(provider_factory=lambda setup: provider, interaction={"present": present})
     applying = asyncio.ensure_future(engine.apply())
 
     # Wait until the interaction is on screen, then give the engine a little more time to

@@ -6,12 +6,11 @@ import inspect
 import json
 import os
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 from tests.engine.configs import write_legacy_state
-from tests.engine.support import EngineFactory, assert_matches, query, resolve, run_async, write_config
-from tests.fakes import FakePlugin, FakeWorkflowProvider
+from tests.engine.support import EngineProject, assert_matches, query, resolve, run_async
+from tests.fakes import FakePlugin, FakeWorkflowProvider, fresh_fake_provider
 
 READY_CONFIG = """
 from rigcli import define_config, sequence
@@ -32,13 +31,12 @@ def _as_str(value: Any) -> str | None:
 
 
 @run_async
-async def test_creates_state_through_an_injectable_state_service_factory(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
+async def test_creates_state_through_an_injectable_state_service_factory(project: EngineProject) -> None:
     from rigcli.state import create_state_store
 
+    project_dir = project.path
     state_path = project_dir / "custom-state.sqlite"
-    write_config(project_dir, READY_CONFIG)
+    project.write_config(READY_CONFIG)
 
     config_path = project_dir / "rig_config.py"
     calls: list[dict[str, str | None]] = []
@@ -53,14 +51,9 @@ async def test_creates_state_through_an_injectable_state_service_factory(
         )
         return create_state_store(**options)
 
-    engine = make_engine(
-        project_dir,
-        state_path=str(state_path),
-        provider_factory=lambda setup: FakeWorkflowProvider(),
-        state_factory=state_factory,
+    engine = await project.loaded(
+        state_path=str(state_path), provider_factory=fresh_fake_provider, state_factory=state_factory
     )
-
-    await engine.load()
 
     assert calls == [{"project_dir": str(project_dir), "config_path": str(config_path), "state_path": str(state_path)}]
     assert engine.get_project_info().state_path == str(state_path)
@@ -70,26 +63,19 @@ async def test_creates_state_through_an_injectable_state_service_factory(
     def refusing_factory(**options: Any) -> Any:
         raise AssertionError("state_factory should not be called when state is provided")
 
-    engine_with_state = make_engine(
-        project_dir,
-        provider_factory=lambda setup: FakeWorkflowProvider(),
-        state=state,
-        state_factory=refusing_factory,
+    engine_with_state = await project.loaded(
+        provider_factory=fresh_fake_provider, state=state, state_factory=refusing_factory
     )
-
-    await engine_with_state.load()
     assert engine_with_state.get_project_info().state_path == str(state.path)
 
 
 @run_async
-async def test_resets_stale_state_before_applying_the_current_schema(project_dir: Path) -> None:
+async def test_resets_stale_state_before_applying_the_current_schema(project: EngineProject) -> None:
     from rigcli.state import STATE_SCHEMA_VERSION, create_state_store
     from rigcli.state.migrations import MIGRATION_NAMES
 
-    state_path = project_dir / ".rig" / "state.sqlite"
-    write_legacy_state(state_path)
-
-    state = create_state_store(project_dir=str(project_dir), state_path=str(state_path))
+    state_path = write_legacy_state(project.path)
+    state = create_state_store(project_dir=str(project.path), state_path=str(state_path))
     result = await resolve(state.sync_schema())
     workspaces = state.list_workspaces()
 
@@ -138,9 +124,7 @@ workflows = app.sequence("root").task("ready", ready)
 
 
 @run_async
-async def test_stores_provider_json_state_in_rig_owned_provider_storage(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
+async def test_stores_provider_json_state_in_rig_owned_provider_storage(project: EngineProject) -> None:
     from rigcli.state import STATE_SCHEMA_VERSION
 
     def create_provider(setup: Any) -> FakeWorkflowProvider:
@@ -148,11 +132,9 @@ async def test_stores_provider_json_state_in_rig_owned_provider_storage(
         return FakeWorkflowProvider()
 
     plugin = FakePlugin(create_provider)
-    write_config(project_dir, PROVIDER_STORAGE_CONFIG)
+    project.write_config(PROVIDER_STORAGE_CONFIG)
 
-    engine = make_engine(project_dir, providers=[plugin])
-
-    await engine.load()
+    engine = await project.loaded(providers=[plugin])
     await engine.plan()
 
     state_path = engine.get_project_info().state_path
@@ -171,15 +153,13 @@ async def test_stores_provider_json_state_in_rig_owned_provider_storage(
     assert (json.loads(rows[0][0])["value"] if rows else None) == "provider"
     metadata = {key: json.loads(value) for key, value in metadata_rows}
     assert metadata["state.schemaVersion"] == STATE_SCHEMA_VERSION
-    assert metadata["project.dir"] == str(project_dir)
-    assert metadata["config.path"] == str(project_dir / "rig_config.py")
+    assert metadata["project.dir"] == str(project.path)
+    assert metadata["config.path"] == str(project.path / "rig_config.py")
 
 
 @run_async
-async def test_stores_provider_host_json_state_outside_project_state(
-    project_dir: Path, make_engine: EngineFactory
-) -> None:
-    host_storage_dir = project_dir / ".host-storage"
+async def test_stores_provider_host_json_state_outside_project_state(project: EngineProject) -> None:
+    host_storage_dir = project.path / ".host-storage"
     opened: list[str] = []
 
     async def create_provider(setup: Any) -> FakeWorkflowProvider:
@@ -189,19 +169,13 @@ async def test_stores_provider_host_json_state_outside_project_state(
         return FakeWorkflowProvider()
 
     plugin = FakePlugin(create_provider)
-    write_config(
-        project_dir,
-        PROVIDER_STORAGE_CONFIG.replace('workflow("provider-storage"', 'workflow("provider-host-storage"'),
+    project.write_config(
+        PROVIDER_STORAGE_CONFIG.replace('workflow("provider-storage"', 'workflow("provider-host-storage"')
     )
 
-    engine = make_engine(
-        project_dir,
-        host_storage_dir=str(host_storage_dir),
-        providers=[plugin],
-        local={"open": opened.append},
+    engine = await project.loaded(
+        host_storage_dir=str(host_storage_dir), providers=[plugin], local={"open": opened.append}
     )
-
-    await engine.load()
     await engine.plan()
 
     assert opened == ["rig://provider-auth"]
