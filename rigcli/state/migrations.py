@@ -210,9 +210,23 @@ def _move_aside(path: str) -> str:
     return backup
 
 
+WAL_SWITCH_SECONDS = 15.0
+
+
 def _use_wal(db: sqlite3.Connection) -> None:
     # Only once the file is known to be ours: switching modes rewrites the database header.
-    db.execute("PRAGMA journal_mode = WAL")
+    # The switch needs the file to itself and SQLite reports "locked" at once, without waiting
+    # out the busy timeout, when two rig processes open a new project together; so retry.
+    deadline = time.monotonic() + WAL_SWITCH_SECONDS
+    while True:
+        try:
+            if str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal":
+                db.execute("PRAGMA journal_mode = WAL")
+            break
+        except sqlite3.OperationalError as error:
+            if not _is_transient(error) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
     db.execute("PRAGMA synchronous = NORMAL")  # in WAL mode still durable across process crashes
 
 
