@@ -10,7 +10,7 @@ has the same cache paths wherever it is used.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Union
 
@@ -108,6 +108,23 @@ class CompiledWorkflow:
         return scopes
 
 
+LOCAL_STORE = "local"
+
+
+@dataclass(frozen=True)
+class _Place:
+    """Where in the tree the walk is: display and cache prefixes, scope, config stack, store."""
+
+    prefix: str
+    scope: Scope
+    stack: tuple[Mapping[str, Any], ...]
+    store: str
+    cache_prefix: str
+
+    def within(self, name: str) -> _Place:
+        return replace(self, prefix=_join(self.prefix, name), cache_prefix=_join(self.cache_prefix, name))
+
+
 class _Compiler:
     def __init__(self, workflow: str, fragment_hasher: Callable[[FragmentSpec], str]) -> None:
         self.workflow = workflow
@@ -132,123 +149,58 @@ class _Compiler:
             self._scopes[key] = cached
         return cached
 
-    def node(
-        self,
-        node: Any,
-        *,
-        prefix: str,
-        scope: Scope,
-        stack: tuple[Mapping[str, Any], ...],
-        store: str,
-        cache_prefix: str,
-    ) -> tuple[StepSpec, ...]:
+    def node(self, node: Any, at: _Place) -> tuple[StepSpec, ...]:
         if node.config:
-            stack = (*stack, node.config)
-        if node.cache_scope == "global" and store == "local":
-            fragment = FragmentSpec(node, prefix, stack)
-            fragment_hash = self._hash_fragment(fragment)
-            fragment = FragmentSpec(node, prefix, stack, fragment_hash)
-            self.fragments.setdefault(fragment_hash, fragment)
-            store, cache_prefix = fragment_hash, ""
-            if isinstance(node, SequenceNode):
-                cache_prefix = node.name
-        elif node.cache_scope == "local" and store != "local":
-            store, cache_prefix = "local", prefix
+            at = replace(at, stack=(*at.stack, node.config))
+        if node.cache_scope == "global" and at.store == LOCAL_STORE:
+            fragment = FragmentSpec(node, at.prefix, at.stack)
+            fragment = replace(fragment, hash=self._hash_fragment(fragment))
+            self.fragments.setdefault(fragment.hash, fragment)
+            # Cache paths restart at the fragment boundary, keeping the fragment's own name.
+            at = replace(at, store=fragment.hash, cache_prefix=node.name if isinstance(node, SequenceNode) else "")
+        elif node.cache_scope == "local" and at.store != LOCAL_STORE:
+            at = replace(at, store=LOCAL_STORE, cache_prefix=at.prefix)
         if isinstance(node, TaskNode):
-            return (self.task(node, prefix=prefix, scope=scope, stack=stack, store=store, cache_prefix=cache_prefix),)
+            return (self.task(node, at),)
         if isinstance(node, ParallelNode):
-            return (
-                self.parallel(node, prefix=prefix, scope=scope, stack=stack, store=store, cache_prefix=cache_prefix),
-            )
-        return self.sequence(node, prefix=prefix, scope=scope, stack=stack, store=store, cache_prefix=cache_prefix)
+            return (self.parallel(node, at),)
+        return self.sequence(node, at)
 
-    def sequence(
-        self,
-        seq: SequenceNode,
-        *,
-        prefix: str,
-        scope: Scope,
-        stack: tuple[Mapping[str, Any], ...],
-        store: str,
-        cache_prefix: str,
-    ) -> tuple[StepSpec, ...]:
+    def sequence(self, seq: SequenceNode, at: _Place) -> tuple[StepSpec, ...]:
         steps: list[StepSpec] = []
         for child in seq.children:
-            child_scope = self.overlay(scope, child.scope)
-            child_prefix, child_cache = prefix, cache_prefix
+            child_at = replace(at, scope=self.overlay(at.scope, child.scope))
             if isinstance(child.node, SequenceNode):
-                child_prefix = _join(prefix, child.node.name)
-                child_cache = _join(cache_prefix, child.node.name) if not _opens_fragment(child.node, store) else ""
-            steps.extend(
-                self.node(
-                    child.node,
-                    prefix=child_prefix,
-                    scope=child_scope,
-                    stack=stack,
-                    store=store,
-                    cache_prefix=child_cache,
-                )
-            )
+                child_at = child_at.within(child.node.name)
+            steps.extend(self.node(child.node, child_at))
         return tuple(steps)
 
-    def parallel(
-        self,
-        node: ParallelNode,
-        *,
-        prefix: str,
-        scope: Scope,
-        stack: tuple[Mapping[str, Any], ...],
-        store: str,
-        cache_prefix: str,
-    ) -> ParallelSpec:
+    def parallel(self, node: ParallelNode, at: _Place) -> ParallelSpec:
         branches: list[tuple[str, tuple[StepSpec, ...]]] = []
         for key, branch in node.branches:
-            branch_prefix = _join(prefix, key)
-            branch_cache = _join(cache_prefix, key)
-            if isinstance(branch, TaskNode) and branch.name == key:
-                branch_prefix, branch_cache = prefix, cache_prefix
-            elif isinstance(branch, SequenceNode) and branch.name != key:
-                branch_prefix, branch_cache = _join(branch_prefix, branch.name), _join(branch_cache, branch.name)
-            if _opens_fragment(branch, store):
-                branch_cache = ""
-            branches.append(
-                (
-                    key,
-                    self.node(
-                        branch, prefix=branch_prefix, scope=scope, stack=stack, store=store, cache_prefix=branch_cache
-                    ),
-                )
-            )
-        return ParallelSpec(prefix, tuple(branches))
+            branch_at = at
+            if not (isinstance(branch, TaskNode) and branch.name == key):
+                branch_at = branch_at.within(key)
+            if isinstance(branch, SequenceNode) and branch.name != key:
+                branch_at = branch_at.within(branch.name)
+            branches.append((key, self.node(branch, branch_at)))
+        return ParallelSpec(at.prefix, tuple(branches))
 
-    def task(
-        self,
-        node: TaskNode,
-        *,
-        prefix: str,
-        scope: Scope,
-        stack: tuple[Mapping[str, Any], ...],
-        store: str,
-        cache_prefix: str,
-    ) -> TaskSpec:
-        path = _join(prefix, node.name)
-        check_handler_params(node.handler, TASK_NAMES, scope, f"Task {path}")
+    def task(self, node: TaskNode, at: _Place) -> TaskSpec:
+        path = _join(at.prefix, node.name)
+        check_handler_params(node.handler, TASK_NAMES, at.scope, f"Task {path}")
         spec = TaskSpec(
             index=len(self.tasks),
             path=path,
             name=node.name,
             node=node,
-            store=store,
-            cache_path=_join(cache_prefix, node.name),
-            config_stack=stack,
-            providers=scope,
+            store=at.store,
+            cache_path=_join(at.cache_prefix, node.name),
+            config_stack=at.stack,
+            providers=at.scope,
         )
         self.tasks.append(spec)
         return spec
-
-
-def _opens_fragment(node: Any, store: str) -> bool:
-    return bool(node.cache_scope == "global" and store == "local")
 
 
 def _join(prefix: str, name: str) -> str:
@@ -260,7 +212,7 @@ def compile_workflow(
 ) -> CompiledWorkflow:
     compiler = _Compiler(root.workflow, fragment_hasher)
     base_scope: Scope = MappingProxyType(dict(root_providers))
-    steps = compiler.node(root, prefix="", scope=base_scope, stack=(), store="local", cache_prefix="")
+    steps = compiler.node(root, _Place(prefix="", scope=base_scope, stack=(), store=LOCAL_STORE, cache_prefix=""))
     create_hook = remove_hook = None
     definition: WorkspaceDefinition | None = root.workspace_definition
     if definition is not None:

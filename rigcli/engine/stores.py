@@ -7,9 +7,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rigcli.graph import FragmentSpec
+from rigcli.graph import LOCAL_STORE, FragmentSpec
 
-LOCAL = "local"
+LOCAL = LOCAL_STORE
 
 
 def locate_fragment(locator: Callable[[FragmentSpec], Any] | None, fragment: FragmentSpec) -> Path:
