@@ -174,7 +174,6 @@ class EngineCore:
             stores=self.stores,
             session=session,
             emit=self.emit,
-            local=self.local,
             apply=apply,
         )
 

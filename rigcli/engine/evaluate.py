@@ -16,7 +16,7 @@ from rigcli.engine.stores import LOCAL, Stores
 from rigcli.errors import InterruptedRunError, RigError, TaskError
 from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
 from rigcli.jsonutil import JsonValue, canonical_json
-from rigcli.provider_api import LocalHost, find_artifacts
+from rigcli.provider_api import find_artifacts
 
 
 class Restart(Exception):
@@ -49,7 +49,6 @@ class Evaluation:
         stores: Stores,
         session: ProviderSession,
         emit: Any,
-        local: LocalHost,
         apply: bool,
     ) -> None:
         self.workflow = workflow
@@ -57,7 +56,6 @@ class Evaluation:
         self.stores = stores
         self.session = session
         self.emit = emit
-        self.local = local
         self.apply = apply
         self.now = datetime.now(timezone.utc)
         self.nodes: dict[int, PlanNode] = {}
@@ -245,7 +243,7 @@ class Evaluation:
         fixed = {
             "step": Step(ctx=ctx, path=task.path, workflow=self.workflow.name),
             "config": freeze(task.config),
-            "local": self.local,
+            "local": self.session.local,
             "log": capture.handler_logger(task.path),
         }
         factories = self.session.runtime_factories(task.providers, node_path=task.path)
