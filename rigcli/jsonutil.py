@@ -12,10 +12,12 @@ import hashlib
 import json
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TypeAlias, cast, overload
 
-JsonValue = Any
+JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 """A value made only of dict (str keys), list, str, int, float (finite), bool and None."""
+JsonObject: TypeAlias = dict[str, JsonValue]
+"""A JSON object: what a task context, a stored record or an artifact ref is."""
 
 
 def canonical_json(value: JsonValue) -> str:
@@ -27,7 +29,7 @@ def tagged_hash(tag: str, value: JsonValue) -> str:
     return f"sha256-{digest}"
 
 
-def find_non_json(value: Any, path: str = "") -> str | None:
+def find_non_json(value: object, path: str = "") -> str | None:
     """Return the key path of the first value that is not plain JSON, or None if all of it is.
 
     The root itself is reported as ``<root>``.
@@ -56,13 +58,20 @@ def find_non_json(value: Any, path: str = "") -> str | None:
     return path or "<root>"
 
 
-def to_plain_json(value: Any) -> JsonValue:
-    """Copy a JSON-shaped value into plain dicts and lists (tuples and mappings included)."""
+@overload
+def to_plain_json(value: Mapping[str, object]) -> JsonObject: ...
+@overload
+def to_plain_json(value: object) -> JsonValue: ...
+def to_plain_json(value: object) -> JsonValue:
+    """Copy a JSON-shaped value into plain dicts and lists (tuples and mappings included).
+
+    Leaves are passed through unchecked: callers run ``find_non_json`` first.
+    """
     if isinstance(value, Mapping):
         return {str(key): to_plain_json(item) for key, item in value.items()}
     if isinstance(value, (list, tuple)):
         return [to_plain_json(item) for item in value]
-    return value
+    return cast("JsonValue", value)  # a JSON scalar: callers checked with find_non_json
 
 
-__all__ = ["JsonValue", "canonical_json", "find_non_json", "tagged_hash", "to_plain_json"]
+__all__ = ["JsonObject", "JsonValue", "canonical_json", "find_non_json", "tagged_hash", "to_plain_json"]
