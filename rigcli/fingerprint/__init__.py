@@ -50,7 +50,6 @@ import os
 from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from rigcli.fingerprint.describe import Describer
 from rigcli.fingerprint.project import Project
@@ -64,12 +63,12 @@ def _project(project_dir: str) -> Project:
     return Project(project_dir)
 
 
-def describe_handler(fn: Callable[..., Any], *, project_dir: str | Path) -> JsonValue:
+def describe_handler(fn: Callable[..., object], *, project_dir: str | Path) -> JsonValue:
     """The canonical description that ``handler_fingerprint`` hashes (for debugging and tests)."""
     return Describer(_project(os.path.abspath(os.fspath(project_dir)))).describe(fn)
 
 
-def handler_fingerprint(fn: Callable[..., Any], *, project_dir: str | Path) -> str:
+def handler_fingerprint(fn: Callable[..., object], *, project_dir: str | Path) -> str:
     """A stable hash of ``fn`` and the project code and values it depends on."""
     return tagged_hash(TAG, describe_handler(fn, project_dir=project_dir))
 

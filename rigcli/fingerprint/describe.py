@@ -8,7 +8,6 @@ import os
 import sys
 from collections import deque
 from types import FunctionType, ModuleType
-from typing import Any
 
 from rigcli.fingerprint.codeinfo import PYTHON, code_info
 from rigcli.fingerprint.project import Project
@@ -20,6 +19,7 @@ from rigcli.jsonutil import JsonValue
 _IMPORT_DUNDERS = frozenset(
     {"__name__", "__spec__", "__loader__", "__package__", "__cached__", "__builtins__", "__path__"}
 )
+Namespace = dict[str, object]  # a module's globals
 
 
 class Describer(ValueDescriber):
@@ -38,9 +38,9 @@ class Describer(ValueDescriber):
         self._pending: deque[tuple[int, object]] = deque()
         # Module globals seen during the walk, by module name: sys.modules may already hold a
         # newer import of the same name (rig_config.py and its helpers are re-imported per load).
-        self._namespaces: dict[str, dict[str, Any]] = {}
+        self._namespaces: dict[str, Namespace] = {}
 
-    def describe(self, handler: Any) -> JsonValue:
+    def describe(self, handler: object) -> JsonValue:
         root = self.value(handler, 0)
         while self._pending:
             number, obj = self._pending.popleft()
@@ -166,16 +166,15 @@ class Describer(ValueDescriber):
 
     # -- name resolution -----------------------------------------------------------------------
 
-    def _resolve(
-        self, namespace: dict[str, Any], chain: tuple[str, ...], *, builtins_too: bool
-    ) -> tuple[str, JsonValue]:
+    def _resolve(self, namespace: Namespace, chain: tuple[str, ...], *, builtins_too: bool) -> tuple[str, JsonValue]:
         root = chain[0]
         if root in _IMPORT_DUNDERS:
             return root, {"t": "import-dunder"}
         value = namespace.get(root, MISSING)
         if value is MISSING and builtins_too:
             table = namespace.get("__builtins__", builtins)
-            value = (vars(table) if isinstance(table, ModuleType) else table).get(root, MISSING)
+            names = vars(table) if isinstance(table, ModuleType) else table
+            value = names.get(root, MISSING) if isinstance(names, dict) else MISSING
         if value is MISSING:
             return root, {"t": "missing"}
         used = 1
@@ -192,11 +191,12 @@ class Describer(ValueDescriber):
                 return ".".join(chain[:used]), {"t": "missing"}
         return ".".join(chain[:used]), self.value(value, 1)
 
-    def _import(self, namespace: dict[str, Any], statement: Import, out: dict[str, JsonValue]) -> None:
+    def _import(self, namespace: Namespace, statement: Import, out: dict[str, JsonValue]) -> None:
         name = "." * statement.level + statement.module
         if statement.level:
             try:
-                name = importlib.util.resolve_name(name, namespace.get("__package__") or None)
+                package = namespace.get("__package__")
+                name = importlib.util.resolve_name(name, package if isinstance(package, str) and package else None)
             except (ImportError, ValueError):
                 out[name] = {"t": "missing"}
                 return
@@ -223,12 +223,12 @@ class Describer(ValueDescriber):
                 return {"t": "file", "name": relpath, "code": source.module_digest()}
         return {"t": "module", "name": name}
 
-    def _seen(self, namespace: dict[str, Any]) -> None:
+    def _seen(self, namespace: Namespace) -> None:
         name = namespace.get("__name__")
         if isinstance(name, str):
             self._namespaces.setdefault(name, namespace)
 
-    def _class_namespace(self, cls: type) -> dict[str, Any] | None:
+    def _class_namespace(self, cls: type) -> Namespace | None:
         """The globals of the module that defined ``cls`` (its ``__file__`` says where)."""
         module = sys.modules.get(cls.__module__)
         candidates = [self._namespaces.get(cls.__module__), vars(module) if module is not None else None]
@@ -257,8 +257,8 @@ def _methods(cls: type) -> list[FunctionType]:
     return [f for f in found if f is not None]
 
 
-def _defines(namespace: dict[str, Any], cls: type) -> bool:
-    value: Any = namespace.get(cls.__qualname__.split(".")[0], MISSING)
+def _defines(namespace: Namespace, cls: type) -> bool:
+    value = namespace.get(cls.__qualname__.split(".")[0], MISSING)
     for part in cls.__qualname__.split(".")[1:]:
         value = getattr(value, part, MISSING) if isinstance(value, type) else MISSING
     return value is cls

@@ -38,9 +38,12 @@ class Project:
         self._pattern = re.compile("(?:" + "|".join(map(re.escape, prefixes)) + r")(?![\w.-])")
         self._excluded = tuple(r for r in _installed_roots() if _is_below(r, self.root) and r != self.root)
 
-    def relpath(self, filename: str | None) -> str | None:
-        """``filename`` relative to the project (with ``/``), or None when it is not project code."""
-        if not filename:
+    def relpath(self, filename: object) -> str | None:
+        """``filename`` relative to the project (with ``/``), or None when it is not project code.
+
+        Anything but a non-empty string (a module's ``__file__`` may be None or missing) is not.
+        """
+        if not isinstance(filename, str) or not filename:
             return None
         return _relpath(self.root, self._excluded, filename)
 

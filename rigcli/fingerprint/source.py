@@ -6,8 +6,8 @@ import ast
 import hashlib
 import os
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 _DEF_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -94,7 +94,7 @@ def load_source(path: str) -> SourceFile | None:
     return source
 
 
-def _index(source: SourceFile, statements: list[Any], prefix: str) -> None:
+def _index(source: SourceFile, statements: Sequence[ast.AST], prefix: str) -> None:
     # Only statement lists can hold def and class, so expressions are never walked here.
     # The prefix mirrors how CPython builds __qualname__, so classes can be found by theirs.
     for node in statements:
@@ -159,7 +159,7 @@ def _emit(node: ast.AST, out: list[str], *, skip_decorators: bool = False) -> No
             continue
         value = getattr(node, name, None)
         if name == "body" and isinstance(node, _DOC_OWNERS):
-            value = _without_docstring(value)
+            value = _without_docstring(node.body)
         if value is None or (isinstance(value, list) and not value):
             continue
         out.append(name)
@@ -181,7 +181,7 @@ def _emit(node: ast.AST, out: list[str], *, skip_decorators: bool = False) -> No
     out.append(")")
 
 
-def _without_docstring(body: Any) -> Any:
+def _without_docstring(body: list[ast.stmt]) -> list[ast.stmt]:
     if body and isinstance(body[0], ast.Expr):
         value = body[0].value
         if isinstance(value, ast.Constant) and isinstance(value.value, str):

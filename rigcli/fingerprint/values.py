@@ -9,12 +9,12 @@ import math
 import os
 import re
 from types import BuiltinFunctionType, CellType, FunctionType, MethodType, ModuleType
-from typing import Any
+from typing import Final
 
 from rigcli.fingerprint.project import Project
 from rigcli.jsonutil import JsonValue, canonical_json
 
-MISSING: Any = object()
+MISSING: Final = object()  # "no such attribute/global", distinct from a real None
 # Addresses in default reprs ("<X object at 0x7f...>") have 8+ hex digits; shorter ones are values.
 _ADDRESS = re.compile(r"0x[0-9a-fA-F]{8,}")
 _MAX_DEPTH = 24
@@ -39,15 +39,15 @@ class ValueDescriber:
     def reference(self, obj: object) -> JsonValue:
         raise NotImplementedError
 
-    def value(self, obj: Any, depth: int) -> JsonValue:
-        kind = type(obj)
-        if obj is None or kind is bool:
+    def value(self, obj: object, depth: int) -> JsonValue:
+        # Exact types: subclasses (str enums, secrets, int flags) are described as objects.
+        if obj is None or type(obj) is bool:
             return obj
-        if kind is str:
+        if type(obj) is str:
             return self.project.scrub(obj)
-        if kind is int:
+        if type(obj) is int:
             return obj if -_BIG_INT < obj < _BIG_INT else {"t": "int", "hex": hex(obj)}
-        if kind is float:
+        if type(obj) is float:
             return obj if math.isfinite(obj) else {"t": "float", "repr": repr(obj)}
         if isinstance(obj, FunctionType):
             return self._function(obj)
@@ -58,7 +58,7 @@ class ValueDescriber:
                 return self.reference(obj)
             return {"t": "module", "name": obj.__name__}
         if depth > _MAX_DEPTH:
-            return {"t": "deep", "type": qualified_name(kind)}
+            return {"t": "deep", "type": qualified_name(type(obj))}
         if id(obj) in self._active:
             return {"t": "cycle"}
         self._active.add(id(obj))
@@ -83,17 +83,18 @@ class ValueDescriber:
             desc["wrapped"] = self.value(wrapped, 1)
         return desc
 
-    def _compound(self, obj: Any, depth: int) -> JsonValue:
+    def _compound(self, obj: object, depth: int) -> JsonValue:
+        # isinstance narrows; the exact ``kind`` keeps subclasses (named tuples, ...) for _object.
         kind = type(obj)
-        if kind is list or kind is tuple:
+        if isinstance(obj, (list, tuple)) and kind in (list, tuple):
             return {"t": kind.__name__, "items": [self.value(v, depth) for v in obj]}
-        if kind is dict:
+        if isinstance(obj, dict) and kind is dict:
             # Sorted: insertion order may come from set iteration, which varies per process.
-            pairs = [[self.value(k, depth), self.value(v, depth)] for k, v in obj.items()]
+            pairs: list[JsonValue] = [[self.value(k, depth), self.value(v, depth)] for k, v in obj.items()]
             return {"t": "dict", "items": sorted(pairs, key=canonical_json)}
-        if kind is set or kind is frozenset:
+        if isinstance(obj, (set, frozenset)) and kind in (set, frozenset):
             return {"t": kind.__name__, "items": sorted((self.value(v, depth) for v in obj), key=canonical_json)}
-        if kind is bytes or kind is bytearray:
+        if isinstance(obj, (bytes, bytearray)) and kind in (bytes, bytearray):
             return {"t": kind.__name__, "hex": obj.hex()}
         if isinstance(obj, MethodType):
             return {"t": "method", "func": self.value(obj.__func__, depth), "self": self.value(obj.__self__, depth)}
@@ -113,13 +114,16 @@ class ValueDescriber:
             return {"t": kind.__name__, "func": self.value(obj.__func__, depth)}
         return self._object(obj, depth)
 
-    def _object(self, obj: Any, depth: int) -> JsonValue:
+    def _object(self, obj: object, depth: int) -> JsonValue:
         kind = type(obj)
         desc: dict[str, JsonValue] = {"t": "object", "type": self.value(kind, depth)}
         if isinstance(obj, enum.Enum):
             desc["name"] = obj.name
-        elif dataclasses.is_dataclass(obj) or (isinstance(obj, tuple) and hasattr(kind, "_fields")):
-            desc["fields"] = {name: self.value(v, depth) for name, v in _fields(obj)}
+        elif dataclasses.is_dataclass(obj):
+            fields = ((f.name, getattr(obj, f.name, None)) for f in dataclasses.fields(obj))
+            desc["fields"] = {name: self.value(v, depth) for name, v in fields}
+        elif isinstance(obj, tuple) and hasattr(kind, "_fields"):  # a named tuple
+            desc["fields"] = {name: self.value(v, depth) for name, v in zip(kind._fields, obj, strict=True)}
         elif self.class_file(kind) is not None:
             desc["state"] = {k: self.value(v, depth) for k, v in sorted(_state(obj).items())}
         else:
@@ -132,13 +136,7 @@ class ValueDescriber:
         return desc
 
 
-def _fields(obj: Any) -> list[tuple[str, Any]]:
-    if dataclasses.is_dataclass(obj):
-        return [(f.name, getattr(obj, f.name, None)) for f in dataclasses.fields(obj)]
-    return list(zip(type(obj)._fields, obj, strict=True))
-
-
-def _state(obj: Any) -> dict[str, Any]:
+def _state(obj: object) -> dict[str, object]:
     state = dict(getattr(obj, "__dict__", {}))
     for klass in type(obj).__mro__:
         slots = vars(klass).get("__slots__", ())
@@ -148,7 +146,7 @@ def _state(obj: Any) -> dict[str, Any]:
     return state
 
 
-def _stable_repr(obj: Any) -> str | None:
+def _stable_repr(obj: object) -> str | None:
     """``repr(obj)`` when it shows a value; None when it shows an address or process state."""
     if isinstance(obj, _PROCESS_STATE_TYPES):
         return None
@@ -159,27 +157,27 @@ def _stable_repr(obj: Any) -> str | None:
     return None if _ADDRESS.search(text) else text
 
 
-def wrapped_of(obj: Any) -> Any:
+def wrapped_of(obj: object) -> object:
     """``obj.__wrapped__`` as set by functools.wraps, read without running any __getattr__."""
     namespace = getattr(obj, "__dict__", None)
     return namespace.get("__wrapped__", MISSING) if isinstance(namespace, dict) else MISSING
 
 
-def plain_function(member: Any) -> FunctionType | None:
+def plain_function(member: object) -> FunctionType | None:
     """The function behind a class member (plain, static or class method), else None."""
     if isinstance(member, (staticmethod, classmethod)):
         member = member.__func__
     return member if isinstance(member, FunctionType) else None
 
 
-def qualified_name(obj: Any) -> str:
+def qualified_name(obj: object) -> str:
     """``module:qualname`` of a function, class or builtin."""
     module = getattr(obj, "__module__", None) or "builtins"
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or type(obj).__qualname__
     return f"{module}:{name}"
 
 
-def _external(obj: Any) -> dict[str, JsonValue]:
+def _external(obj: object) -> dict[str, JsonValue]:
     return {"t": "external", "name": qualified_name(obj)}
 
 
