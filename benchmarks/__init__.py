@@ -1,0 +1,1 @@
+"""Side-by-side benchmarks of rig against its baselines; run them with `python -m benchmarks`."""

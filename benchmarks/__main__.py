@@ -1,0 +1,120 @@
+"""The entry point `python -m benchmarks`: parse options, build fixtures in a temp dir, run cases, report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from benchmarks.cases import CLI_CASES
+from benchmarks.fixtures import SetupError, precompile
+from benchmarks.machine_cases import MACHINE_CASES
+from benchmarks.report import describe_machine, document, header, summary, table
+from benchmarks.suite import Case, Context, Row
+from benchmarks.team_cases import TEAM_CASES
+
+CASES: list[Case] = [*CLI_CASES, *MACHINE_CASES, *TEAM_CASES]
+BY_NAME = {case.name: case for case in CASES}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Side-by-side benchmarks of rig against its baselines (ratio = rig / baseline).",
+    )
+    parser.add_argument("--quick", action="store_true", help="a smoke run: small sizes, 2 timed runs per command")
+    parser.add_argument("--json", action="store_true", help="print one JSON document on stdout (progress on stderr)")
+    parser.add_argument(
+        "--case",
+        action="append",
+        choices=sorted(BY_NAME),
+        metavar="NAME",
+        help="run only this case (repeatable); see --list",
+    )
+    parser.add_argument("--repeat", type=int, help="timed runs per command (default 5, --quick 2)")
+    parser.add_argument("--warmup", type=int, default=1, help="untimed runs per command first (default 1)")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take (default 120)")
+    parser.add_argument("--workdir", type=Path, help="where to make the temp dir for fixtures (default: $TMPDIR)")
+    parser.add_argument("--keep", action="store_true", help="keep the fixtures' temp dir")
+    parser.add_argument("--check", action="store_true", help="exit 1 when any row fails its target")
+    parser.add_argument("--list", action="store_true", help="list the cases and exit")
+    args = parser.parse_args(argv)
+    if args.repeat is None:
+        args.repeat = 2 if args.quick else 5
+    if args.repeat < 1 or args.warmup < 0 or args.timeout <= 0:
+        parser.error("--repeat must be ≥ 1, --warmup ≥ 0 and --timeout > 0")
+    return args
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_case(ctx: Context, case: Case) -> list[Row]:
+    log(f"{case.name}: {case.title}")
+    started = time.perf_counter()
+    try:
+        rows = case.run(ctx, case)
+    except SetupError as error:
+        rows = [case.row(status="fail", note=str(error))]
+    except Exception as error:
+        # One broken case (a fixture rig cannot build, a bug here) is that row's failure, not the whole run's.
+        traceback.print_exc(file=sys.stderr)
+        rows = [case.row(status="fail", note=f"error: {type(error).__name__}: {error}")]
+    for row in rows:
+        ratio = "" if row.ratio is None else f" ratio {row.ratio:.2f}"
+        log(f"  -> {row.status}{ratio} {row.note}".rstrip())
+    log(f"  ({time.perf_counter() - started:.1f} s)")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.list:
+        for case in CASES:
+            print(f"{case.name:16} {case.title}  [baseline: {case.baseline}; target {case.target.text()}]")
+        return 0
+    selected = [BY_NAME[name] for name in dict.fromkeys(args.case)] if args.case else CASES
+    options = {
+        "quick": args.quick,
+        "repeat": args.repeat,
+        "warmup": args.warmup,
+        "timeout": args.timeout,
+        "cases": [case.name for case in selected],
+    }
+    started = time.perf_counter()
+    precompile()
+    machine = describe_machine()
+    if not args.json:
+        print(header(machine, options), flush=True)
+    root = Path(tempfile.mkdtemp(prefix="rig-bench-", dir=args.workdir))
+    rows: list[Row] = []
+    try:
+        ctx = Context(
+            root=root, quick=args.quick, repeat=args.repeat, warmup=args.warmup, timeout=args.timeout, log=log
+        )
+        for case in selected:
+            rows.extend(run_case(ctx, case))
+    finally:
+        if args.keep:
+            log(f"fixtures kept in {root}")
+        else:
+            shutil.rmtree(root, ignore_errors=True)
+    elapsed = time.perf_counter() - started
+    if args.json:
+        print(json.dumps(document(machine, options, rows, elapsed), indent=2))
+    else:
+        print()
+        print(table(rows))
+        print()
+        print(summary(rows, elapsed))
+    return 1 if args.check and any(row.status == "fail" for row in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
