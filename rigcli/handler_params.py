@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
+from rigcli.authoring.operations import Handler
 from rigcli.errors import ConfigError
 
 TASK_NAMES = ("step", "providers", "config", "local", "log")
 HOOK_NAMES = (*TASK_NAMES, "workflow", "workspace", "input")
 
 
-def check_handler_params(fn: Callable[..., Any], base: tuple[str, ...], scope: Mapping[str, Any], label: str) -> None:
+def check_handler_params(fn: Handler, base: tuple[str, ...], scope: Mapping[str, object], label: str) -> None:
     """Fail at load when a handler asks for a parameter rig cannot give it."""
     available = [*base, *sorted(name for name in scope if name not in base)]
     try:
@@ -33,7 +33,7 @@ def check_handler_params(fn: Callable[..., Any], base: tuple[str, ...], scope: M
             )
 
 
-def _source_location(fn: Callable[..., Any]) -> str:
+def _source_location(fn: Handler) -> str:
     code = getattr(inspect.unwrap(fn), "__code__", None)
     if code is None:
         return ""

@@ -21,11 +21,15 @@ class WorkspaceRef(BaseModel):
     model_config = ConfigDict(frozen=True, json_schema_extra={WORKSPACE_KEY: True})
 
     name: str
-    ctx: dict[str, Any] = Field(default_factory=dict)
+    ctx: dict[str, object] = Field(default_factory=dict)  # the workspace's stored JSON context
 
 
-def Arg(default: Any = ..., *, position: int, description: str | None = None, **field_options: Any) -> Any:
-    """A pydantic field that the CLI takes as the ``position``-th positional argument."""
+def Arg(default: object = ..., *, position: int, description: str | None = None, **field_options: Any) -> Any:
+    """A pydantic field that the CLI takes as the ``position``-th positional argument.
+
+    Typed like ``pydantic.Field``: the options are Field's own, and the result is ``Any`` so that
+    ``name: str = Arg(position=0)`` type-checks.
+    """
     extra = dict(field_options.pop("json_schema_extra", None) or {})
     extra[POSITION_KEY] = position
     return Field(default, description=description, json_schema_extra=extra, **field_options)

@@ -10,84 +10,63 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Union
+from typing import TYPE_CHECKING, Protocol, TypeGuard, Union, overload
 
+from rigcli.authoring.base import EMPTY_CONFIG, NodeMethods, frozen
 from rigcli.authoring.operations import (
+    Handler,
     OperationDefinition,
+    ProviderScope,
     WorkspaceDefinition,
     check_operation_id,
     make_operation,
 )
-from rigcli.authoring.ttl import parse_ttl
+from rigcli.authoring.ttl import CacheTtl, parse_ttl
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError
-from rigcli.jsonutil import find_non_json, to_plain_json
+from rigcli.jsonutil import JsonValue
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel  # type-only: loading a project must not import pydantic
 
 # Names handlers receive by parameter; a provider cannot be scoped under one of them.
 CONTEXT_NAMES = frozenset({"step", "providers", "config", "local", "log", "workflow", "workspace", "input"})
 
-ProviderScope = Mapping[str, ProviderDefinition | None]  # None: removed from scope
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_NO_PROVIDERS: ProviderScope = MappingProxyType({})
 
 
-def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
-    return MappingProxyType(dict(mapping))
+class _Validates(Protocol):
+    def model_validate(self, value: object, /) -> object: ...  # a pydantic model class
 
 
-def _json_config(values: Mapping[str, Any]) -> dict[str, Any]:
-    bad = find_non_json(values)
-    if bad is not None:
-        raise ConfigError(f"configure input must be JSON-serializable (at {bad})")
-    plain = to_plain_json(values)
-    assert isinstance(plain, dict)
-    return plain
+class _Parses(Protocol):
+    def parse(self, value: object, /) -> object: ...
 
 
-def _merge_config(current: Mapping[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Mapping[str, Any]:
-    merged = dict(current)
-    for arg in args:
-        if not isinstance(arg, Mapping):
-            raise ConfigError("configure takes a dict or keyword arguments")
-        merged.update(_json_config(arg))
-    merged.update(_json_config(kwargs))
-    return _frozen(merged)
+OutputSchema = _Validates | _Parses
+"""What ``output=`` takes: a pydantic model, or anything with ``model_validate`` or ``parse``."""
 
 
-class _NodeMethods:
-    """configure/global_/local shared by every node kind."""
-
-    config: Mapping[str, Any]
-    cache_scope: str | None
-
-    def configure(self, *values: Mapping[str, Any], **options: Any) -> Any:
-        """Stack JSON config for this subtree; calls on one node shallow-merge (later keys win)."""
-        return replace(self, config=_merge_config(self.config, values, options))  # type: ignore[type-var]
-
-    def global_(self) -> Any:
-        """Cache this subtree in the global fragment cache, shared across projects."""
-        return replace(self, cache_scope="global")  # type: ignore[type-var]
-
-    def local(self) -> Any:
-        """Cache this subtree in the project's own state again."""
-        return replace(self, cache_scope="local")  # type: ignore[type-var]
+def _is_output_schema(value: object) -> TypeGuard[OutputSchema]:
+    return hasattr(value, "model_validate") or hasattr(value, "parse")
 
 
 @dataclass(frozen=True, eq=False)
-class TaskNode(_NodeMethods):
+class TaskNode(NodeMethods):
     name: str
-    handler: Callable[..., Any]
+    handler: Handler
     cache_ttl: float | None = None
-    output: Any = None
+    output: OutputSchema | None = None
     version: str | None = None
-    config: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    config: Mapping[str, JsonValue] = field(default_factory=lambda: EMPTY_CONFIG)
     cache_scope: str | None = None
     kind = "task"
 
 
 @dataclass(frozen=True, eq=False)
-class ParallelNode(_NodeMethods):
+class ParallelNode(NodeMethods):
     branches: tuple[tuple[str, Node], ...]
-    config: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    config: Mapping[str, JsonValue] = field(default_factory=lambda: EMPTY_CONFIG)
     cache_scope: str | None = None
     name = "parallel"
     kind = "parallel"
@@ -109,11 +88,11 @@ class _Link:
 
 def make_task(
     name: str,
-    handler: Callable[..., Any] | None,
+    handler: Handler | None,
     *,
-    cache_ttl: Any = None,
-    output: Any = None,
-    version: Any = None,
+    cache_ttl: CacheTtl = None,
+    output: OutputSchema | None = None,
+    version: str | int | None = None,
 ) -> TaskNode:
     if not isinstance(name, str) or not name.strip():
         raise ConfigError("Task names must be non-empty strings")
@@ -121,7 +100,7 @@ def make_task(
         raise ConfigError(f'Task name "{name}" cannot contain "."; nest a sequence instead')
     if handler is None or not callable(handler):
         raise ConfigError(f"Task {name} is missing a handler")
-    if output is not None and not (hasattr(output, "model_validate") or hasattr(output, "parse")):
+    if output is not None and not _is_output_schema(output):
         raise ConfigError(f"Task {name} output= needs a pydantic model or an object with model_validate/parse")
     return TaskNode(
         name=name,
@@ -132,30 +111,48 @@ def make_task(
     )
 
 
+@overload
 def task(
     name: str,
-    handler: Callable[..., Any] | None = None,
+    handler: Handler,
     *,
-    cache_ttl: Any = None,
-    output: Any = None,
-    version: Any = None,
-) -> Any:
+    cache_ttl: CacheTtl = None,
+    output: OutputSchema | None = None,
+    version: str | int | None = None,
+) -> TaskNode: ...
+@overload
+def task(
+    name: str,
+    handler: None = None,
+    *,
+    cache_ttl: CacheTtl = None,
+    output: OutputSchema | None = None,
+    version: str | int | None = None,
+) -> Callable[[Handler], TaskNode]: ...
+def task(
+    name: str,
+    handler: Handler | None = None,
+    *,
+    cache_ttl: CacheTtl = None,
+    output: OutputSchema | None = None,
+    version: str | int | None = None,
+) -> TaskNode | Callable[[Handler], TaskNode]:
     """``@task("name", cache_ttl=...)`` turns a function into a standalone task node."""
     if handler is not None:
         return make_task(name, handler, cache_ttl=cache_ttl, output=output, version=version)
 
-    def decorate(fn: Callable[..., Any]) -> TaskNode:
+    def decorate(fn: Handler) -> TaskNode:
         return make_task(name, fn, cache_ttl=cache_ttl, output=output, version=version)
 
     return decorate
 
 
 @dataclass(frozen=True, eq=False)
-class SequenceNode(_NodeMethods):
+class SequenceNode(NodeMethods):
     name: str
     workflow: str
-    scope: ProviderScope = field(default_factory=lambda: _EMPTY)
-    config: Mapping[str, Any] = field(default_factory=lambda: _EMPTY)
+    scope: ProviderScope = field(default_factory=lambda: _NO_PROVIDERS)
+    config: Mapping[str, JsonValue] = field(default_factory=lambda: EMPTY_CONFIG)
     cache_scope: str | None = None
     workspace_definition: WorkspaceDefinition | None = None
     operations: tuple[OperationDefinition, ...] = ()
@@ -187,11 +184,11 @@ class SequenceNode(_NodeMethods):
     def task(
         self,
         name: str,
-        handler: Callable[..., Any] | None = None,
+        handler: Handler | None = None,
         *,
-        cache_ttl: Any = None,
-        output: Any = None,
-        version: Any = None,
+        cache_ttl: CacheTtl = None,
+        output: OutputSchema | None = None,
+        version: str | int | None = None,
     ) -> SequenceNode:
         """Append a task; its returned ``{"ctx": ...}`` replaces the context for later nodes."""
         return self._append(make_task(name, handler, cache_ttl=cache_ttl, output=output, version=version))
@@ -225,13 +222,13 @@ class SequenceNode(_NodeMethods):
             raise ConfigError(f"Provider name {name!r} must be a Python identifier")
         if not isinstance(provider, ProviderDefinition):
             raise ConfigError(f"Provider {name} is not a valid rig provider (use define_provider)")
-        return replace(self, scope=_frozen({**self.scope, name: provider}))
+        return replace(self, scope=frozen({**self.scope, name: provider}))
 
     def remove_provider(self, name: str) -> SequenceNode:
         """Take a provider out of scope for every later node of this sequence."""
-        return replace(self, scope=_frozen({**self.scope, name: None}))
+        return replace(self, scope=frozen({**self.scope, name: None}))
 
-    def workspace(self, create: Callable[..., Any], remove: Callable[..., Any] | None = None) -> SequenceNode:
+    def workspace(self, create: Handler, remove: Handler | None = None) -> SequenceNode:
         """Let this workflow create workspaces: ``create`` returns the workspace ctx."""
         if not callable(create) or (remove is not None and not callable(remove)):
             raise ConfigError("workspace(create=..., remove=...) needs functions")
@@ -240,8 +237,8 @@ class SequenceNode(_NodeMethods):
     def workspace_operation(
         self,
         id: str,
-        run: Callable[..., Any],
-        input: Any = None,
+        run: Handler,
+        input: type[BaseModel] | None = None,
         title: str | None = None,
         description: str | None = None,
     ) -> SequenceNode:
@@ -253,8 +250,8 @@ class SequenceNode(_NodeMethods):
     def operation(
         self,
         id: str,
-        run: Callable[..., Any],
-        input: Any = None,
+        run: Handler,
+        input: type[BaseModel] | None = None,
         title: str | None = None,
         description: str | None = None,
     ) -> SequenceNode:

@@ -5,11 +5,16 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeGuard
 
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel  # type-only: loading a project must not import pydantic
+
+Handler = Callable[..., object]
+"""A task handler, workspace hook or operation: a plain or ``async`` function, called by parameter name."""
 ProviderScope = Mapping[str, ProviderDefinition | None]  # None: removed from scope
 
 RESERVED_OPERATION_IDS = frozenset(
@@ -37,23 +42,23 @@ RESERVED_OPERATION_IDS = frozenset(
 
 @dataclass(frozen=True, eq=False)
 class WorkspaceDefinition:
-    create: Callable[..., Any]
-    remove: Callable[..., Any] | None
+    create: Handler
+    remove: Handler | None
     scope: ProviderScope
 
 
 @dataclass(frozen=True, eq=False)
 class OperationDefinition:
     id: str
-    run: Callable[..., Any]
-    input: Any
+    run: Handler
+    input: type[BaseModel] | None
     title: str | None
     description: str | None
     scope: ProviderScope
     workspace: bool  # True: runs against one workspace (``rig op WS OP``)
 
 
-def check_operation_id(op_id: Any, *, workspace: bool, existing: tuple[OperationDefinition, ...]) -> str:
+def check_operation_id(op_id: object, *, workspace: bool, existing: tuple[OperationDefinition, ...]) -> str:
     label = "Workspace operation" if workspace else "Operation"
     if not isinstance(op_id, str) or not op_id.strip():
         raise ConfigError(f"{label} ids must be non-empty")
@@ -69,10 +74,15 @@ def check_operation_id(op_id: Any, *, workspace: bool, existing: tuple[Operation
     return op_id
 
 
+def is_model_class(value: object) -> TypeGuard[type[BaseModel]]:
+    """A pydantic model class, recognised without importing pydantic (a project that uses one has)."""
+    return inspect.isclass(value) and hasattr(value, "model_validate")
+
+
 def make_operation(
     op_id: str,
-    run: Any,
-    input_model: Any,
+    run: object,
+    input_model: object,
     title: str | None,
     description: str | None,
     scope: ProviderScope,
@@ -81,15 +91,18 @@ def make_operation(
 ) -> OperationDefinition:
     if not callable(run):
         raise ConfigError(f"Operation {op_id} needs run=<function>")
-    if input_model is not None and not (inspect.isclass(input_model) and hasattr(input_model, "model_validate")):
+    if input_model is not None and not is_model_class(input_model):
         raise ConfigError(f"Operation {op_id} input= must be a pydantic model class")
     return OperationDefinition(op_id, run, input_model, title, description, scope, workspace)
 
 
 __all__ = [
     "RESERVED_OPERATION_IDS",
+    "Handler",
     "OperationDefinition",
+    "ProviderScope",
     "WorkspaceDefinition",
     "check_operation_id",
+    "is_model_class",
     "make_operation",
 ]

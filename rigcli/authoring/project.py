@@ -3,22 +3,20 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 
-from rigcli.authoring.nodes import CONTEXT_NAMES, ProviderScope, SequenceNode, TaskNode, make_task
+from rigcli.authoring.base import frozen
+from rigcli.authoring.nodes import CONTEXT_NAMES, OutputSchema, ProviderScope, SequenceNode, TaskNode, make_task
+from rigcli.authoring.operations import Handler
+from rigcli.authoring.ttl import CacheTtl
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError, InputError
 
 WORKSPACE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 WORKSPACE_NAME_MAX = 63
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-
-def _frozen(mapping: Mapping[str, Any]) -> Mapping[str, Any]:
-    return MappingProxyType(dict(mapping))
+_EMPTY: Mapping[str, ProviderDefinition] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
@@ -31,8 +29,16 @@ class App:
     def sequence(self, name: str) -> SequenceNode:
         return new_sequence(name, workflow=self.name, scope=self.providers)
 
-    def task(self, name: str, handler: Callable[..., Any] | None = None, **options: Any) -> TaskNode:
-        return make_task(name, handler, **options)
+    def task(
+        self,
+        name: str,
+        handler: Handler | None = None,
+        *,
+        cache_ttl: CacheTtl = None,
+        output: OutputSchema | None = None,
+        version: str | int | None = None,
+    ) -> TaskNode:
+        return make_task(name, handler, cache_ttl=cache_ttl, output=output, version=version)
 
     step = task
 
@@ -40,10 +46,10 @@ class App:
 def new_sequence(name: str, *, workflow: str | None = None, scope: ProviderScope = _EMPTY) -> SequenceNode:
     if not isinstance(name, str) or not name.strip():
         raise ConfigError("Sequence names must be non-empty strings")
-    return SequenceNode(name=name, workflow=workflow or name, scope=_frozen(scope))
+    return SequenceNode(name=name, workflow=workflow or name, scope=frozen(scope))
 
 
-def _check_providers(providers: Mapping[str, Any] | None) -> Mapping[str, ProviderDefinition]:
+def _check_providers(providers: Mapping[str, object] | None) -> Mapping[str, ProviderDefinition]:
     result: dict[str, ProviderDefinition] = {}
     for name, definition in (providers or {}).items():
         if name in CONTEXT_NAMES:
@@ -51,7 +57,7 @@ def _check_providers(providers: Mapping[str, Any] | None) -> Mapping[str, Provid
         if not isinstance(definition, ProviderDefinition):
             raise ConfigError(f"Provider {name} is not a valid rig provider (use define_provider)")
         result[name] = definition
-    return _frozen(result)
+    return frozen(result)
 
 
 def workflow(name: str, providers: Mapping[str, ProviderDefinition] | None = None) -> App:
@@ -74,7 +80,10 @@ class ProjectConfig:
     providers: Mapping[str, ProviderDefinition]
 
 
-def define_config(workflows: Any, providers: Mapping[str, ProviderDefinition] | None = None) -> ProjectConfig:
+def define_config(
+    workflows: SequenceNode | Sequence[SequenceNode] | Mapping[str, SequenceNode],
+    providers: Mapping[str, ProviderDefinition] | None = None,
+) -> ProjectConfig:
     """Several workflows and the providers in scope for all of them."""
     items = list(workflows.values()) if isinstance(workflows, Mapping) else workflows
     if isinstance(items, SequenceNode):
@@ -87,7 +96,7 @@ def define_config(workflows: Any, providers: Mapping[str, ProviderDefinition] | 
     return ProjectConfig(tuple(items), _check_providers(providers))
 
 
-def check_workspace_name(name: Any) -> str:
+def check_workspace_name(name: object) -> str:
     if not isinstance(name, str) or name == "":
         raise InputError("create requires a workspace name")
     if len(name) > WORKSPACE_NAME_MAX or not WORKSPACE_NAME_PATTERN.match(name):

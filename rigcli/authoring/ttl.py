@@ -5,16 +5,16 @@ from __future__ import annotations
 import math
 import re
 from datetime import timedelta
-from typing import Any
 
 from rigcli.errors import ConfigError
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PATTERN = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$", re.IGNORECASE)
+CacheTtl = float | timedelta | str | None  # seconds (int or float), a timedelta, "30s"; None: forever
 TTL_FORMAT_MESSAGE = 'cache_ttl must be a number of seconds, a timedelta, or a string like "30s", "10m", "6h" or "7d"'
 
 
-def parse_ttl(value: Any) -> float | None:
+def parse_ttl(value: object) -> float | None:
     """Return the TTL in seconds (None for "cache forever")."""
     if value is None:
         return None
@@ -36,4 +36,4 @@ def parse_ttl(value: Any) -> float | None:
     return seconds
 
 
-__all__ = ["parse_ttl"]
+__all__ = ["CacheTtl", "parse_ttl"]

@@ -6,9 +6,12 @@ import inspect
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rigcli.errors import ConfigError
+
+if TYPE_CHECKING:
+    from rigcli.provider_api import ProviderPlugin
 
 
 class SecretValue(str):
@@ -50,10 +53,10 @@ class ProviderDefinition:
     """``define_provider(...)``: a provider id, its unresolved config and an optional inline plugin."""
 
     provider_id: str
-    config: Mapping[str, Any] = field(default_factory=dict)
-    plugin: Any = None
+    config: Mapping[str, object] = field(default_factory=dict)  # values may be env(), secret(), resolvers
+    plugin: ProviderPlugin | None = None
 
-    def resolve_config(self) -> dict[str, Any]:
+    def resolve_config(self) -> dict[str, object]:
         resolved = _resolve(self.config, f"provider {self.provider_id} config")
         if not isinstance(resolved, dict):
             raise ConfigError("Provider config must resolve to an object")
@@ -61,19 +64,24 @@ class ProviderDefinition:
 
 
 def define_provider(
-    provider_id: str, config: Mapping[str, Any] | None = None, /, *, plugin: Any = None, **options: Any
+    provider_id: str,
+    config: Mapping[str, object] | None = None,
+    /,
+    *,
+    plugin: ProviderPlugin | None = None,
+    **options: object,
 ) -> ProviderDefinition:
     """Define a provider for a workflow's scope; ``plugin=`` passes a plugin object inline."""
     if not isinstance(provider_id, str) or not provider_id.strip():
         raise ConfigError("define_provider needs a non-empty provider id")
-    merged: dict[str, Any] = dict(config or {})
+    merged: dict[str, object] = dict(config or {})
     merged.update(options)
     if plugin is not None and not hasattr(plugin, "create_provider"):
         raise ConfigError(f"Provider {provider_id} plugin must have create_provider(setup)")
     return ProviderDefinition(provider_id, merged, plugin)
 
 
-def _resolve(value: Any, where: str) -> Any:
+def _resolve(value: object, where: str) -> object:
     if isinstance(value, EnvRef):
         return value.resolve()
     if isinstance(value, Mapping):
@@ -87,7 +95,7 @@ def _resolve(value: Any, where: str) -> Any:
     return value
 
 
-def _call_resolver(resolver: Callable[[], Any], where: str) -> Any:
+def _call_resolver(resolver: Callable[[], object], where: str) -> object:
     try:
         return resolver()
     except ConfigError:
@@ -96,7 +104,7 @@ def _call_resolver(resolver: Callable[[], Any], where: str) -> Any:
         raise ConfigError(f"{where}: resolver raised {type(exc).__name__}: {exc}") from exc
 
 
-def contains_secret(value: Any) -> bool:
+def contains_secret(value: object) -> bool:
     if isinstance(value, SecretValue):
         return True
     if isinstance(value, Mapping):
@@ -106,7 +114,7 @@ def contains_secret(value: Any) -> bool:
     return False
 
 
-def mask_secrets(value: Any) -> Any:
+def mask_secrets(value: object) -> object:
     """A copy of a resolved config safe to show: every secret becomes "***"."""
     if isinstance(value, SecretValue):
         return "***"
