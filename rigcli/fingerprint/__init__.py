@@ -47,7 +47,6 @@ each code object is analysed once; only the walk over current values runs on eve
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
@@ -63,13 +62,16 @@ def _project(project_dir: str) -> Project:
     return Project(project_dir)
 
 
-def describe_handler(fn: Callable[..., object], *, project_dir: str | Path) -> JsonValue:
+def describe_handler(fn: object, *, project_dir: str | Path) -> JsonValue:
     """The canonical description that ``handler_fingerprint`` hashes (for debugging and tests)."""
     return Describer(_project(os.path.abspath(os.fspath(project_dir)))).describe(fn)
 
 
-def handler_fingerprint(fn: Callable[..., object], *, project_dir: str | Path) -> str:
-    """A stable hash of ``fn`` and the project code and values it depends on."""
+def handler_fingerprint(fn: object, *, project_dir: str | Path) -> str:
+    """A stable hash of ``fn`` and the project code and values it depends on.
+
+    ``fn`` is usually a handler, but any value works (cache keys also fingerprint output schemas).
+    """
     return tagged_hash(TAG, describe_handler(fn, project_dir=project_dir))
 
 
