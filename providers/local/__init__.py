@@ -99,14 +99,24 @@ class LocalController(BaseController):
 
     def _machine_json(self, record: MachineRecord) -> dict[str, Any]:
         path = self.store.machine_dir(record)
-        return {"provider": PROVIDER_ID, "id": record.id, "path": str(path), "created_at": record.created_at,
-                "source_snapshot": record.source_snapshot, "exists": path.is_dir()}
+        return {
+            "provider": PROVIDER_ID,
+            "id": record.id,
+            "path": str(path),
+            "created_at": record.created_at,
+            "source_snapshot": record.source_snapshot,
+            "exists": path.is_dir(),
+        }
 
     def _snapshot_json(self, record: SnapshotRecord) -> dict[str, Any]:
         return {
-            "provider": PROVIDER_ID, "kind": SNAPSHOT_KIND, "snapshot_id": record.id,
-            "path": str(self.store.root / record.path), "created_at": record.created_at,
-            "source_machine": record.source_machine, "complete": self.store.is_complete(record.id),
+            "provider": PROVIDER_ID,
+            "kind": SNAPSHOT_KIND,
+            "snapshot_id": record.id,
+            "path": str(self.store.root / record.path),
+            "created_at": record.created_at,
+            "source_machine": record.source_machine,
+            "complete": self.store.is_complete(record.id),
         }
 
 

@@ -52,7 +52,13 @@ class LocalMachine(BaseMachine["LocalRuntime"]):
         return merged
 
     def _run(
-        self, command: str, *, env: dict[str, str], cwd: str, timeout: float | None, recorder: CommandRecorder,
+        self,
+        command: str,
+        *,
+        env: dict[str, str],
+        cwd: str,
+        timeout: float | None,
+        recorder: CommandRecorder,
         cancellation: Cancellation,
     ) -> CommandResult:
         return run_command(command, cwd=cwd, env=env, timeout=timeout, recorder=recorder, cancellation=cancellation)
@@ -89,8 +95,13 @@ class LocalMachine(BaseMachine["LocalRuntime"]):
         return AttachSpec(("sh", "-c", command), cwd=self.path, env=env)
 
     def to_json(self) -> dict[str, Any]:
-        return {"provider": "local", "id": self.id, "path": self.path, "created_at": self.created_at,
-                "source_snapshot": self.source_snapshot}
+        return {
+            "provider": "local",
+            "id": self.id,
+            "path": self.path,
+            "created_at": self.created_at,
+            "source_snapshot": self.source_snapshot,
+        }
 
 
 __all__ = ["LocalMachine"]

@@ -123,8 +123,14 @@ def run_command(
     """
     recorder.started()
     proc = subprocess.Popen(
-        ["sh", "-c", command], cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
+        ["sh", "-c", command],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        bufsize=0,
     )
     group = _Group(proc.pid, grace)
     cancelled: list[bool] = []

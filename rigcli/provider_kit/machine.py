@@ -72,11 +72,20 @@ class BaseMachine(Generic[RuntimeT]):
             raise InterruptedRunError(f"Not starting {describe_command(command, name)}: the run was interrupted")
         redact = Redactor.from_values(self._runtime.config, env or {})
         recorder = CommandRecorder(
-            context.emit, command=command, name=name, node_path=context.node_path, machine=self.id,
-            provider_id=self.provider_id, redact=redact,
+            context.emit,
+            command=command,
+            name=name,
+            node_path=context.node_path,
+            machine=self.id,
+            provider_id=self.provider_id,
+            redact=redact,
         )
         result = self._run(
-            command, env=self._env(env), cwd=workdir, timeout=timeout, recorder=recorder,
+            command,
+            env=self._env(env),
+            cwd=workdir,
+            timeout=timeout,
+            recorder=recorder,
             cancellation=context.cancellation,
         )
         if check and not result.ok:
