@@ -58,11 +58,20 @@ class Result:
 
 
 def run_rig(
-    *args: str, cwd: Path, env: dict[str, str] | None = None, input: str | None = None, timeout: float = 120,
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 120,
 ) -> Result:
     completed = subprocess.run(
-        [RIG, *args], cwd=cwd, env=env_with_rig(env), input=input if input is not None else "",
-        capture_output=True, text=True, timeout=timeout,
+        [RIG, *args],
+        cwd=cwd,
+        env=env_with_rig(env),
+        input=input if input is not None else "",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
     return Result(list(args), completed.returncode, completed.stdout, completed.stderr)
 
@@ -76,7 +85,7 @@ def write_project(directory: Path, config: str, **files: str) -> Path:
 
 
 # A pure-Python project (no provider) that exercises every CLI surface quickly.
-DEV_CONFIG = '''
+DEV_CONFIG = """
 from typing import Literal
 
 from pydantic import BaseModel, Field, field_validator
@@ -156,17 +165,17 @@ workflows = (
     .workspace_operation("noop", run=nothing)
     .operation("status", run=status, description="show the prepared context")
 )
-'''
+"""
 
-MULTI_CONFIG = '''
+MULTI_CONFIG = """
 from rigcli import sequence
 
 api = sequence("api").task("a", lambda step: {"ctx": {"a": 1}})
 web = sequence("web").task("w", lambda step: {"ctx": {"w": 1}})
 workflows = [api, web]
-'''
+"""
 
-SLOW_CONFIG = '''
+SLOW_CONFIG = """
 import time
 
 from rigcli import workflow
@@ -181,10 +190,10 @@ def wait(step):
 
 
 workflows = app.sequence("slow").task("wait", wait, cache_ttl=0)
-'''
+"""
 
 
-HOST_COMMAND_CONFIG = '''
+HOST_COMMAND_CONFIG = """
 from rigcli import sequence
 
 
@@ -197,10 +206,10 @@ def setup(step, local):
 
 
 workflows = sequence("host").task("setup", setup).operation("hello", run=hello)
-'''
+"""
 
 # A provider plugin passed inline that presents an interaction and emits a provider event.
-EVENTS_CONFIG = '''
+EVENTS_CONFIG = """
 import threading
 
 from rigcli import define_provider, workflow
@@ -250,4 +259,4 @@ def boom(step):
 
 
 workflows = app.sequence("events").task("sign-in", sign_in).task("boom", boom)
-'''
+"""

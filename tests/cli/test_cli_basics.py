@@ -28,8 +28,11 @@ def test_version_json(tmp_path: Path) -> None:
 
 def test_version_path_imports_no_heavy_modules(tmp_path: Path) -> None:
     completed = subprocess.run(
-        [sys.executable, "-X", "importtime", "-m", "rigcli", "--version"], cwd=tmp_path, capture_output=True,
-        text=True, env=env_with_rig(),
+        [sys.executable, "-X", "importtime", "-m", "rigcli", "--version"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env_with_rig(),
     )
     assert completed.stdout == f"{__version__}\n"
     imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines()}
@@ -42,8 +45,21 @@ def test_help_exits_zero(tmp_path: Path, args: list[str]) -> None:
     result = run_rig(*args, cwd=tmp_path)
     assert result.returncode == 0, result
     assert "Usage: rig" in result.stdout
-    for command in ("init", "plan", "apply", "fork", "op", "rm", "ls", "cache", "providers", "projects", "doctor",
-                    "completion", "version"):
+    for command in (
+        "init",
+        "plan",
+        "apply",
+        "fork",
+        "op",
+        "rm",
+        "ls",
+        "cache",
+        "providers",
+        "projects",
+        "doctor",
+        "completion",
+        "version",
+    ):
         assert f"  {command} " in result.stdout
 
 
@@ -133,8 +149,10 @@ def test_init_writes_config_and_gitignore(tmp_path: Path) -> None:
     assert result.returncode == 0, result
     config = tmp_path.resolve() / "rig_config.py"
     assert result.json == {
-        "project_dir": str(tmp_path.resolve()), "config_path": str(config),
-        "created": {"config": True, "gitignore": True}, "updated": {"gitignore": False},
+        "project_dir": str(tmp_path.resolve()),
+        "config_path": str(config),
+        "created": {"config": True, "gitignore": True},
+        "updated": {"gitignore": False},
     }
     assert 'define_provider("local")' in config.read_text()
     assert (tmp_path / ".gitignore").read_text() == ".rig/\n"
@@ -178,10 +196,12 @@ def test_projects_scans_down_and_skips_build_trees(tmp_path: Path) -> None:
     result = run_rig("projects", "--json", cwd=tmp_path)
     assert result.returncode == 0, result
     root = tmp_path.resolve()
-    assert result.json == {"projects": [
-        {"project_dir": str(root / "api"), "config_path": str(root / "api" / "rig_config.py")},
-        {"project_dir": str(root / "web" / "app"), "config_path": str(root / "web" / "app" / "rig_config.py")},
-    ]}
+    assert result.json == {
+        "projects": [
+            {"project_dir": str(root / "api"), "config_path": str(root / "api" / "rig_config.py")},
+            {"project_dir": str(root / "web" / "app"), "config_path": str(root / "web" / "app" / "rig_config.py")},
+        ]
+    }
     human = run_rig("projects", cwd=tmp_path)
     assert str(root / "web" / "app") in human.stdout
     empty = run_rig("-C", "build", "projects", cwd=tmp_path)
@@ -210,9 +230,15 @@ def test_doctor_inside_a_project(dev_project: Path) -> None:
 
 def test_providers_clear_deletes_host_storage_without_a_project(tmp_path: Path) -> None:
     seed = subprocess.run(
-        [sys.executable, "-c", "from rigcli.state import HostStorage\n"
-         "s = HostStorage('local'); s.set('a', 1); s.set('b', {'x': 2}); print(s.path)"],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-c",
+            "from rigcli.state import HostStorage\n"
+            "s = HostStorage('local'); s.set('a', 1); s.set('b', {'x': 2}); print(s.path)",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     storage_path = seed.stdout.strip()
     result = run_rig("providers", "local", "clear", "--json", cwd=tmp_path)
@@ -254,8 +280,13 @@ def test_internal_error_with_debug_prints_the_traceback(tmp_path: Path) -> None:
         "from rigcli.__main__ import main\n"
         "raise SystemExit(main(['version', '--json']))\n"
     )
-    completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
-                               env=env_with_rig({"RIG_DEBUG": "1"}))
+    completed = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env_with_rig({"RIG_DEBUG": "1"}),
+    )
     assert completed.returncode == 3
     assert "Traceback" in completed.stderr and "ZeroDivisionError" in completed.stderr
 

@@ -27,7 +27,8 @@ def test_explain(rig: Rig) -> None:
     document = rig("cache", "explain", "--json").json
     assert document["workflow"] == "dev"
     assert [(item["path"], item["status"], item["reason"]["code"]) for item in document["explanations"]] == [
-        ("base", "pending", "no-previous-run"), ("tools", "pending", "upstream-pending"),
+        ("base", "pending", "no-previous-run"),
+        ("tools", "pending", "upstream-pending"),
     ]
     for item in document["explanations"]:
         assert set(item["reason"]) >= {"code", "message"}

@@ -110,16 +110,28 @@ def bash_complete(project: Path, words: list[str]) -> list[str]:
         "_rig_complete\n"
         'printf "%s\\n" "${COMPREPLY[@]}"\n'
     )
-    completed = subprocess.run(["bash", "--norc", "--noprofile", "-c", script], cwd=project, env=env_with_rig(),
-                               capture_output=True, text=True, timeout=60)
+    completed = subprocess.run(
+        ["bash", "--norc", "--noprofile", "-c", script],
+        cwd=project,
+        env=env_with_rig(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert completed.returncode == 0, completed.stderr
     return [line for line in completed.stdout.splitlines() if line]
 
 
 def fish_complete(project: Path, line: str) -> list[str]:
     script = f"source {shlex.quote(str(COMPLETIONS / 'rig.fish'))}; complete -C {shlex.quote(line)}"
-    completed = subprocess.run(["fish", "--no-config", "-c", script], cwd=project, env=env_with_rig(),
-                               capture_output=True, text=True, timeout=60)
+    completed = subprocess.run(
+        ["fish", "--no-config", "-c", script],
+        cwd=project,
+        env=env_with_rig(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert completed.returncode == 0, completed.stderr
     return [entry.split("\t")[0] for entry in completed.stdout.splitlines() if entry]
 
@@ -129,8 +141,9 @@ def zsh_complete(project: Path, line: str, expected: list[str], timeout: float =
     socket = f"rig-test-{uuid.uuid4().hex[:8]}"
     tmux = ["tmux", "-L", socket, "-f", "/dev/null"]
     env = env_with_rig({"TERM": "xterm"})
-    subprocess.run([*tmux, "new-session", "-d", "-x", "200", "-y", "50", "-c", str(project), "zsh", "-f"],
-                   env=env, check=True)
+    subprocess.run(
+        [*tmux, "new-session", "-d", "-x", "200", "-y", "50", "-c", str(project), "zsh", "-f"], env=env, check=True
+    )
     try:
         setup = f"autoload -Uz compinit && compinit -u -D && source {shlex.quote(str(COMPLETIONS / 'rig.zsh'))}"
         subprocess.run([*tmux, "send-keys", "-t", "0", setup, "Enter"], check=True)
@@ -149,8 +162,10 @@ def zsh_complete(project: Path, line: str, expected: list[str], timeout: float =
         subprocess.run([*tmux, "kill-server"], capture_output=True)
 
 
-needs = {shell: pytest.mark.skipif(shutil.which(shell) is None, reason=f"{shell} is not installed")
-         for shell in ("bash", "fish", "zsh", "tmux")}
+needs = {
+    shell: pytest.mark.skipif(shutil.which(shell) is None, reason=f"{shell} is not installed")
+    for shell in ("bash", "fish", "zsh", "tmux")
+}
 
 
 @needs["bash"]
@@ -172,12 +187,15 @@ def test_fish(project: Path) -> None:
 
 @needs["zsh"]
 @needs["tmux"]
-@pytest.mark.parametrize(("line", "expected"), [
-    ("rig fork --", ["--workflow", "--json", "--help"]),
-    ("rig op ", ["dev2", "status", "workspace (dev)", "show the prepared context"]),
-    ("rig op dev ", ["test", "greet", "pair", "noop", "remove", "run the tests"]),
-    ("rig cache invalidate ", ["base", "tools", "cached task"]),
-])
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("rig fork --", ["--workflow", "--json", "--help"]),
+        ("rig op ", ["dev2", "status", "workspace (dev)", "show the prepared context"]),
+        ("rig op dev ", ["test", "greet", "pair", "noop", "remove", "run the tests"]),
+        ("rig cache invalidate ", ["base", "tools", "cached task"]),
+    ],
+)
 def test_zsh(project: Path, line: str, expected: list[str]) -> None:
     screen = zsh_complete(project, line, expected)
     for name in expected:

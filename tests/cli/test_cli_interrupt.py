@@ -48,8 +48,9 @@ def test_first_signal_kills_running_commands_and_records_interrupted_runs(
 ) -> None:
     pidfile = tmp_path / "grandchild.pid"
     project = write_project(tmp_path / "project", CONFIG.format(pidfile=pidfile))
-    process = subprocess.Popen([RIG, "apply"], cwd=project, env=env_with_rig(), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [RIG, "apply"], cwd=project, env=env_with_rig(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 30
         while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:

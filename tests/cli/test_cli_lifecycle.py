@@ -31,8 +31,9 @@ def test_init_apply_fork_op_rm_in_an_empty_directory(tmp_path: Path) -> None:
 
 
 def _start_slow_apply(project: Path, seconds: float) -> subprocess.Popen[str]:
-    process = subprocess.Popen([RIG, "apply"], cwd=project, env=env_with_rig(), stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [RIG, "apply"], cwd=project, env=env_with_rig(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     assert process.stderr is not None
     deadline = time.monotonic() + 30
     seen = ""

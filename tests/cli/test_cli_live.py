@@ -10,7 +10,7 @@ import pytest
 
 from tests.cli.cli_support import EVENTS_CONFIG, RIG, env_with_rig, run_rig, write_project
 
-LIVE_CONFIG = '''
+LIVE_CONFIG = """
 import time
 
 from rigcli import define_provider, workflow
@@ -43,9 +43,9 @@ workflows = (
     .workspace(create=create)
     .workspace_operation("hello", run=lambda workspace: print("hi from", workspace.name), description="say hi")
 )
-'''
+"""
 
-ASK_CONFIG = '''
+ASK_CONFIG = """
 from rigcli import workflow
 
 
@@ -54,7 +54,7 @@ def ask(step, local):
 
 
 workflows = workflow("ask").sequence("ask").task("warm", lambda step: print("warming")).task("ask", ask)
-'''
+"""
 
 ANSI = re.compile(r"\x1b\[")
 
@@ -68,8 +68,9 @@ def terminal_env(**extra: str) -> dict[str, str]:
 
 
 def spawn(project: Path, *args: str, env: dict[str, str] | None = None) -> pexpect.spawn:
-    return pexpect.spawn(RIG, list(args), cwd=str(project), env=env or terminal_env(), encoding="utf-8",
-                         dimensions=(40, 120), timeout=60)
+    return pexpect.spawn(
+        RIG, list(args), cwd=str(project), env=env or terminal_env(), encoding="utf-8", dimensions=(40, 120), timeout=60
+    )
 
 
 def finish(child: pexpect.spawn) -> str:
@@ -142,8 +143,15 @@ def test_fork_on_a_terminal_shows_next_steps(live_project: Path) -> None:
 def test_fork_with_stdout_captured_prints_the_name(live_project: Path, tmp_path: Path) -> None:
     # stderr is a terminal (live view), stdout is not: `name=$(rig fork ...)` gets just the name.
     captured = tmp_path / "stdout.txt"
-    child = pexpect.spawn("/bin/sh", ["-c", f'"{RIG}" fork feature > "{captured}"'], cwd=str(live_project),
-                          env=terminal_env(), encoding="utf-8", dimensions=(40, 120), timeout=60)
+    child = pexpect.spawn(
+        "/bin/sh",
+        ["-c", f'"{RIG}" fork feature > "{captured}"'],
+        cwd=str(live_project),
+        env=terminal_env(),
+        encoding="utf-8",
+        dimensions=(40, 120),
+        timeout=60,
+    )
     output = finish(child)
     assert captured.read_text() == "feature\n"
     assert "feature ready" in output
@@ -162,7 +170,7 @@ def test_live_view_shows_a_pending_interaction(tmp_path: Path) -> None:
     assert "the disk is full" in str(child.before)
 
 
-PARALLEL_CONFIG = '''
+PARALLEL_CONFIG = """
 import time
 
 from rigcli import sequence
@@ -182,7 +190,7 @@ def branch(name):
 workflows = sequence("fan").parallel(left=branch("left"), right=branch("right"), mid=branch("mid")).task(
     "join", lambda step: {"ctx": {"joined": sorted(step.ctx)}}
 )
-'''
+"""
 
 
 def test_live_view_survives_parallel_branches_flooding_output(tmp_path: Path) -> None:

@@ -56,16 +56,26 @@ def test_fields_from_the_schema() -> None:
 
 def test_values_are_typed() -> None:
     assert parse("x", "--dry-run", "--no-verbose", "--count", "3", "--ratio=0.5", "--mode", "slow") == {
-        "target": "x", "dry_run": True, "verbose": False, "count": 3, "ratio": 0.5, "mode": "slow",
+        "target": "x",
+        "dry_run": True,
+        "verbose": False,
+        "count": 3,
+        "ratio": 0.5,
+        "mode": "slow",
     }
     assert parse("x", "--color", "blue", "--peer", "dev", "--payload", '{"a": 1}') == {
-        "target": "x", "color": "blue", "peer": "dev", "payload": {"a": 1},
+        "target": "x",
+        "color": "blue",
+        "peer": "dev",
+        "payload": {"a": 1},
     }
 
 
 def test_repeatable_and_trailing_positionals() -> None:
     assert parse("x", "a", "b", "--tags", "t1", "--tags=t2") == {
-        "target": "x", "extra": ["a", "b"], "tags": ["t1", "t2"],
+        "target": "x",
+        "extra": ["a", "b"],
+        "tags": ["t1", "t2"],
     }
     assert parse("--", "--looks-like-a-flag") == {"target": "--looks-like-a-flag"}
     assert parse("x", "--count", "-2") == {"target": "x", "count": -2}
@@ -77,17 +87,20 @@ def test_help_is_noticed_not_parsed() -> None:
     assert [item.name for item in parsed.missing(FIELDS)] == ["target"]
 
 
-@pytest.mark.parametrize(("words", "message"), [
-    (["x", "--nope"], "Unknown option --nope for operation op"),
-    (["x", "--count"], "--count requires a value"),
-    (["x", "--count", "--dry-run"], "--count requires a value"),
-    (["x", "--count", "two"], "--count expects a whole number"),
-    (["x", "--ratio", "half"], "--ratio expects a number"),
-    (["x", "--dry-run=perhaps"], "--dry-run expects true or false"),
-    (["x", "--mode", "warp"], "--mode must be one of: fast, slow (got 'warp')"),
-    (["x", "--payload", "{"], "--payload expects JSON for operation op"),
-    (["x", "--no-count"], "Unknown option --no-count for operation op"),
-])
+@pytest.mark.parametrize(
+    ("words", "message"),
+    [
+        (["x", "--nope"], "Unknown option --nope for operation op"),
+        (["x", "--count"], "--count requires a value"),
+        (["x", "--count", "--dry-run"], "--count requires a value"),
+        (["x", "--count", "two"], "--count expects a whole number"),
+        (["x", "--ratio", "half"], "--ratio expects a number"),
+        (["x", "--dry-run=perhaps"], "--dry-run expects true or false"),
+        (["x", "--mode", "warp"], "--mode must be one of: fast, slow (got 'warp')"),
+        (["x", "--payload", "{"], "--payload expects JSON for operation op"),
+        (["x", "--no-count"], "Unknown option --no-count for operation op"),
+    ],
+)
 def test_usage_errors(words: list[str], message: str) -> None:
     with pytest.raises(UsageError) as caught:
         parse(*words)

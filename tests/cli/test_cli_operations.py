@@ -37,13 +37,16 @@ def test_validation_error_is_one_line(forked: Rig) -> None:
     assert "scope must start with test:" in line
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--retries", "many"], "error: --retries expects a whole number"),
-    (["--bogus"], "error: Unknown option --bogus for operation test"),
-    (["--retries"], "error: --retries requires a value"),
-    (["--bail=maybe"], "error: --bail expects true or false"),
-    (["stray"], "error: Unexpected positional argument stray for operation test"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--retries", "many"], "error: --retries expects a whole number"),
+        (["--bogus"], "error: Unknown option --bogus for operation test"),
+        (["--retries"], "error: --retries requires a value"),
+        (["--bail=maybe"], "error: --bail expects true or false"),
+        (["stray"], "error: Unexpected positional argument stray for operation test"),
+    ],
+)
 def test_bad_flags_are_usage_errors(forked: Rig, args: list[str], message: str) -> None:
     result = forked("op", "dev", "test", *args)
     assert result.returncode == 2
@@ -97,13 +100,23 @@ def test_operation_help_lists_inputs(forked: Rig) -> None:
         assert text in result.stdout
 
 
-@pytest.mark.parametrize(("args", "code", "message"), [
-    (["op", "ghost"], 1, 'error: No workspace or operation named "ghost" (workspaces: dev, dev2; operations: status)'),
-    (["op", "dev", "ghost"], 1,
-     'error: Workflow dev has no workspace operation "ghost" (available: test, greet, pair, noop, remove)'),
-    (["op", "ghost/test"], 1, 'error: Unknown workspace "ghost"'),
-    (["op", "dev"], 2, "error: rig op dev needs an operation (available: test, greet, pair, noop, remove)"),
-])
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (
+            ["op", "ghost"],
+            1,
+            'error: No workspace or operation named "ghost" (workspaces: dev, dev2; operations: status)',
+        ),
+        (
+            ["op", "dev", "ghost"],
+            1,
+            'error: Workflow dev has no workspace operation "ghost" (available: test, greet, pair, noop, remove)',
+        ),
+        (["op", "ghost/test"], 1, 'error: Unknown workspace "ghost"'),
+        (["op", "dev"], 2, "error: rig op dev needs an operation (available: test, greet, pair, noop, remove)"),
+    ],
+)
 def test_unknown_targets(forked: Rig, args: list[str], code: int, message: str) -> None:
     result = forked(*args)
     assert result.returncode == code, result
@@ -175,7 +188,7 @@ def test_remove_operation_needs_yes(forked: Rig) -> None:
 
 
 def test_workspace_in_several_workflows_needs_workflow(tmp_path: Path) -> None:
-    config = '''
+    config = """
     from rigcli import sequence
 
     def create(workflow, workspace):
@@ -189,7 +202,7 @@ def test_workspace_in_several_workflows_needs_workflow(tmp_path: Path) -> None:
                 .workspace_operation("where", run=where))
 
     workflows = [build("smoke"), build("api")]
-    '''
+    """
     project = write_project(tmp_path / "p", config)
     for workflow in ("smoke", "api"):
         assert run_rig("fork", "shared", "--workflow", workflow, cwd=project).returncode == 0
@@ -199,7 +212,6 @@ def test_workspace_in_several_workflows_needs_workflow(tmp_path: Path) -> None:
     chosen = run_rig("op", "shared", "where", "--workflow", "smoke", "--json", cwd=project)
     assert chosen.returncode == 0, chosen
     assert chosen.json == "smoke"
-
 
 
 def test_host_commands_from_tasks_need_a_terminal_or_trust(tmp_path: Path) -> None:

@@ -11,8 +11,15 @@ from tests.cli.conftest import Rig
 
 
 def spawn(project: Path, *args: str) -> pexpect.spawn:
-    return pexpect.spawn(RIG, list(args), cwd=str(project), env=env_with_rig({"TERM": "xterm"}), encoding="utf-8",
-                         dimensions=(40, 120), timeout=60)
+    return pexpect.spawn(
+        RIG,
+        list(args),
+        cwd=str(project),
+        env=env_with_rig({"TERM": "xterm"}),
+        encoding="utf-8",
+        dimensions=(40, 120),
+        timeout=60,
+    )
 
 
 def ended(child: pexpect.spawn) -> tuple[int, str]:

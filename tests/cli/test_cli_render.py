@@ -12,8 +12,15 @@ from tests.cli.cli_support import EVENTS_CONFIG, RIG, env_with_rig, run_rig, wri
 def test_plain_lines_for_interactions_logs_and_failures(tmp_path: Path) -> None:
     # Interactions need a user, so this runs in a terminal, with the plain renderer and no colour.
     project = write_project(tmp_path / "events", EVENTS_CONFIG)
-    child = pexpect.spawn(RIG, ["apply"], cwd=str(project), env=env_with_rig({"RIG_RENDER": "0", "TERM": "xterm"}),
-                          encoding="utf-8", dimensions=(40, 200), timeout=60)
+    child = pexpect.spawn(
+        RIG,
+        ["apply"],
+        cwd=str(project),
+        env=env_with_rig({"RIG_RENDER": "0", "TERM": "xterm"}),
+        encoding="utf-8",
+        dimensions=(40, 200),
+        timeout=60,
+    )
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 1

@@ -34,7 +34,8 @@ def test_plan_table_has_a_reason_for_every_pending_node(rig: Rig) -> None:
     assert lines[1].split() == ["#", "status", "node", "reason"]
     rows = [line.rstrip().split(None, 3) for line in lines[3:5]]
     assert rows == [
-        ["1", "pending", "base", "no previous run"], ["2", "pending", "tools", "upstream output is pending"],
+        ["1", "pending", "base", "no previous run"],
+        ["2", "pending", "tools", "upstream output is pending"],
     ]
     assert lines[-1] == "For cache details, run: rig cache explain"
     assert ESC not in result.stdout
@@ -75,10 +76,17 @@ def test_apply_dry_run_changes_nothing(rig: Rig) -> None:
     assert rig("plan", "--json").json["cached_node_count"] == 0
 
 
-@pytest.mark.parametrize("args", [
-    ["--json", "plan"], ["plan", "--json"], ["plan", "-C", "{dir}", "--json"], ["-C{dir}", "plan", "--json"],
-    ["--chdir={dir}", "--json", "plan"], ["plan", "--json", "--chdir", "{dir}"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--json", "plan"],
+        ["plan", "--json"],
+        ["plan", "-C", "{dir}", "--json"],
+        ["-C{dir}", "plan", "--json"],
+        ["--chdir={dir}", "--json", "plan"],
+        ["plan", "--json", "--chdir", "{dir}"],
+    ],
+)
 def test_global_options_anywhere(dev_project: Path, tmp_path: Path, args: list[str]) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
