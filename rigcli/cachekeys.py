@@ -8,21 +8,21 @@ Inputs, by key (each a ``tagged_hash``; bump the tag when an input changes meani
   (checked on its own so changing only the TTL keeps a fresh run), not provider config.
 - ``provider-v1``: for the providers in the task's scope, by scope name: provider id,
   resolved config (secrets replaced by a keyed HMAC), plugin identity; plus provider check
-  fingerprints. A task with no providers in scope gets a constant.
+  fingerprints. A task with no providers in scope gets a constant (``provider-v1`` of nothing).
 - ``fragment-v1``: a global fragment's node tree (kinds, names, configure, handler
   fingerprints, output identity, version, cache_ttl) — never provider config.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime, timezone
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from rigcli.authoring.nodes import ParallelNode, SequenceNode, TaskNode
-from rigcli.engine.results import NodeRun, Reason
 from rigcli.graph import TaskSpec
 from rigcli.jsonutil import JsonValue, canonical_json, tagged_hash, to_plain_json
+from rigcli.records import NodeRun, Reason, age_seconds
 
 REASON_MESSAGES = {
     "cached": "cached",
@@ -105,16 +105,9 @@ def fragment_hash(node: Any, fingerprint: Callable[[Any], str]) -> str:
     return tagged_hash("fragment-v1", describe_fragment(node, fingerprint))
 
 
-def provider_fingerprint(providers: JsonValue, checks: Sequence[JsonValue]) -> str:
-    return tagged_hash("provider-v1", {"providers": providers, "checks": list(checks)})
-
-
-def parse_timestamp(value: str) -> datetime | None:
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except (ValueError, AttributeError):
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=timezone.utc)
+def provider_fingerprint(providers: Mapping[str, JsonValue], checks: Sequence[JsonValue]) -> str:
+    """The ``provider-v1`` hash of a scope: each provider described by scope name, plus check fingerprints."""
+    return tagged_hash("provider-v1", {"providers": dict(providers), "checks": list(checks)})
 
 
 def judge_run(
@@ -129,10 +122,9 @@ def judge_run(
         return reason("upstream-changed")
     if run.invalidated:
         return reason("invalidated")
-    if ttl is not None:
-        created = parse_timestamp(run.created_at)
-        if ttl <= 0 or created is None or (now - created).total_seconds() > ttl:
-            return reason("expired", f"created {run.created_at}")
+    # An unreadable created_at reads as very old: expired, never a false hit.
+    if ttl is not None and (ttl <= 0 or age_seconds(run.created_at, now=now) > ttl):
+        return reason("expired", f"created {run.created_at}")
     return None
 
 
@@ -143,7 +135,6 @@ __all__ = [
     "fragment_hash",
     "judge_run",
     "output_identity",
-    "parse_timestamp",
     "provider_fingerprint",
     "reason",
     "task_key",

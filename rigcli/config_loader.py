@@ -22,8 +22,7 @@ from rigcli.authoring.nodes import SequenceNode
 from rigcli.authoring.project import ProjectConfig
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError, RigError
-
-CONFIG_FILE = "rig_config.py"
+from rigcli.layout import CONFIG_FILE
 
 
 @dataclass(frozen=True)
@@ -76,7 +75,9 @@ class _ProjectFinder(importlib.abc.MetaPathFinder):
         if not os.path.realpath(origin).startswith(self._root + os.sep):
             return spec
         return importlib.util.spec_from_file_location(
-            fullname, origin, loader=_FreshSourceLoader(fullname, origin),
+            fullname,
+            origin,
+            loader=_FreshSourceLoader(fullname, origin),
             submodule_search_locations=spec.submodule_search_locations,
         )
 
@@ -191,4 +192,4 @@ def _read_workflows(module: ModuleType, config_path: Path, project_dir: Path) ->
     return LoadedConfig(config_path, project_dir, items, providers, module)
 
 
-__all__ = ["CONFIG_FILE", "LoadedConfig", "load_config", "load_dotenv_file"]
+__all__ = ["LoadedConfig", "load_config", "load_dotenv_file"]

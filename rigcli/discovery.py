@@ -7,12 +7,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rigcli.errors import ConfigError
+from rigcli.layout import CONFIG_FILE, STATE_DIR, default_state_path
 
-CONFIG_FILE = "rig_config.py"
-STATE_DIR = ".rig"
-STATE_FILE = "state.sqlite"
 # Directories `rig projects` never descends into: VCS data, rig state, dependency and build trees.
-SKIP_DIRS = frozenset({".git", ".rig", "node_modules", ".venv", "venv", "dist", "build", "__pycache__"})
+SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "venv", "dist", "build", "__pycache__"})
 
 
 @dataclass(frozen=True)
@@ -25,7 +23,7 @@ class ProjectLocation:
 
     @property
     def effective_state_path(self) -> Path:
-        return self.state_path or self.project_dir / STATE_DIR / STATE_FILE
+        return self.state_path or Path(default_state_path(self.project_dir))
 
     def to_json(self) -> dict[str, str]:
         return {"project_dir": str(self.project_dir), "config_path": str(self.config_path)}
@@ -86,10 +84,7 @@ def scan_projects(root: Path) -> list[ProjectLocation]:
 
 
 __all__ = [
-    "CONFIG_FILE",
     "SKIP_DIRS",
-    "STATE_DIR",
-    "STATE_FILE",
     "ProjectLocation",
     "base_dir",
     "find_project",

@@ -39,6 +39,15 @@ class UsageError(RigError):
     exit_code = 2
 
 
+class AmbiguousWorkspaceError(UsageError):
+    """A workspace name exists in several workflows and none was chosen; ``workflows`` lists them."""
+
+    def __init__(self, name: str, workflows: list[str]) -> None:
+        super().__init__(f'Workspace "{name}" exists in multiple workflows: {", ".join(workflows)}. Pass --workflow.')
+        self.name = name
+        self.workflows = workflows
+
+
 class StateLockedError(RigError):
     """Another rig process holds the state lock and we were told not to wait (exit 4)."""
 
@@ -52,6 +61,7 @@ class InterruptedRunError(RigError):
 
 
 __all__ = [
+    "AmbiguousWorkspaceError",
     "ConfigError",
     "InputError",
     "InterruptedRunError",

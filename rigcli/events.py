@@ -1,36 +1,293 @@
-"""Engine events: JSON-serializable dicts with a ``type`` key, delivered in emission order.
+"""Engine events: frozen dataclasses, each with a ``kind`` and ``to_json()``, delivered in emission order.
 
-The engine never prints; it emits. Renderers (terminal, JSON lines, tests) subscribe.
-Event types and their fields (all keys snake_case):
+The engine never prints; it emits. Renderers (terminal, tests, embedding hosts) subscribe to the
+bus. ``to_json()`` gives the DESIGN §7 shape: ``{"type": kind, ...fields}`` with snake_case keys.
 
-- ``plan.created`` {workflow, cached_node_count, node_count}
-- ``workflow.apply.started`` {workflow, node_count};
-  ``workflow.apply.completed`` {workflow, ran, cached_node_count, node_count}
-- ``node.cached`` {node_path, run_id}; ``node.started`` {node_path, index, total, run_id}
-- ``node.completed`` {node_path, run_id}; ``node.failed`` {node_path, error, run_id}
-- ``log.output`` {node_path, stream: info|warn|stderr|debug, data}
-- ``command.started`` {node_path, command_id, command, name}
-- ``command.output`` {node_path, command_id, stream: stdout|stderr, data}
-- ``command.completed`` {node_path, command_id, exit_code, truncated_bytes}
-- ``artifact.created`` {node_path, artifact}
-- ``interaction.awaiting_user`` {node_path, interaction_id, title, url, instructions}
-- ``interaction.completed`` {node_path, interaction_id, title}
-- ``workspace.create.started`` / ``workspace.ready`` / ``workspace.remove.started`` /
-  ``workspace.remove.completed`` {workflow, workspace}
-- ``workspace.operation.started`` / ``workspace.operation.completed`` {workflow, workspace, operation}
-- ``operation.started`` / ``operation.completed`` {workflow, operation} (workflow-level operations)
-- provider events such as ``vm.created`` {provider_id, ...}; the engine adds ``node_path``.
-- ``state.warning`` {message} (e.g. a database moved aside); ``state.lock.waiting`` /
-  ``state.lock.takeover`` {holder: {pid, host, command, started_at}}.
+Providers emit plain mappings through ``RuntimeContext.emit`` (that is their public contract);
+``from_provider`` turns one into the typed event of its kind when rig knows the kind (command
+output, interactions), or a ``ProviderEvent`` (``vm.created``, ``machine.created``, ...) when not.
+Fields a provider adds beyond the typed ones are kept in ``extra`` and appear in ``to_json()``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import ClassVar
 
-Event = dict[str, Any]
+from rigcli.jsonutil import JsonValue, to_plain_json
+from rigcli.records import LockHolder
+
+ProviderEventData = Mapping[str, object]  # what a provider hands to ``context.emit``
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of every event; subclasses set ``KIND`` and declare their fields."""
+
+    KIND: ClassVar[str] = ""
+
+    @property
+    def kind(self) -> str:
+        return self.KIND
+
+    def to_json(self) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = {"type": self.kind}
+        extra: Mapping[str, JsonValue] = {}
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if item.name == "extra":
+                extra = value
+            else:
+                data[item.name.rstrip("_")] = to_plain_json(value)
+        return {**extra, **data}
+
+
+@dataclass(frozen=True)
+class NodeEvent(Event):
+    """An event about one node; ``node_path`` is its display path (or a hook's label)."""
+
+    node_path: str
+    extra: Mapping[str, JsonValue] = field(default_factory=dict, kw_only=True)
+
+
+# -- plan and apply -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PlanCreated(Event):
+    KIND: ClassVar[str] = "plan.created"
+    workflow: str
+    cached_node_count: int
+    node_count: int
+
+
+@dataclass(frozen=True)
+class WorkflowApplyStarted(Event):
+    KIND: ClassVar[str] = "workflow.apply.started"
+    workflow: str
+    node_count: int
+
+
+@dataclass(frozen=True)
+class WorkflowApplyCompleted(Event):
+    KIND: ClassVar[str] = "workflow.apply.completed"
+    workflow: str
+    ran: int
+    cached_node_count: int
+    node_count: int
+
+
+@dataclass(frozen=True)
+class NodeCached(NodeEvent):
+    KIND: ClassVar[str] = "node.cached"
+    run_id: str
+
+
+@dataclass(frozen=True)
+class NodeStarted(NodeEvent):
+    KIND: ClassVar[str] = "node.started"
+    index: int
+    total: int
+    run_id: str
+
+
+@dataclass(frozen=True)
+class NodeCompleted(NodeEvent):
+    KIND: ClassVar[str] = "node.completed"
+    run_id: str
+
+
+@dataclass(frozen=True)
+class NodeFailed(NodeEvent):
+    KIND: ClassVar[str] = "node.failed"
+    error: str
+    run_id: str
+
+
+@dataclass(frozen=True)
+class LogOutput(NodeEvent):
+    """A whole line a handler printed or logged; ``stream`` is info, warn, stderr or debug."""
+
+    KIND: ClassVar[str] = "log.output"
+    stream: str
+    data: str
+
+
+@dataclass(frozen=True)
+class ArtifactCreated(NodeEvent):
+    KIND: ClassVar[str] = "artifact.created"
+    artifact: JsonValue
+
+
+# -- commands and interactions (emitted by providers, typed here) ---------------------------------
+
+
+@dataclass(frozen=True)
+class CommandStarted(NodeEvent):
+    KIND: ClassVar[str] = "command.started"
+    command_id: str
+    command: str
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class CommandOutput(NodeEvent):
+    """A chunk of a command's output (whole lines where the provider could tell)."""
+
+    KIND: ClassVar[str] = "command.output"
+    command_id: str
+    stream: str  # stdout | stderr
+    data: str
+
+
+@dataclass(frozen=True)
+class CommandCompleted(NodeEvent):
+    KIND: ClassVar[str] = "command.completed"
+    command_id: str
+    exit_code: int | None = None
+    truncated_bytes: int = 0
+    name: str | None = None
+
+
+@dataclass(frozen=True)
+class InteractionAwaitingUser(NodeEvent):
+    KIND: ClassVar[str] = "interaction.awaiting_user"
+    interaction_id: str
+    title: str
+    url: str | None = None
+    instructions: str | None = None
+
+
+@dataclass(frozen=True)
+class InteractionCompleted(NodeEvent):
+    KIND: ClassVar[str] = "interaction.completed"
+    interaction_id: str
+    title: str
+
+
+@dataclass(frozen=True)
+class ProviderEvent(NodeEvent):
+    """Any other event a provider emits (``vm.created``, ``machine.created``, ...), kept whole."""
+
+    type_: str
+
+    @property
+    def kind(self) -> str:
+        return self.type_
+
+
+# -- workspaces and operations --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class WorkspaceCreateStarted(Event):
+    KIND: ClassVar[str] = "workspace.create.started"
+    workflow: str
+    workspace: str
+
+
+@dataclass(frozen=True)
+class WorkspaceReady(Event):
+    KIND: ClassVar[str] = "workspace.ready"
+    workflow: str
+    workspace: str
+
+
+@dataclass(frozen=True)
+class WorkspaceRemoveStarted(Event):
+    KIND: ClassVar[str] = "workspace.remove.started"
+    workflow: str
+    workspace: str
+
+
+@dataclass(frozen=True)
+class WorkspaceRemoveCompleted(Event):
+    KIND: ClassVar[str] = "workspace.remove.completed"
+    workflow: str
+    workspace: str
+
+
+@dataclass(frozen=True)
+class WorkspaceOperationStarted(Event):
+    KIND: ClassVar[str] = "workspace.operation.started"
+    workflow: str
+    workspace: str
+    operation: str
+
+
+@dataclass(frozen=True)
+class WorkspaceOperationCompleted(Event):
+    KIND: ClassVar[str] = "workspace.operation.completed"
+    workflow: str
+    workspace: str
+    operation: str
+
+
+@dataclass(frozen=True)
+class OperationStarted(Event):
+    KIND: ClassVar[str] = "operation.started"
+    workflow: str
+    operation: str
+
+
+@dataclass(frozen=True)
+class OperationCompleted(Event):
+    KIND: ClassVar[str] = "operation.completed"
+    workflow: str
+    operation: str
+
+
+# -- state ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StateWarning(Event):
+    """Something about the state database the user must know (e.g. it was moved aside)."""
+
+    KIND: ClassVar[str] = "state.warning"
+    message: str
+
+
+@dataclass(frozen=True)
+class StateLockWaiting(Event):
+    KIND: ClassVar[str] = "state.lock.waiting"
+    holder: LockHolder
+
+
+@dataclass(frozen=True)
+class StateLockTakeover(Event):
+    KIND: ClassVar[str] = "state.lock.takeover"
+    holder: LockHolder
+
+
+# Provider-emitted kinds rig understands; anything else becomes a ProviderEvent.
+_FROM_PROVIDERS: dict[str, type[NodeEvent]] = {
+    cls.KIND: cls
+    for cls in (CommandStarted, CommandOutput, CommandCompleted, InteractionAwaitingUser, InteractionCompleted)
+}
+
+
+def from_provider(raw: ProviderEventData, node_path: str) -> NodeEvent:
+    """The typed event for a provider's mapping; ``node_path`` fills in when the provider left it out."""
+    data = to_plain_json(dict(raw))
+    assert isinstance(data, dict)
+    kind = str(data.pop("type", "") or "provider.event")
+    path = data.pop("node_path", None)
+    where = path if isinstance(path, str) and path else node_path
+    cls = _FROM_PROVIDERS.get(kind)
+    if cls is not None:
+        names = {item.name for item in dataclasses.fields(cls)} - {"node_path", "extra"}
+        typed = {name: data.pop(name) for name in list(data) if name in names}
+        try:
+            return cls(node_path=where, extra=data, **typed)
+        except TypeError:  # a required field is missing: keep the event whole rather than drop it
+            data.update(typed)
+    return ProviderEvent(node_path=where, type_=kind, extra=data)
+
+
 EventListener = Callable[[Event], None]
 
 
@@ -59,4 +316,37 @@ class EventBus:
                 listener(event)
 
 
-__all__ = ["Event", "EventBus", "EventListener"]
+__all__ = [
+    "ArtifactCreated",
+    "CommandCompleted",
+    "CommandOutput",
+    "CommandStarted",
+    "Event",
+    "EventBus",
+    "EventListener",
+    "InteractionAwaitingUser",
+    "InteractionCompleted",
+    "LogOutput",
+    "NodeCached",
+    "NodeCompleted",
+    "NodeEvent",
+    "NodeFailed",
+    "NodeStarted",
+    "OperationCompleted",
+    "OperationStarted",
+    "PlanCreated",
+    "ProviderEvent",
+    "ProviderEventData",
+    "StateLockTakeover",
+    "StateLockWaiting",
+    "StateWarning",
+    "WorkflowApplyCompleted",
+    "WorkflowApplyStarted",
+    "WorkspaceCreateStarted",
+    "WorkspaceOperationCompleted",
+    "WorkspaceOperationStarted",
+    "WorkspaceReady",
+    "WorkspaceRemoveCompleted",
+    "WorkspaceRemoveStarted",
+    "from_provider",
+]

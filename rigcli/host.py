@@ -1,17 +1,42 @@
-"""The default host (``local``) capabilities: open URLs, prompt, run attached commands."""
+"""The default host (``local``): open URLs, prompt, and run host commands under one consent policy.
+
+Host-command consent, for every host built on TerminalHost (the CLI's and an embedding
+host's default alike): an operation the user runs (``rig op``) is its own consent, so its
+host commands only need a terminal; commands from tasks and workspace hooks are asked about
+each time; ``RIG_TRUST_HOST_COMMANDS=1`` trusts them all.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import os
+import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 
 from rigcli.errors import RigError
-from rigcli.streams import real_stderr
+from rigcli.streams import real_stderr, real_stdout
+
+# Set while an operation the user named runs; handler threads copy it with their context.
+_OPERATION_CONSENT: contextvars.ContextVar[bool] = contextvars.ContextVar("rig_operation_consent", default=False)
+
+
+@contextlib.contextmanager
+def operation_consent() -> Iterator[None]:
+    """Host commands started while the block runs belong to an operation the user asked for."""
+    token = _OPERATION_CONSENT.set(True)
+    try:
+        yield
+    finally:
+        _OPERATION_CONSENT.reset(token)
+
+
+def trusts_host_commands() -> bool:
+    return os.environ.get("RIG_TRUST_HOST_COMMANDS") == "1"
 
 
 def stdio_is_terminal() -> bool:
@@ -25,7 +50,9 @@ class TerminalHost:
     or prompt owns the terminal.
     """
 
-    def __init__(self, *, interactive: bool | None = None, pause: Callable[[], Any] | None = None) -> None:
+    def __init__(
+        self, *, interactive: bool | None = None, pause: Callable[[], AbstractContextManager[object]] | None = None
+    ) -> None:
         self._interactive = stdio_is_terminal() if interactive is None else interactive
         self.pause = pause
 
@@ -73,18 +100,31 @@ class TerminalHost:
         return answer in {"y", "yes"}
 
     def run(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> int:
+        """Run a command on this host, attached to the terminal, once the consent policy allows it."""
         if not argv:
             raise RigError("Local command argv must not be empty")
-        self._require_terminal(" ".join(argv))
+        command = shlex.join(argv)
+        if not trusts_host_commands():
+            if _OPERATION_CONSENT.get():
+                self._require_terminal(command)
+            elif not self.interactive:
+                raise RigError(
+                    "Host command requires confirmation in an interactive terminal "
+                    f"(or RIG_TRUST_HOST_COMMANDS=1): {command}"
+                )
+            elif not self.confirm(f"Run on this host: {command}", default=True):
+                raise RigError(f"Host command denied: {command}")
+        # stdout belongs to rig's result (one JSON document, or a name); off a terminal the
+        # command's own output goes to stderr with the rest of the run's output.
+        stdout = None if real_stdout().isatty() else real_stderr()
         with self._paused():
-            merged = {**os.environ, **(env or {})}
-            return subprocess.call(list(argv), cwd=cwd, env=merged)
+            return subprocess.call(list(argv), cwd=cwd, env={**os.environ, **(env or {})}, stdout=stdout)
 
     def _require_terminal(self, what: str) -> None:
         if not self._interactive:
             raise RigError(f"{what!r} needs an interactive terminal, and this run has none")
 
-    def _paused(self) -> Any:
+    def _paused(self) -> AbstractContextManager[object]:
         if self.pause is None:
             return contextlib.nullcontext()
         return self.pause()
@@ -99,4 +139,4 @@ def _platform_opener() -> list[str] | None:
     return [opener] if opener else None
 
 
-__all__ = ["TerminalHost", "stdio_is_terminal"]
+__all__ = ["TerminalHost", "operation_consent", "stdio_is_terminal", "trusts_host_commands"]

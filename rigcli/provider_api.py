@@ -1,10 +1,12 @@
 """The provider plugin contract: what rig gives a provider and what a provider gives back.
 
-A plugin is any object with ``provider_id`` and ``create_provider(setup)``. Built-ins register
-through the ``rig.providers`` entry-point group exactly like third-party plugins; a project can
-also pass a plugin inline with ``define_provider(..., plugin=obj)``. ``create_provider`` and
-``runtime`` may be plain or ``async`` functions; so may the optional ``checks`` and
-``validate_artifact``.
+A plugin is any object with ``provider_id`` and ``create_provider(setup)`` (``ProviderPlugin``).
+Built-ins register through the ``rig.providers`` entry-point group exactly like third-party
+plugins; a project can also pass a plugin inline with ``define_provider(..., plugin=obj)``.
+``create_provider`` returns a ``ProviderController``, whose ``runtime(context)`` is what handlers
+receive. A controller may also implement any of the optional hooks below (``SupportsChecks``,
+``SupportsArtifactValidation``, ``SupportsResourceCleanup``). Every method may be a plain or an
+``async`` function. Annotate a plugin object as ``ProviderPlugin`` and mypy checks it.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict, runtime_checkable
+from typing import Any, Protocol, TypedDict, TypeGuard, runtime_checkable
 
-from rigcli.events import Event
+from rigcli.events import ProviderEventData
 from rigcli.jsonutil import JsonValue
+
+EventData = ProviderEventData  # what a provider emits: a mapping with a "type" and JSON fields
 
 
 class StoredRecord(TypedDict):
@@ -40,7 +44,7 @@ class LocalHost(Protocol):
 
     @property
     def interactive(self) -> bool: ...  # a user can answer prompts and see a terminal
-    def open(self, target: str) -> Any: ...  # open a URL in the browser (or print it)
+    def open(self, target: str) -> object: ...  # open a URL in the browser (or print it)
     def prompt(self, message: str, *, default: str | None = None, secret: bool = False) -> str: ...
     def confirm(self, message: str, *, default: bool = False) -> bool: ...
     def run(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> int:
@@ -53,13 +57,13 @@ class InteractionRequest(TypedDict, total=False):
     title: str
     url: str | None
     instructions: str | None
-    completed: Any  # an awaitable, a concurrent.futures.Future or a zero-argument blocking callable
-    stop: Callable[[], Any]
+    completed: object  # an awaitable, a concurrent.futures.Future or a zero-argument blocking callable
+    stop: Callable[[], object]
 
 
 class InteractionBroker(Protocol):
-    async def present(self, request: InteractionRequest) -> Any: ...
-    def present_blocking(self, request: InteractionRequest) -> Any: ...
+    async def present(self, request: InteractionRequest) -> object: ...
+    def present_blocking(self, request: InteractionRequest) -> object: ...
 
 
 class Cancellation:
@@ -123,7 +127,7 @@ class RuntimeContext:
     provider_name: str
     node_path: str
     workflow: str
-    emit: Callable[[Event], None]
+    emit: Callable[[EventData], None]  # events for this node: {"type": "vm.created", ...}
     interaction: InteractionBroker
     local: LocalHost
     cancellation: Cancellation
@@ -142,26 +146,69 @@ class ProviderCheck(TypedDict, total=False):
 
 @runtime_checkable
 class ProviderController(Protocol):
+    """What ``create_provider`` returns: one per provider definition and command."""
+
     provider_id: str
 
-    def runtime(self, context: RuntimeContext) -> Any: ...
+    def runtime(self, context: RuntimeContext) -> object | Awaitable[object]:
+        """What handlers receive under the provider's scope name (``box`` in ``def f(step, box)``)."""
+        ...
 
 
 @runtime_checkable
 class ProviderPlugin(Protocol):
+    """A provider: found by ``provider_id`` in the ``rig.providers`` entry points, or passed inline."""
+
     provider_id: str
 
     def create_provider(self, setup: ProviderSetup) -> ProviderController | Awaitable[ProviderController]: ...
 
 
-def is_artifact_ref(value: Any) -> bool:
+@runtime_checkable
+class SupportsChecks(Protocol):
+    """Optional: plan-time status such as "login required".
+
+    ``mode`` is ``"plan"`` (no side effects allowed) or ``"require"`` (a run is about to use the
+    provider). A check whose ``status`` is ``"required"`` fails a run in require mode. Each check's
+    ``fingerprint`` (or ``value``) is part of the provider fingerprint of every task in scope.
+    """
+
+    def checks(
+        self, mode: str, *, workflow: str, local: LocalHost
+    ) -> Sequence[ProviderCheck] | Awaitable[Sequence[ProviderCheck]]: ...
+
+
+@runtime_checkable
+class SupportsArtifactValidation(Protocol):
+    """Optional: is the artifact in a cached output still there? False makes the task re-run.
+
+    Raise a ``RigError`` when the answer is unknowable (a daemon is down): the plan fails
+    instead of rebuilding everything.
+    """
+
+    def validate_artifact(self, ref: Mapping[str, JsonValue]) -> bool | Awaitable[bool]: ...
+
+
+@runtime_checkable
+class SupportsResourceCleanup(Protocol):
+    """Optional: remove what a failed workspace create left behind.
+
+    ``resource`` is one of the provider's own ``*.created`` events (``machine.created``,
+    ``snapshot.created``, ...) that the engine attached to the workspace record while the create
+    hook ran. Must be idempotent: a resource already gone is not an error.
+    """
+
+    def cleanup_resource(self, resource: Mapping[str, JsonValue]) -> object | Awaitable[object]: ...
+
+
+def is_artifact_ref(value: object) -> TypeGuard[Mapping[str, JsonValue]]:
     """Any dict with string ``provider`` and ``kind`` keys is an artifact ref."""
     return isinstance(value, Mapping) and isinstance(value.get("provider"), str) and isinstance(value.get("kind"), str)
 
 
-def find_artifacts(value: Any) -> list[Mapping[str, Any]]:
+def find_artifacts(value: object) -> list[Mapping[str, JsonValue]]:
     """Every artifact ref nested anywhere in ``value``, outermost first."""
-    found: list[Mapping[str, Any]] = []
+    found: list[Mapping[str, JsonValue]] = []
     if isinstance(value, Mapping):
         if is_artifact_ref(value):
             found.append(value)
@@ -175,6 +222,7 @@ def find_artifacts(value: Any) -> list[Mapping[str, Any]]:
 
 __all__ = [
     "Cancellation",
+    "EventData",
     "InteractionBroker",
     "InteractionRequest",
     "KeyValueStore",
@@ -185,6 +233,9 @@ __all__ = [
     "ProviderSetup",
     "RuntimeContext",
     "StoredRecord",
+    "SupportsArtifactValidation",
+    "SupportsChecks",
+    "SupportsResourceCleanup",
     "find_artifacts",
     "is_artifact_ref",
 ]

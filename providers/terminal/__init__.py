@@ -14,8 +14,7 @@ import shutil
 from typing import Any
 
 from rigcli.errors import ProviderError
-from rigcli.events import Event
-from rigcli.provider_api import ProviderSetup, RuntimeContext
+from rigcli.provider_api import EventData, ProviderSetup, RuntimeContext
 from rigcli.provider_kit import AttachSpec
 
 PROVIDER_ID = "terminal"
@@ -72,7 +71,7 @@ class TerminalRuntime:
             raise ProviderError(msg)
         return spec
 
-    def _emit(self, event: Event) -> None:
+    def _emit(self, event: EventData) -> None:
         self._context.emit({**event, "node_path": self._context.node_path})
 
 

@@ -8,15 +8,16 @@ import os
 import signal
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.cli.terminal_host import CliHost
 from rigcli.discovery import ProjectLocation, find_project
-from rigcli.errors import InterruptedRunError, NotFoundError, UsageError
+from rigcli.errors import AmbiguousWorkspaceError, InterruptedRunError
+from rigcli.events import Event, StateLockWaiting, StateWarning
 from rigcli.host import stdio_is_terminal
 
 if TYPE_CHECKING:
-    from rigcli.engine.results import WorkspaceRecord
+    from rigcli.engine.api import Engine
 
 T = TypeVar("T")
 
@@ -43,7 +44,7 @@ class Session:
         self.opts = opts
         self.host = CliHost()
         self._location: ProjectLocation | None = None
-        self._engine: Any = None
+        self._engine: Engine | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._watching = False
 
@@ -60,23 +61,26 @@ class Session:
         return self._location
 
     @property
-    def engine(self) -> Any:
+    def engine(self) -> Engine:
         if self._engine is None:
             from rigcli.engine import create_engine
 
             location = self.location
             engine = create_engine(
-                location.project_dir, config_path=location.config_path, state_path=location.state_path,
-                local=self.host, lock_wait=not self.opts.no_wait,
+                location.project_dir,
+                config_path=location.config_path,
+                state_path=location.state_path,
+                local=self.host,
+                lock_wait=not self.opts.no_wait,
             )
             engine.on_event(self._notice)
             self._engine = engine
             self.run(engine.load())
         return self._engine
 
-    def _notice(self, event: dict[str, Any]) -> None:
+    def _notice(self, event: Event) -> None:
         """State warnings and lock waits reach stderr in every command, even with no renderer."""
-        if self._watching or event.get("type") not in ("state.warning", "state.lock.waiting"):
+        if self._watching or not isinstance(event, (StateWarning, StateLockWaiting)):
             return
         from rigcli.render.lines import EventFormatter
         from rigcli.render.tables import print_message
@@ -84,7 +88,7 @@ class Session:
         for line in EventFormatter().lines(event):
             print_message(line.text, style=line.style)
 
-    def run(self, coro: Coroutine[Any, Any, T]) -> T:
+    def run(self, coro: Coroutine[object, object, T]) -> T:
         """Run one engine coroutine; the loop lives as long as the session so engine state can span calls.
 
         The first SIGINT/SIGTERM is graceful: the engine's cancellation stops running commands
@@ -133,52 +137,35 @@ class Session:
                 loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
 
-    # -- selection -------------------------------------------------------------------------
+    # -- selection: the engine owns the rules and their messages; a terminal user may pick -------
     def workflow_names(self) -> list[str]:
-        return [summary.name for summary in self.engine.list_workflow_summaries()]
+        return self.engine.workflow_names()
 
     def workflow(self) -> str:
         """--workflow, the only workflow, or (in a terminal) the user's pick."""
         names = self.workflow_names()
-        chosen = self.opts.workflow
-        if chosen is not None:
-            if chosen not in names:
-                raise NotFoundError(f"Unknown workflow {chosen} (available: {', '.join(names) or '(none)'})")
-            return chosen
-        if len(names) == 1:
-            return names[0]
-        if not names:
-            raise NotFoundError("rig_config.py defines no workflows")
-        if self.opts.interactive:
+        if self.opts.workflow is None and len(names) > 1 and self.opts.interactive:
             from rigcli.render.prompts import select
 
             return select("Select workflow", [(name, "") for name in names])
-        raise UsageError(f"Multiple workflows are defined; pass --workflow (available: {', '.join(names)})")
+        return self.engine.select_workflow(self.opts.workflow)
 
     def workflow_filter(self) -> str | None:
         """For commands that cover every workflow unless --workflow narrows them."""
         if self.opts.workflow is not None:
-            self.workflow()  # rejects an unknown name
+            self.engine.select_workflow(self.opts.workflow)  # rejects an unknown name
         return self.opts.workflow
 
-    def find_workspace(self, name: str) -> WorkspaceRecord:
-        """The stored workspace ``name``; asks (or requires --workflow) when several workflows have one."""
-        workflow = self.workflow_filter()
-        records: list[WorkspaceRecord] = [
-            record for record in self.engine.list_workspaces(workflow) if record.get("name") == name
-        ]
-        if not records:
-            where = f" in workflow {workflow}" if workflow else ""
-            raise NotFoundError(f'Unknown workspace "{name}"{where}')
-        if len(records) == 1:
-            return records[0]
-        owners = [str(record.get("workflow")) for record in records]
-        if self.opts.interactive:
+    def workspace_workflow(self, name: str) -> str:
+        """The workflow of workspace ``name``; a terminal user picks when several workflows have one."""
+        try:
+            return self.engine.workspace_workflow(name, self.workflow_filter())
+        except AmbiguousWorkspaceError as exc:
+            if not self.opts.interactive:
+                raise
             from rigcli.render.prompts import select
 
-            picked = select(f'Workspace "{name}" exists in several workflows', [(item, "") for item in owners])
-            return records[owners.index(picked)]
-        raise UsageError(f'Workspace "{name}" exists in multiple workflows: {", ".join(owners)}. Pass --workflow.')
+            return select(f'Workspace "{name}" exists in several workflows', [(item, "") for item in exc.workflows])
 
     @contextlib.contextmanager
     def watch(self, *, stream_output: bool = False) -> Iterator[None]:

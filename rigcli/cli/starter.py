@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rigcli.layout import STATE_DIR
+
 STARTER_CONFIG = '''\
 """This project's rig workflow.
 
@@ -58,6 +60,6 @@ workflows = (
 )
 '''
 
-GITIGNORE_RULE = ".rig/"
+GITIGNORE_RULE = f"{STATE_DIR}/"
 
 __all__ = ["GITIGNORE_RULE", "STARTER_CONFIG"]

@@ -6,26 +6,69 @@ Names load lazily: importing ``rigcli.engine.results`` must not pull in asyncio 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rigcli.engine.facade import Engine
+    from rigcli.engine.api import Engine
+    from rigcli.engine.hostadapter import SuppliedHost
+    from rigcli.engine.providers import ProviderFactory
+    from rigcli.engine.stores import FragmentLocator
+    from rigcli.provider_api import ProviderPlugin
+    from rigcli.state.api import StateStore
+    from rigcli.state.factory import StateFactory
 
 
-def create_engine(project_dir: str | Path, **options: Any) -> Engine:
-    """An engine for the project in ``project_dir``; see EngineCore for the keyword options."""
-    from rigcli.engine.facade import Engine
+def create_engine(
+    project_dir: str | Path,
+    *,
+    config_path: str | Path | None = None,
+    state_path: str | Path | None = None,
+    providers: Iterable[ProviderPlugin] = (),
+    provider_factory: ProviderFactory | None = None,
+    local: SuppliedHost | None = None,
+    interaction: object = None,
+    host_storage_dir: str | Path | None = None,
+    fragment_state_locator: FragmentLocator | None = None,
+    state: StateStore | None = None,
+    state_factory: StateFactory | None = None,
+    lock_wait: bool = True,
+) -> Engine:
+    """An engine for the project in ``project_dir``; call ``await engine.load()`` before use.
 
-    return Engine(project_dir, **options)
+    :param config_path: the config file (default ``<project_dir>/rig_config.py``).
+    :param state_path: the project's state database (default ``<project_dir>/.rig/state.sqlite``).
+    :param providers: provider plugins to use before the ``rig.providers`` entry points.
+    :param provider_factory: ``factory(setup) -> controller`` for provider ids no plugin claims.
+    :param local: the host's capabilities (prompts, ``open``, attached ``run``): a LocalHost, or an
+        object or mapping with some of its methods (the rest come from the terminal host).
+    :param interaction: an object or mapping with ``present(request)``, shown each interaction
+        (browser logins) instead of the terminal host's default; it must not block.
+    :param host_storage_dir: where providers' per-user storage lives (default ``$RIG_HOME/providers``).
+    :param fragment_state_locator: ``locator(fragment) -> path`` for global fragment caches
+        (default ``$RIG_HOME/fragments/<hash>/state.sqlite``).
+    :param state: an already-made state store to use instead of opening one.
+    :param state_factory: ``factory(project_dir=, config_path=, state_path=) -> store``.
+    :param lock_wait: when another writer holds the state lock, wait (True) or raise
+        StateLockedError at once (False, exit code 4).
+    """
+    from rigcli.engine.facade import ProjectEngine
+
+    return ProjectEngine(
+        project_dir,
+        config_path=config_path,
+        state_path=state_path,
+        providers=providers,
+        provider_factory=provider_factory,
+        local=local,
+        interaction=interaction,
+        host_storage_dir=host_storage_dir,
+        fragment_state_locator=fragment_state_locator,
+        state=state,
+        state_factory=state_factory,
+        lock_wait=lock_wait,
+    )
 
 
-def __getattr__(name: str) -> Any:
-    if name == "Engine":
-        from rigcli.engine.facade import Engine
-
-        return Engine
-    raise AttributeError(f"module 'rigcli.engine' has no attribute {name!r}")
-
-
-__all__ = ["Engine", "create_engine"]
+__all__ = ["create_engine"]

@@ -2,36 +2,37 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rigcli.engine.core import EngineCore
-from rigcli.engine.results import CacheEntry, NodeExplanation, NodeRun
+from rigcli.engine.results import CacheEntry, JsonObject, NodeExplanation
 from rigcli.engine.stores import LOCAL
 from rigcli.errors import InputError, NotFoundError
 from rigcli.graph import CompiledWorkflow, TaskSpec
+from rigcli.records import NodeRun
+from rigcli.state.api import StateStore
 
 
 def _entry_status(run: NodeRun) -> str:
     if run.status == "running":
         # A run still "running" whose process is gone was cut off mid-way: in doubt, never reused.
-        from rigcli.state.process import pid_alive
+        from rigcli.state.process import left_by_dead_process
 
-        return "running" if run.pid and pid_alive(run.pid) else "in-doubt"
+        return "in-doubt" if left_by_dead_process(run) else "running"
     return "invalidated" if run.invalidated else "cached"
 
 
 class CacheMixin(EngineCore):
-    def _stores_of(self, workflow: CompiledWorkflow) -> list[tuple[str, Any]]:
-        assert self.stores is not None
-        self.stores.register_fragments(workflow.fragments)
-        return [(LOCAL, self.stores.local), *((key, self.stores.get(key)) for key in workflow.fragments)]
+    def _stores_of(self, workflow: CompiledWorkflow) -> list[tuple[str, StateStore, str]]:
+        """(key, store, workflow column) for the project store and each global fragment's store."""
+        stores = self.project.stores
+        stores.register_fragments(workflow.fragments)
+        keys = [LOCAL, *workflow.fragments]
+        return [(key, stores.get(key), stores.workflow_column(key, workflow.name)) for key in keys]
 
     async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]:
         selected = self.select(workflow)
         display = {(task.store, task.cache_path): task for task in selected.tasks}
         entries: list[CacheEntry] = []
-        for key, store in self._stores_of(selected):
-            column = self.stores.workflow_column(key, selected.name) if self.stores else selected.name
+        for key, store, column in self._stores_of(selected):
             for run in store.list_runs(workflow=column, statuses=["succeeded", "running"]):
                 task = display.get((key, run.node_path))
                 status = _entry_status(run)
@@ -91,31 +92,29 @@ class CacheMixin(EngineCore):
                 raise InputError(f"Task {task} matches multiple cached tasks: {', '.join(t.path for t in targets)}")
         else:
             raise InputError("invalidate needs a task or all=True")
-        assert self.stores is not None
-        with self.stores.writing("cache invalidate"):
-            self.stores.register_fragments(selected.fragments)
-            return self._invalidate_everywhere(selected, [t.index for t in targets])
+        with self.project.stores.writing("cache invalidate"):
+            self.project.stores.register_fragments(selected.fragments)
+            return self.invalidate_tasks(selected, [t.index for t in targets])
 
     async def clear_cache(self, workflow: str | None = None, scope: str = "all") -> int:
         if scope not in ("all", "local", "global"):
             raise InputError(f"Unknown cache scope {scope}; expected all, local or global")
         selected = self.select(workflow)
-        assert self.stores is not None
+        stores = self.project.stores
         deleted = 0
-        with self.stores.writing("cache clear"):
-            for key, _ in self._stores_of(selected):
+        with stores.writing("cache clear"):
+            for key, _, _ in self._stores_of(selected):
                 if key == LOCAL and scope in ("all", "local"):
-                    deleted += self.stores.for_write(key).delete_runs(selected.name)
+                    deleted += stores.for_write(key).delete_runs(selected.name)
                 elif key != LOCAL and scope in ("all", "global"):
-                    deleted += self.stores.for_write(key).delete_runs(None)
+                    deleted += stores.for_write(key).delete_runs(None)
         return deleted
 
-    async def list_snapshots(self, workflow: str | None = None) -> list[dict[str, Any]]:
+    async def list_snapshots(self, workflow: str | None = None) -> list[JsonObject]:
         selected = self.select(workflow)
-        snapshots: list[dict[str, Any]] = []
+        snapshots: list[JsonObject] = []
         display = {(task.store, task.cache_path): task.path for task in selected.tasks}
-        for key, store in self._stores_of(selected):
-            column = self.stores.workflow_column(key, selected.name) if self.stores else selected.name
+        for key, store, column in self._stores_of(selected):
             for run in store.list_runs(workflow=column, statuses=["succeeded"]):
                 if run.invalidated:
                     continue

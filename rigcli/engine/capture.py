@@ -13,9 +13,9 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import TextIO
 
-from rigcli.events import Event
+from rigcli.events import Event, LogOutput
 
 _CURRENT: contextvars.ContextVar[NodeConsole | None] = contextvars.ContextVar("rig_node_console", default=None)
 _INSTALL_LOCK = threading.Lock()
@@ -39,7 +39,7 @@ class NodeConsole:
             self.line(stream, line)
 
     def line(self, stream: str, data: str) -> None:
-        self._emit({"type": "log.output", "node_path": self.node_path, "stream": stream, "data": data})
+        self._emit(LogOutput(node_path=self.node_path, stream=stream, data=data))
 
     def flush(self) -> None:
         with self._lock:
@@ -65,7 +65,7 @@ class _StreamProxy:
         if _CURRENT.get() is None:
             self.rig_real_stream.flush()
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self.rig_real_stream, name)
 
 

@@ -1,124 +1,136 @@
-"""The engine: load a project, plan and apply its workflows, and expose what it knows."""
+"""The engine core: load a project, select workflows, plan, and apply in one pass under the lock."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rigcli.cachekeys import fragment_hash, task_key
-from rigcli.config_loader import CONFIG_FILE, LoadedConfig, load_config
-from rigcli.engine.evaluate import Evaluation, Restart
-from rigcli.engine.hostadapter import adapt_local
+from rigcli.config_loader import LoadedConfig, load_config
+from rigcli.engine.evaluate import Evaluation, Restart, RunIndex
+from rigcli.engine.hostadapter import SuppliedHost, adapt_local
 from rigcli.engine.interactions import host_presenter
-from rigcli.engine.providers import ProviderHub
-from rigcli.engine.results import ApplyResult, NodeRun, ProjectInfo, WorkflowPlan, WorkflowSummary
+from rigcli.engine.providers import ProviderFactory, ProviderHub
+from rigcli.engine.results import ApplyResult, ProjectInfo, WorkflowPlan, WorkflowSummary
 from rigcli.engine.session import ProviderSession
-from rigcli.engine.stores import Stores
+from rigcli.engine.stores import FragmentLocator, Stores
 from rigcli.errors import NotFoundError, RigError, TaskError, UsageError
-from rigcli.events import Event, EventBus, EventListener
-from rigcli.graph import CompiledWorkflow, FragmentSpec, compile_workflow
-from rigcli.provider_api import Cancellation
+from rigcli.events import (
+    Event,
+    EventBus,
+    EventListener,
+    PlanCreated,
+    StateWarning,
+    WorkflowApplyCompleted,
+    WorkflowApplyStarted,
+)
+from rigcli.graph import CompiledWorkflow, compile_workflow
+from rigcli.layout import CONFIG_FILE
+from rigcli.provider_api import Cancellation, ProviderPlugin
+from rigcli.records import NodeRun
+from rigcli.state.api import StateStore
+from rigcli.state.factory import StateFactory, open_state_store
 
 MAX_ATTEMPTS = 9
 
 
+@dataclass
+class LoadedProject:
+    """What ``load()`` produced: the config, its compiled workflows, the state and the providers."""
+
+    config: LoadedConfig
+    workflows: dict[str, CompiledWorkflow]
+    store: StateStore
+    stores: Stores
+    hub: ProviderHub
+
+
 class EngineCore:
+    """A project's engine. See ``rigcli.engine.create_engine`` for what each option means."""
+
     def __init__(
         self,
         project_dir: str | Path,
         *,
         config_path: str | Path | None = None,
         state_path: str | Path | None = None,
-        provider_factory: Callable[..., Any] | None = None,
-        providers: Iterable[Any] | None = None,
-        local: Any = None,
-        interaction: Any = None,
+        providers: Iterable[ProviderPlugin] = (),
+        provider_factory: ProviderFactory | None = None,
+        local: SuppliedHost | None = None,
+        interaction: object = None,
         host_storage_dir: str | Path | None = None,
-        fragment_state_locator: Callable[[FragmentSpec], Any] | None = None,
-        state: Any = None,
-        state_factory: Callable[..., Any] | None = None,
+        fragment_state_locator: FragmentLocator | None = None,
+        state: StateStore | None = None,
+        state_factory: StateFactory | None = None,
         lock_wait: bool = True,
     ) -> None:
         self.project_dir = Path(project_dir).absolute()
         self.config_path = Path(config_path).absolute() if config_path else self.project_dir / CONFIG_FILE
-        self._state_path_arg = None if state_path is None else str(Path(state_path).absolute())
+        self._state_path = None if state_path is None else str(Path(state_path).absolute())
         self._provider_factory = provider_factory
-        self._plugins = list(providers or [])
+        self._plugins = list(providers)
         self.local = adapt_local(local)
         self.presenter = host_presenter(interaction)
         self._host_storage_dir = Path(host_storage_dir) if host_storage_dir else None
         self._locator = fragment_state_locator
-        self._state_arg, self._state_factory = state, state_factory
+        self._state, self._state_factory = state, state_factory
         self._lock_wait = lock_wait
         self.events = EventBus()
         self.cancellation = Cancellation()
-        self.store: Any = None
-        self.stores: Stores | None = None
-        self.hub: ProviderHub | None = None
-        self.loaded: LoadedConfig | None = None
-        self.workflows: dict[str, CompiledWorkflow] = {}
+        self._project: LoadedProject | None = None
         self._keys: dict[str, dict[int, str]] = {}
-        self.schema_warnings: list[str] = []
 
-    # -- loading ---------------------------------------------------------------------------
+    # -- loading ---------------------------------------------------------------------------------
     def on_event(self, listener: EventListener) -> Callable[[], None]:
         return self.events.subscribe(listener)
 
     def emit(self, event: Event) -> None:
         self.events.emit(event)
 
-    def fingerprint(self, fn: Any) -> str:
+    def fingerprint(self, fn: object) -> str:
         from rigcli.fingerprint import handler_fingerprint
 
         return handler_fingerprint(fn, project_dir=self.project_dir)
 
     async def load(self) -> None:
-        self.loaded = load_config(self.config_path, self.project_dir)
-        compiled = {}
-        for root in self.loaded.workflows:
-            workflow = compile_workflow(root, self.loaded.providers, lambda f: fragment_hash(f.node, self.fingerprint))
-            compiled[workflow.name] = workflow
-        self.workflows, self._keys = compiled, {}
-        if self.store is None:
-            self._open_state()
+        """Import rig_config.py, compile its workflows, and open the state on first load."""
+        config = load_config(self.config_path, self.project_dir)
+        workflows = {}
+        for root in config.workflows:
+            compiled = compile_workflow(root, config.providers, lambda f: fragment_hash(f.node, self.fingerprint))
+            workflows[compiled.name] = compiled
+        self._keys = {}
+        if self._project is None:
+            store, stores, hub = self._open_state()
+            self._project = LoadedProject(config, workflows, store, stores, hub)
+        else:
+            self._project.config, self._project.workflows = config, workflows
 
-    def _open_state(self) -> None:
+    def _open_state(self) -> tuple[StateStore, Stores, ProviderHub]:
         from rigcli.state import HostStorage, default_host_storage_dir
 
-        if self._state_arg is not None:
-            store = self._state_arg
-        else:
-            options: dict[str, Any] = {
-                "project_dir": str(self.project_dir),
-                "config_path": str(self.config_path),
-                "state_path": self._state_path_arg,
-            }
-            if self._state_factory is not None:
-                store = self._state_factory(**options)
-            else:
-                from rigcli.state import create_state_store
-
-                store = create_state_store(**options)
-        result = store.sync_schema()
-        self.schema_warnings = list(result.warnings)
-        for warning in self.schema_warnings:
-            self.emit({"type": "state.warning", "message": warning})
+        store = self._state or open_state_store(
+            self._state_factory,
+            project_dir=str(self.project_dir),
+            config_path=str(self.config_path),
+            state_path=self._state_path,
+        )
+        for warning in store.sync_schema().warnings:
+            self.emit(StateWarning(message=warning))
         for key, value in (("project.dir", str(self.project_dir)), ("config.path", str(self.config_path))):
             if store.get_metadata(key) != value:  # plan and ls must not write on every load
                 store.set_metadata(key, value)
-        self.store = store
-        self.stores = Stores(
+        stores = Stores(
             store,
-            project_dir=self.project_dir,
+            open_store=lambda path: open_state_store(None, project_dir=str(self.project_dir), state_path=str(path)),
             locator=self._locator,
             lock_wait=self._lock_wait,
-            on_lock_wait=lambda holder: self.emit({"type": "state.lock.waiting", "holder": dict(holder)}),
-            on_lock_takeover=lambda holder: self.emit({"type": "state.lock.takeover", "holder": dict(holder)}),
+            emit=self.emit,
         )
         host_dir = self._host_storage_dir or default_host_storage_dir()
-        self.hub = ProviderHub(
+        hub = ProviderHub(
             plugins=self._plugins,
             provider_factory=self._provider_factory,
             local=self.local,
@@ -129,22 +141,35 @@ class EngineCore:
             secret_key_path=host_dir / ".fingerprint-key",
             cancellation=self.cancellation,
         )
+        return store, stores, hub
 
-    def _require_loaded(self) -> None:
-        if self.loaded is None or self.stores is None or self.hub is None:
+    @property
+    def project(self) -> LoadedProject:
+        if self._project is None:
             raise RigError("No workflows loaded. Call engine.load() first.")
+        return self._project
 
-    # -- selection ---------------------------------------------------------------------------
+    # -- selection (the one owner of these messages) -----------------------------------------------
+    def workflow_names(self) -> list[str]:
+        return list(self.project.workflows)
+
+    def select_workflow(self, workflow: str | None = None) -> str:
+        """The name of the named workflow, or of the only one (see ``select``)."""
+        return self.select(workflow).name
+
     def select(self, workflow: str | None = None) -> CompiledWorkflow:
-        self._require_loaded()
-        names = list(self.workflows)
+        """The named workflow, or the only one; anything else says what is available."""
+        workflows = self.project.workflows
+        names = ", ".join(workflows) or "(none)"
+        if not workflows:
+            raise NotFoundError("rig_config.py defines no workflows")
         if workflow is not None:
-            if workflow not in self.workflows:
-                raise NotFoundError(f"Unknown workflow {workflow} (available: {', '.join(names) or '(none)'})")
-            return self.workflows[workflow]
-        if len(names) == 1:
-            return self.workflows[names[0]]
-        raise UsageError(f"Multiple workflows are defined; pass --workflow (available: {', '.join(names)})")
+            if workflow not in workflows:
+                raise NotFoundError(f"Unknown workflow {workflow} (available: {names})")
+            return workflows[workflow]
+        if len(workflows) == 1:
+            return next(iter(workflows.values()))
+        raise UsageError(f"Multiple workflows are defined; pass --workflow (available: {names})")
 
     def keys_for(self, workflow: CompiledWorkflow) -> dict[int, str]:
         if workflow.name not in self._keys:
@@ -152,10 +177,11 @@ class EngineCore:
         return self._keys[workflow.name]
 
     async def session(self, workflow: CompiledWorkflow, mode: str) -> ProviderSession:
-        assert self.hub is not None and self.stores is not None
-        self.stores.register_fragments(workflow.fragments)
+        """Providers for one command: ``plan`` for read-only commands, ``require`` for writers."""
+        project = self.project
+        project.stores.register_fragments(workflow.fragments)
         session = ProviderSession(
-            hub=self.hub,
+            hub=project.hub,
             workflow=workflow.name,
             local=self.local,
             emit=self.emit,
@@ -166,54 +192,73 @@ class EngineCore:
         await session.prepare(workflow.all_scopes())
         return session
 
-    def evaluation(self, workflow: CompiledWorkflow, session: ProviderSession, *, apply: bool) -> Evaluation:
-        assert self.stores is not None
+    def evaluation(
+        self,
+        workflow: CompiledWorkflow,
+        session: ProviderSession,
+        runs: RunIndex,
+        *,
+        apply: bool,
+        prior: Evaluation | None = None,
+    ) -> Evaluation:
         return Evaluation(
             workflow=workflow,
             keys=self.keys_for(workflow),
-            stores=self.stores,
+            stores=self.project.stores,
+            runs=runs,
             session=session,
             emit=self.emit,
             apply=apply,
+            prior=prior.verdicts if prior is not None else None,
         )
 
-    # -- plan and apply ----------------------------------------------------------------------
+    # -- plan and apply ------------------------------------------------------------------------------
     async def plan(self, workflow: str | None = None) -> WorkflowPlan:
         selected = self.select(workflow)
-        session = await self.session(selected, "plan")
-        evaluation = self.evaluation(selected, session, apply=False)
+        return await self.plan_with(selected, await self.session(selected, "plan"))
+
+    async def plan_with(self, selected: CompiledWorkflow, session: ProviderSession) -> WorkflowPlan:
+        """The plan of ``selected`` as this command's providers see it."""
+        plan, _ = await self._plan(selected, session, RunIndex(self.project.stores, selected.name))
+        return plan
+
+    async def _plan(
+        self, selected: CompiledWorkflow, session: ProviderSession, runs: RunIndex
+    ) -> tuple[WorkflowPlan, Evaluation]:
+        evaluation = self.evaluation(selected, session, runs, apply=False)
         final = await evaluation.run()
         plan = WorkflowPlan(selected.name, evaluation.plan_nodes(), final, session.all_checks())
         self.emit(
-            {
-                "type": "plan.created",
-                "workflow": selected.name,
-                "cached_node_count": plan.cached_node_count,
-                "node_count": plan.node_count,
-            }
+            PlanCreated(workflow=selected.name, cached_node_count=plan.cached_node_count, node_count=plan.node_count)
         )
-        return plan
+        return plan, evaluation
 
     async def apply(self, workflow: str | None = None, dry_run: bool = False) -> ApplyResult:
-        plan = await self.plan(workflow)
+        selected = self.select(workflow)
         if dry_run:
+            plan = await self.plan(selected.name)
             return ApplyResult(plan.workflow, plan.final_context, plan, dry_run=True)
-        assert self.stores is not None
-        with self.stores.writing("apply"):
-            return await self._apply_locked(self.workflows[plan.workflow], plan)
-
-    async def _apply_locked(self, selected: CompiledWorkflow, plan: WorkflowPlan) -> ApplyResult:
-        assert self.stores is not None
-        self.emit({"type": "workflow.apply.started", "workflow": selected.name, "node_count": len(selected.tasks)})
-        try:
+        with self.project.stores.writing("apply"):
             session = await self.session(selected, "require")
+            return await self.apply_locked(selected, session)
+
+    async def apply_locked(self, selected: CompiledWorkflow, session: ProviderSession) -> ApplyResult:
+        """Plan once under the caller's lock, then run what is pending with the same session."""
+        stores = self.project.stores
+        runs = RunIndex(stores, selected.name)
+        plan, planned = await self._plan(selected, session, runs)
+        self.emit(WorkflowApplyStarted(workflow=selected.name, node_count=len(selected.tasks)))
+        prior: Evaluation | None = planned
+        try:
             for attempt in range(1, MAX_ATTEMPTS + 1):
-                evaluation = self.evaluation(selected, session, apply=True)
+                evaluation = self.evaluation(selected, session, runs, apply=True, prior=prior)
                 try:
                     context = await evaluation.run()
                     break
                 except Restart as restart:
-                    self._invalidate_everywhere(selected, [restart.target.index])
+                    self.invalidate_tasks(selected, [restart.target.index])
+                    runs.forget()
+                    prior = None  # the invalidation changed what the plan judged
                     if attempt == MAX_ATTEMPTS:
                         raise TaskError(
                             f"Task {restart.task.path} repeatedly invalidated {restart.target.path}; "
@@ -223,41 +268,33 @@ class EngineCore:
             self.cancellation.cancel()
             raise
         cached = sum(1 for node in evaluation.plan_nodes() if node.status == "cached")
-        self.stores.local.record_apply(
+        stores.local.record_apply(
             selected.name,
             provider_fingerprint=session.fingerprint(selected.root_providers),
             cached_node_count=cached,
             node_count=len(selected.tasks),
         )
         self.emit(
-            {
-                "type": "workflow.apply.completed",
-                "workflow": selected.name,
-                "ran": evaluation.ran,
-                "cached_node_count": cached,
-                "node_count": len(selected.tasks),
-            }
+            WorkflowApplyCompleted(
+                workflow=selected.name, ran=evaluation.ran, cached_node_count=cached, node_count=len(selected.tasks)
+            )
         )
         return ApplyResult(selected.name, context, plan)
 
-    def _invalidate_everywhere(self, workflow: CompiledWorkflow, indexes: list[int]) -> int:
-        """Invalidate every valid run of these tasks (older ones too) and, by cascade, runs built on them."""
-        assert self.stores is not None
-        changed = 0
+    def invalidate_tasks(self, workflow: CompiledWorkflow, indexes: Iterable[int]) -> int:
+        """Invalidate every valid run of these tasks (older ones too) and, by cascade, what was built on them."""
+        stores = self.project.stores
+        by_store: dict[str, list[str]] = {}
         for index in indexes:
             task = workflow.tasks[index]
-            store = self.stores.for_write(task.store)
-            runs = store.list_runs(
-                workflow=self.stores.workflow_column(task.store, workflow.name),
-                node_path=task.cache_path,
-                statuses=["succeeded"],
-            )
-            changed += store.invalidate_runs([run.id for run in runs if not run.invalidated], cascade=True)
-        return changed
+            by_store.setdefault(task.store, []).append(task.cache_path)
+        return sum(
+            stores.for_write(key).invalidate_paths(stores.workflow_column(key, workflow.name), paths)
+            for key, paths in by_store.items()
+        )
 
-    # -- what the engine knows -----------------------------------------------------------------
+    # -- what the engine knows -----------------------------------------------------------------------
     def list_workflow_summaries(self) -> list[WorkflowSummary]:
-        self._require_loaded()
         return [
             WorkflowSummary(
                 name=wf.name,
@@ -266,7 +303,7 @@ class EngineCore:
                 operations=list(wf.operations),
                 workspace_operations=list(wf.workspace_operations),
             )
-            for wf in self.workflows.values()
+            for wf in self.project.workflows.values()
         ]
 
     def get_project_info(self) -> ProjectInfo:
@@ -274,21 +311,19 @@ class EngineCore:
         return ProjectInfo(
             project_dir=str(self.project_dir),
             config_path=str(self.config_path),
-            state_path=str(self.store.path),
+            state_path=str(self.project.store.path),
             workflows=summaries,
             workflow=summaries[0] if len(summaries) == 1 else None,
         )
 
     def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]:
-        self._require_loaded()
-        runs: list[NodeRun] = self.store.list_runs(workflow=workflow)
-        return runs
+        """The project store's run journal, newest first (for embedding hosts and tests)."""
+        return self.project.store.list_runs(workflow=workflow)
 
     def close(self) -> None:
-        if self.stores is not None:
-            self.stores.close()
-        if self.store is not None:
-            self.store.close()
+        if self._project is not None:
+            self._project.stores.close()
+            self._project.store.close()
 
 
-__all__ = ["MAX_ATTEMPTS", "EngineCore"]
+__all__ = ["MAX_ATTEMPTS", "EngineCore", "LoadedProject"]

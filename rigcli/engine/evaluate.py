@@ -1,22 +1,28 @@
-"""Walk a compiled workflow: judge each task's cache (plan) and run what is stale (apply)."""
+"""Walk a compiled workflow: judge each task's cache (plan) and run what is stale (apply).
+
+One command plans and applies with the same ``RunIndex`` (one SELECT per store) and hands the
+plan's verdicts to the apply pass: a verdict is reused when the task's upstream runs are the
+ones it was judged against, so artifacts are validated once per command, not twice.
+"""
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any
 
 from rigcli.cachekeys import CACHED, judge_run, reason
 from rigcli.engine import capture
 from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
-from rigcli.engine.results import NodeRun, PlanNode, Reason
+from rigcli.engine.results import PlanNode
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.stores import LOCAL, Stores
 from rigcli.errors import InterruptedRunError, RigError, TaskError
+from rigcli.events import ArtifactCreated, Event, NodeCached, NodeCompleted, NodeFailed, NodeStarted
 from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
 from rigcli.jsonutil import JsonValue, canonical_json
 from rigcli.provider_api import find_artifacts
+from rigcli.records import NodeRun, Reason, utc_datetime
 
 
 class Restart(Exception):
@@ -31,11 +37,31 @@ class _Stopped(Exception):
     """A sibling branch failed; this branch starts nothing new."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Verdict:
     status: str
     reason: Reason
     run: NodeRun | None
+    upstream: tuple[str, ...] = ()  # the upstream run ids it was judged against
+
+
+class RunIndex:
+    """Succeeded runs by store and path, read once per command (``runs_by_path``) and shared."""
+
+    def __init__(self, stores: Stores, workflow: str) -> None:
+        self._stores = stores
+        self._workflow = workflow
+        self._runs: dict[str, dict[str, list[NodeRun]]] = {}
+
+    def candidates(self, task: TaskSpec) -> list[NodeRun]:
+        if task.store not in self._runs:
+            store = self._stores.get(task.store)
+            self._runs[task.store] = store.runs_by_path(self._stores.workflow_column(task.store, self._workflow))
+        return self._runs[task.store].get(task.cache_path, [])
+
+    def forget(self) -> None:
+        """Read again on next use: runs were invalidated."""
+        self._runs.clear()
 
 
 class Evaluation:
@@ -47,21 +73,25 @@ class Evaluation:
         workflow: CompiledWorkflow,
         keys: dict[int, str],
         stores: Stores,
+        runs: RunIndex,
         session: ProviderSession,
-        emit: Any,
+        emit: Callable[[Event], None],
         apply: bool,
+        prior: dict[int, Verdict] | None = None,
     ) -> None:
         self.workflow = workflow
         self.keys = keys
         self.stores = stores
+        self.runs = runs
         self.session = session
         self.emit = emit
         self.apply = apply
-        self.now = datetime.now(timezone.utc)
+        self.prior = prior or {}
+        self.now = utc_datetime()
         self.nodes: dict[int, PlanNode] = {}
+        self.verdicts: dict[int, Verdict] = {}
         self.used_runs: dict[int, str] = {}
         self.ran = 0
-        self._runs: dict[str, dict[str, list[NodeRun]]] = {}
         self._stopping = False
 
     def plan_nodes(self) -> list[PlanNode]:
@@ -70,12 +100,6 @@ class Evaluation:
     async def run(self) -> JsonValue | None:
         ctx, _, blocked = await self.walk(self.workflow.steps, {}, [], False)
         return None if blocked else ctx
-
-    def _candidates(self, task: TaskSpec) -> list[NodeRun]:
-        if task.store not in self._runs:
-            store = self.stores.get(task.store)
-            self._runs[task.store] = store.runs_by_path(self.stores.workflow_column(task.store, self.workflow.name))
-        return self._runs[task.store].get(task.cache_path, [])
 
     async def walk(
         self, steps: tuple[StepSpec, ...], ctx: JsonValue, upstream: list[str], blocked: bool
@@ -112,7 +136,7 @@ class Evaluation:
             results = [await self.walk(steps, ctx, upstream, blocked) for _, steps in branches]
         if any(branch_blocked for _, _, branch_blocked in results):
             return None, [], True
-        merged = dict(ctx or {})
+        merged: dict[str, JsonValue] = dict(ctx) if isinstance(ctx, dict) else {}
         for (key, _), (branch_ctx, _, _) in zip(branches, results, strict=False):
             if key in merged:
                 raise TaskError(f"Parallel branch {key} conflicts with an existing context key")
@@ -140,7 +164,7 @@ class Evaluation:
             self._record(task, "cached", CACHED, verdict.run.id, upstream)
             self.used_runs[task.index] = verdict.run.id
             if self.apply:
-                self.emit({"type": "node.cached", "node_path": task.path, "run_id": verdict.run.id})
+                self.emit(NodeCached(node_path=task.path, run_id=verdict.run.id))
             return verdict.run.output, [verdict.run.id], False
         self._record(task, "pending", verdict.reason, None, upstream)
         if not self.apply:
@@ -166,9 +190,21 @@ class Evaluation:
         )
 
     async def judge(self, task: TaskSpec, upstream: list[str]) -> Verdict:
-        candidates = self._candidates(task)
+        earlier = self.prior.get(task.index)
+        if earlier is not None and earlier.upstream == tuple(upstream):
+            # Judged by this command's plan under the same lock and against the same upstream
+            # runs: nothing it looked at can have changed since.
+            verdict = earlier
+        else:
+            verdict = await self._judge(task, upstream)
+        self.verdicts[task.index] = verdict
+        return verdict
+
+    async def _judge(self, task: TaskSpec, upstream: list[str]) -> Verdict:
+        judged_against = tuple(upstream)
+        candidates = self.runs.candidates(task)
         if not candidates:
-            return Verdict("pending", reason("no-previous-run"), None)
+            return Verdict("pending", reason("no-previous-run"), None, judged_against)
         key, provider_fp = self.keys[task.index], self.session.fingerprint(task.providers)
         first: Reason | None = None
         for run in candidates:
@@ -178,10 +214,10 @@ class Evaluation:
             if why is None:
                 why = await self._effectful_checks(task, run)
             if why is None:
-                return Verdict("cached", CACHED, run)
+                return Verdict("cached", CACHED, run, judged_against)
             first = first or why
         assert first is not None
-        return Verdict("pending", first, None)
+        return Verdict("pending", first, None, judged_against)
 
     async def _effectful_checks(self, task: TaskSpec, run: NodeRun) -> Reason | None:
         if task.node.output is not None:
@@ -203,15 +239,7 @@ class Evaluation:
             provider_fingerprint=self.session.fingerprint(task.providers),
             upstream_run_ids=upstream,
         )
-        self.emit(
-            {
-                "type": "node.started",
-                "node_path": task.path,
-                "index": task.index + 1,
-                "total": len(self.workflow.tasks),
-                "run_id": run_id,
-            }
-        )
+        self.emit(NodeStarted(node_path=task.path, index=task.index + 1, total=len(self.workflow.tasks), run_id=run_id))
         try:
             output = await self._call(task, ctx)
         except Restart:
@@ -220,27 +248,27 @@ class Evaluation:
             raise
         except (asyncio.CancelledError, KeyboardInterrupt, InterruptedRunError):
             store.finish_run(run_id, status="interrupted", error="interrupted")
-            self.emit({"type": "node.failed", "node_path": task.path, "error": "interrupted", "run_id": run_id})
+            self.emit(NodeFailed(node_path=task.path, error="interrupted", run_id=run_id))
             raise
         except Exception as exc:
             message = str(exc) if isinstance(exc, RigError) else f"Task {task.path} failed: {type(exc).__name__}: {exc}"
             store.finish_run(run_id, status="failed", error=message)
-            self.emit({"type": "node.failed", "node_path": task.path, "error": message, "run_id": run_id})
+            self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
             if isinstance(exc, RigError):
                 raise
             raise TaskError(message) from exc
-        artifacts = find_artifacts(output)
+        artifacts: list[JsonValue] = [dict(ref) for ref in find_artifacts(output)]
         store.finish_run(run_id, status="succeeded", output=output, artifacts=artifacts)
         self.ran += 1
-        incoming = {canonical_json(ref) for ref in find_artifacts(ctx)}
-        for ref in artifacts:
-            if canonical_json(ref) not in incoming:
-                self.emit({"type": "artifact.created", "node_path": task.path, "artifact": ref})
-        self.emit({"type": "node.completed", "node_path": task.path, "run_id": run_id})
+        incoming = {canonical_json(dict(ref)) for ref in find_artifacts(ctx)}
+        for artifact in artifacts:
+            if canonical_json(artifact) not in incoming:
+                self.emit(ArtifactCreated(node_path=task.path, artifact=artifact))
+        self.emit(NodeCompleted(node_path=task.path, run_id=run_id))
         return output, run_id
 
     async def _call(self, task: TaskSpec, ctx: JsonValue) -> JsonValue:
-        fixed = {
+        fixed: dict[str, object] = {
             "step": Step(ctx=ctx, path=task.path, workflow=self.workflow.name),
             "config": freeze(task.config),
             "local": self.session.local,
@@ -277,4 +305,4 @@ class Evaluation:
         return matches[0]
 
 
-__all__ = ["Evaluation", "Restart", "Verdict"]
+__all__ = ["Evaluation", "Restart", "RunIndex", "Verdict"]

@@ -1,4 +1,4 @@
-"""The Engine class: the core plus workspace/operation and cache-admin behaviour."""
+"""ProjectEngine: the core plus workspace/operation and cache-admin behaviour, one class."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from rigcli.engine.cache_admin import CacheMixin
 from rigcli.engine.workspaces import WorkspaceMixin
 
 
-class Engine(WorkspaceMixin, CacheMixin):
-    """A loaded rig project. Create it with ``create_engine`` and ``await engine.load()``."""
+class ProjectEngine(WorkspaceMixin, CacheMixin):
+    """A loaded rig project (implements ``rigcli.engine.api.Engine``); see ``create_engine``."""
 
 
-__all__ = ["Engine"]
+__all__ = ["ProjectEngine"]

@@ -2,31 +2,40 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
 
 from rigcli.host import TerminalHost
+from rigcli.provider_api import LocalHost
+
+# An embedding host may pass a LocalHost, or any object or mapping with some of its methods
+# (``open``, ``prompt``, ``confirm``, ``run``) and ``interactive``; the rest come from TerminalHost.
+SuppliedHost = LocalHost | Mapping[str, object] | object
 
 
 class HostAdapter:
     """Methods the host supplied win; the rest come from the default terminal host."""
 
-    def __init__(self, supplied: Any, fallback: TerminalHost) -> None:
+    def __init__(self, supplied: object, fallback: TerminalHost) -> None:
         self._supplied = supplied
         self._fallback = fallback
 
-    def _method(self, name: str) -> Any:
+    def _lookup(self, name: str) -> object:
         supplied = self._supplied
-        method = supplied.get(name) if isinstance(supplied, Mapping) else getattr(supplied, name, None)
-        return method if callable(method) else getattr(self._fallback, name)
+        return supplied.get(name) if isinstance(supplied, Mapping) else getattr(supplied, name, None)
+
+    def _method(self, name: str) -> Callable[..., object]:
+        method = self._lookup(name)
+        if callable(method):
+            return method
+        fallback: Callable[..., object] = getattr(self._fallback, name)
+        return fallback
 
     @property
     def interactive(self) -> bool:
-        supplied = self._supplied
-        value = supplied.get("interactive") if isinstance(supplied, Mapping) else getattr(supplied, "interactive", None)
+        value = self._lookup("interactive")
         return self._fallback.interactive if value is None else bool(value)
 
-    def open(self, target: str) -> Any:
+    def open(self, target: str) -> object:
         return self._method("open")(target)
 
     def prompt(self, message: str, *, default: str | None = None, secret: bool = False) -> str:
@@ -36,10 +45,12 @@ class HostAdapter:
         return bool(self._method("confirm")(message, default=default))
 
     def run(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> int:
-        return int(self._method("run")(argv, cwd=cwd, env=env))
+        code = self._method("run")(argv, cwd=cwd, env=env)
+        return code if isinstance(code, int) else int(str(code))
 
 
-def adapt_local(local: Any) -> Any:
+def adapt_local(local: SuppliedHost | None) -> LocalHost:
+    """The host the engine talks to: the default terminal host, the caller's, or an adapter over it."""
     if local is None:
         return TerminalHost()
     if isinstance(local, (TerminalHost, HostAdapter)):
@@ -47,4 +58,4 @@ def adapt_local(local: Any) -> Any:
     return HostAdapter(local, TerminalHost())
 
 
-__all__ = ["HostAdapter", "adapt_local"]
+__all__ = ["HostAdapter", "SuppliedHost", "adapt_local"]

@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import typing
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 from rigcli.authoring.operations import OperationDefinition
 from rigcli.engine.results import OperationInfo
 from rigcli.errors import InputError
+from rigcli.jsonutil import JsonValue, to_plain_json
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+# Turns a workspace name in an input into the stored workspace ({"name", "ctx"}).
+WorkspaceResolver = Callable[[str], dict[str, JsonValue]]
 
 
 def operation_info(workflow: str, definition: OperationDefinition) -> OperationInfo:
     schema = None
     if definition.input is not None:
-        schema = definition.input.model_json_schema()
+        described = to_plain_json(definition.input.model_json_schema())
+        assert isinstance(described, dict)
+        schema = described
     return OperationInfo(
         id=definition.id,
         workflow=workflow,
@@ -26,7 +35,7 @@ def operation_info(workflow: str, definition: OperationDefinition) -> OperationI
     )
 
 
-def _is_workspace_ref(annotation: Any) -> bool:
+def _is_workspace_ref(annotation: object) -> bool:
     from rigcli.authoring.inputs import WorkspaceRef
 
     if annotation is WorkspaceRef:
@@ -34,13 +43,13 @@ def _is_workspace_ref(annotation: Any) -> bool:
     return any(_is_workspace_ref(arg) for arg in typing.get_args(annotation))
 
 
-def workspace_fields(model: Any) -> list[str]:
+def workspace_fields(model: type[BaseModel]) -> list[str]:
     return [name for name, field in model.model_fields.items() if _is_workspace_ref(field.annotation)]
 
 
 def validate_input(
-    definition: OperationDefinition, raw: dict[str, Any], resolve_workspace: Callable[[str], dict[str, Any]]
-) -> Any:
+    definition: OperationDefinition, raw: Mapping[str, object], resolve_workspace: WorkspaceResolver
+) -> BaseModel | None:
     """The validated input model (or the raw dict when the operation declares no input)."""
     if not isinstance(raw, dict):
         raise InputError(f"Operation {definition.id} input must be an object")
@@ -67,4 +76,4 @@ def validate_input(
         raise InputError(f"Invalid input for operation {definition.id}: {'; '.join(issues)}") from None
 
 
-__all__ = ["operation_info", "validate_input", "workspace_fields"]
+__all__ = ["WorkspaceResolver", "operation_info", "validate_input", "workspace_fields"]

@@ -6,26 +6,41 @@ import asyncio
 import concurrent.futures
 import inspect
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TypedDict
 
 from rigcli.engine.invoke import run_in_daemon_thread
 from rigcli.engine.providers import maybe_await
 from rigcli.errors import ProviderError
-from rigcli.events import Event
+from rigcli.events import Event, InteractionAwaitingUser, InteractionCompleted
 from rigcli.provider_api import InteractionRequest, LocalHost
 
 
-def host_presenter(interaction: Any) -> Callable[[dict[str, Any]], Any] | None:
+class ShownInteraction(TypedDict):
+    """What an embedding host's presenter receives: show it, do not block."""
+
+    node_path: str
+    id: str
+    title: str
+    url: str | None
+    instructions: str | None
+
+
+Presenter = Callable[[ShownInteraction], object]
+
+
+def host_presenter(interaction: object) -> Presenter | None:
+    """The host's ``present`` (from ``interaction=``: an object or a mapping with one), or None."""
     if interaction is None:
         return None
-    present = interaction.get("present") if isinstance(interaction, dict) else getattr(interaction, "present", None)
+    present = interaction.get("present") if isinstance(interaction, Mapping) else getattr(interaction, "present", None)
     if present is None or not callable(present):
         raise ProviderError("interaction= must provide present(request)")
-    return present
+    presenter: Presenter = present
+    return presenter
 
 
-async def _wait_for(completed: Any) -> Any:
+async def _wait_for(completed: object) -> object:
     if isinstance(completed, concurrent.futures.Future):
         return await asyncio.wrap_future(completed)
     if inspect.isawaitable(completed):
@@ -43,7 +58,7 @@ class InteractionBroker:
         *,
         node_path: str,
         emit: Callable[[Event], None],
-        presenter: Callable[[dict[str, Any]], Any] | None,
+        presenter: Presenter | None,
         local: LocalHost,
         loop: asyncio.AbstractEventLoop,
     ) -> None:
@@ -53,7 +68,7 @@ class InteractionBroker:
         self._local = local
         self._loop = loop
 
-    async def present(self, request: InteractionRequest) -> Any:
+    async def present(self, request: InteractionRequest) -> object:
         stop = request.get("stop")
         try:
             interaction_id = request.get("id") or uuid.uuid4().hex
@@ -61,16 +76,15 @@ class InteractionBroker:
             url = request.get("url")
             instructions = request.get("instructions")
             self._emit(
-                {
-                    "type": "interaction.awaiting_user",
-                    "node_path": self._node_path,
-                    "interaction_id": interaction_id,
-                    "title": title,
-                    "url": url,
-                    "instructions": instructions,
-                }
+                InteractionAwaitingUser(
+                    node_path=self._node_path,
+                    interaction_id=interaction_id,
+                    title=title,
+                    url=url,
+                    instructions=instructions,
+                )
             )
-            shown = {
+            shown: ShownInteraction = {
                 "node_path": self._node_path,
                 "id": interaction_id,
                 "title": title,
@@ -88,23 +102,16 @@ class InteractionBroker:
                 if url:
                     await maybe_await(self._local.open(url))
             result = await _wait_for(request.get("completed"))
-            self._emit(
-                {
-                    "type": "interaction.completed",
-                    "node_path": self._node_path,
-                    "interaction_id": interaction_id,
-                    "title": title,
-                }
-            )
+            self._emit(InteractionCompleted(node_path=self._node_path, interaction_id=interaction_id, title=title))
             return result
         finally:
             if stop is not None:
                 await maybe_await(stop())
 
-    def present_blocking(self, request: InteractionRequest) -> Any:
+    def present_blocking(self, request: InteractionRequest) -> object:
         """For sync provider code running in a worker thread."""
         future = asyncio.run_coroutine_threadsafe(self.present(request), self._loop)
         return future.result()
 
 
-__all__ = ["InteractionBroker", "host_presenter"]
+__all__ = ["InteractionBroker", "Presenter", "ShownInteraction", "host_presenter"]

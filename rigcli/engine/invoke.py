@@ -11,14 +11,18 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TypeVar
 
 from rigcli.engine import capture
 from rigcli.errors import TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 
+T = TypeVar("T")
+Handler = Callable[..., object]
+RuntimeFactory = Callable[[], Awaitable[object]]
 
-def freeze(value: Any) -> Any:
+
+def freeze(value: object) -> object:
     """A read-only view of a JSON value: mappings become MappingProxyType, lists tuples."""
     if isinstance(value, Mapping):
         return MappingProxyType({key: freeze(item) for key, item in value.items()})
@@ -32,7 +36,6 @@ class Invalidate:
     """Returned by ``step.invalidate(target)``: re-run ``target`` and everything built on it."""
 
     target: str
-    requested_by: str
 
 
 class Step:
@@ -46,22 +49,22 @@ class Step:
     def invalidate(self, target: str) -> Invalidate:
         if not isinstance(target, str) or not target:
             raise TaskError(f"Task {self.path}: step.invalidate needs a task name or path")
-        return Invalidate(target, self.path)
+        return Invalidate(target)
 
 
-class Namespace(Mapping[str, Any]):
+class Namespace(Mapping[str, object]):
     """Attribute and item access over named values (the ``providers`` parameter)."""
 
-    def __init__(self, values: Mapping[str, Any]) -> None:
+    def __init__(self, values: Mapping[str, object]) -> None:
         self._values = dict(values)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         try:
             return self._values[name]
         except KeyError:
             raise AttributeError(f"{name} is not in scope (in scope: {', '.join(sorted(self._values))})") from None
 
-    def __getitem__(self, name: str) -> Any:
+    def __getitem__(self, name: str) -> object:
         return self._values[name]
 
     def __iter__(self) -> Iterator[str]:
@@ -76,10 +79,10 @@ class NamedContext:
     """``workflow`` / ``workspace`` parameters: a name and its (read-only) context."""
 
     name: str
-    ctx: Any
+    ctx: object  # a read-only view (see freeze)
 
 
-def wanted_parameters(fn: Callable[..., Any]) -> tuple[set[str], bool]:
+def wanted_parameters(fn: Handler) -> tuple[set[str], bool]:
     """The parameter names a handler takes, and whether it accepts **kwargs."""
     try:
         parameters = inspect.signature(fn).parameters.values()
@@ -90,23 +93,23 @@ def wanted_parameters(fn: Callable[..., Any]) -> tuple[set[str], bool]:
 
 
 async def build_kwargs(
-    fn: Callable[..., Any], fixed: Mapping[str, Any], providers: Mapping[str, Callable[[], Awaitable[Any]]]
-) -> dict[str, Any]:
+    fn: Handler, fixed: Mapping[str, object], providers: Mapping[str, RuntimeFactory]
+) -> dict[str, object]:
     """Arguments for ``fn``: fixed values plus provider runtimes, made only when asked for."""
     names, takes_all = wanted_parameters(fn)
     wanted_providers = set(providers) if (takes_all or "providers" in names) else names & set(providers)
     runtimes = {name: await providers[name]() for name in sorted(wanted_providers)}
-    values: dict[str, Any] = {**runtimes, **fixed, "providers": Namespace(runtimes)}
+    values: dict[str, object] = {**runtimes, **fixed, "providers": Namespace(runtimes)}
     if takes_all:
         return values
     return {name: values[name] for name in names if name in values}
 
 
-async def run_in_daemon_thread(fn: Callable[[], Any], *, name: str) -> Any:
+async def run_in_daemon_thread(fn: Callable[[], T], *, name: str) -> T:
     """Run ``fn`` in a daemon thread: after Ctrl-C a handler stuck in a sleep must not keep the
     interpreter alive (running commands are killed through the cancellation instead)."""
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
+    future: asyncio.Future[T] = loop.create_future()
     context = contextvars.copy_context()
 
     def settle(outcome: Callable[[], None]) -> None:
@@ -126,18 +129,20 @@ async def run_in_daemon_thread(fn: Callable[[], Any], *, name: str) -> Any:
     return await future
 
 
-async def call_handler(fn: Callable[..., Any], kwargs: dict[str, Any], console: capture.NodeConsole) -> Any:
+async def call_handler(fn: Handler, kwargs: dict[str, object], console: capture.NodeConsole) -> object:
     """Run ``fn`` (async on the loop, sync in a worker thread) with its console captured."""
     capture.install()
     try:
         if inspect.iscoroutinefunction(fn):
             token = capture.activate(console)
             try:
-                return await fn(**kwargs)
+                coroutine = fn(**kwargs)
+                assert inspect.isawaitable(coroutine)
+                return await coroutine
             finally:
                 capture.deactivate(token)
 
-        def run_sync() -> Any:
+        def run_sync() -> object:
             token = capture.activate(console)
             try:
                 return fn(**kwargs)
@@ -156,10 +161,9 @@ async def call_handler(fn: Callable[..., Any], kwargs: dict[str, Any], console: 
         console.flush()
 
 
-def json_result(value: Any, label: str) -> JsonValue:
+def json_result(value: object, label: str) -> JsonValue:
     """Check an operation/hook result is JSON and return a plain copy."""
-    if hasattr(value, "model_dump"):
-        value = value.model_dump(mode="json")
+    value = _dumped(value)
     bad = find_non_json(value)
     if bad is not None:
         where = "" if bad == "<root>" else f" (at {bad})"
@@ -167,7 +171,7 @@ def json_result(value: Any, label: str) -> JsonValue:
     return to_plain_json(value)
 
 
-def task_context(path: str, result: Any, incoming: JsonValue) -> JsonValue | Invalidate:
+def task_context(path: str, result: object, incoming: JsonValue) -> JsonValue | Invalidate:
     """Apply the return rules: {"ctx": {...}} replaces the context, None keeps it."""
     if isinstance(result, Invalidate):
         return result
@@ -178,9 +182,7 @@ def task_context(path: str, result: Any, incoming: JsonValue) -> JsonValue | Inv
             f"Task {path} returned a {type(result).__name__}; a task returns "
             '{"ctx": {...}} (whose value must be JSON-serializable), None, or step.invalidate(...)'
         )
-    ctx = result["ctx"]
-    if hasattr(ctx, "model_dump"):
-        ctx = ctx.model_dump(mode="json")
+    ctx = _dumped(result["ctx"])
     if not isinstance(ctx, Mapping):
         raise TaskError(f"Task {path} ctx must be a JSON-serializable object, not {type(ctx).__name__}")
     bad = find_non_json(ctx)
@@ -189,11 +191,18 @@ def task_context(path: str, result: Any, incoming: JsonValue) -> JsonValue | Inv
     return to_plain_json(ctx)
 
 
-def validate_output(schema: Any, ctx: JsonValue) -> JsonValue:
-    """Run an ``output=`` schema; returns the (possibly transformed) context or raises."""
-    parsed = schema.model_validate(ctx) if hasattr(schema, "model_validate") else schema.parse(ctx)
-    if hasattr(parsed, "model_dump"):
-        parsed = parsed.model_dump(mode="json")
+def _dumped(value: object) -> object:
+    """A pydantic model's JSON form (models are allowed wherever JSON is); anything else as is."""
+    dump = getattr(value, "model_dump", None)
+    return dump(mode="json") if callable(dump) else value
+
+
+def validate_output(schema: object, ctx: JsonValue) -> JsonValue:
+    """Run an ``output=`` schema (``model_validate`` or ``parse``); return the context it gives, or raise."""
+    validate = getattr(schema, "model_validate", None) or getattr(schema, "parse", None)
+    if not callable(validate):
+        raise TypeError(f"output= needs model_validate or parse, not {type(schema).__name__}")
+    parsed = _dumped(validate(ctx))
     if parsed is None:
         raise ValueError("output schema returned nothing")
     return to_plain_json(parsed)

@@ -1,4 +1,4 @@
-"""Find provider plugins, create one controller per definition, and fingerprint provider scopes."""
+"""Find provider plugins, create one controller per definition, and describe scopes for fingerprints."""
 
 from __future__ import annotations
 
@@ -7,30 +7,39 @@ import hmac
 import inspect
 import os
 import secrets as token_source
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from rigcli.authoring.values import ProviderDefinition, SecretValue
-from rigcli.cachekeys import provider_fingerprint
 from rigcli.errors import ProviderError, RigError
 from rigcli.jsonutil import JsonValue
-from rigcli.provider_api import Cancellation, KeyValueStore, LocalHost, ProviderSetup
+from rigcli.provider_api import (
+    Cancellation,
+    KeyValueStore,
+    LocalHost,
+    ProviderController,
+    ProviderPlugin,
+    ProviderSetup,
+)
 
 ENTRY_POINT_GROUP = "rig.providers"
-NO_PROVIDERS_FINGERPRINT = provider_fingerprint({}, [])
+T = TypeVar("T")
+ProviderFactory = Callable[[ProviderSetup], "ProviderController | Awaitable[ProviderController]"]
 
 
-async def maybe_await(value: Any) -> Any:
+async def maybe_await(value: T | Awaitable[T]) -> T:
+    """Providers and hosts may answer with a plain value or an awaitable one."""
     if inspect.isawaitable(value):
         return await value
     return value
 
 
-def entry_point_plugins() -> dict[str, Any]:
+def entry_point_plugins() -> dict[str, EntryPoint]:
     from importlib.metadata import entry_points
 
-    found: dict[str, Any] = {}
+    found: dict[str, EntryPoint] = {}
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         found.setdefault(entry.name, entry)
     return found
@@ -42,8 +51,8 @@ class ProviderHub:
     def __init__(
         self,
         *,
-        plugins: Iterable[Any],
-        provider_factory: Callable[..., Any] | None,
+        plugins: Iterable[ProviderPlugin],
+        provider_factory: ProviderFactory | None,
         local: LocalHost,
         project_storage: Callable[[str], KeyValueStore],
         host_storage: Callable[[str], KeyValueStore],
@@ -61,34 +70,36 @@ class ProviderHub:
         self._state_dir = state_dir
         self._secret_key_path = secret_key_path
         self.cancellation = cancellation
-        self._entry_points: dict[str, Any] | None = None
-        self._controllers: dict[int, Any] = {}
-        self._configs: dict[int, dict[str, Any]] = {}
-        self._plugins: dict[int, Any] = {}
+        self._entry_points: dict[str, EntryPoint] | None = None
+        # Keyed by id(definition): definitions are immutable and live as long as the loaded config.
+        self._controllers: dict[int, ProviderController] = {}
+        self._configs: dict[int, dict[str, object]] = {}
+        self._plugins: dict[int, ProviderPlugin | None] = {}
         self._secret_key: bytes | None = None
 
-    def resolved_config(self, definition: ProviderDefinition) -> dict[str, Any]:
+    def resolved_config(self, definition: ProviderDefinition) -> dict[str, object]:
         key = id(definition)
         if key not in self._configs:
             self._configs[key] = definition.resolve_config()
         return self._configs[key]
 
-    def _find_plugin(self, definition: ProviderDefinition) -> Any:
+    def _find_plugin(self, definition: ProviderDefinition) -> ProviderPlugin | None:
         if definition.plugin is not None:
-            return definition.plugin
+            return _as_plugin(definition.plugin, definition.provider_id)
         if definition.provider_id in self._explicit:
             return self._explicit[definition.provider_id]
         if self._entry_points is None:
             self._entry_points = entry_point_plugins()
         entry = self._entry_points.get(definition.provider_id)
-        if entry is not None:
-            try:
-                return entry.load()
-            except Exception as exc:
-                raise ProviderError(f"Provider plugin {definition.provider_id} failed to load: {exc}") from exc
-        return None
+        if entry is None:
+            return None
+        try:
+            loaded = entry.load()
+        except Exception as exc:
+            raise ProviderError(f"Provider plugin {definition.provider_id} failed to load: {exc}") from exc
+        return _as_plugin(loaded, definition.provider_id)
 
-    def plugin_for(self, definition: ProviderDefinition) -> Any:
+    def plugin_for(self, definition: ProviderDefinition) -> ProviderPlugin | None:
         key = id(definition)
         if key not in self._plugins:
             self._plugins[key] = self._find_plugin(definition)
@@ -106,7 +117,7 @@ class ProviderHub:
             cancellation=self.cancellation,
         )
 
-    async def controller(self, definition: ProviderDefinition) -> Any:
+    async def controller(self, definition: ProviderDefinition) -> ProviderController:
         key = id(definition)
         if key in self._controllers:
             return self._controllers[key]
@@ -126,14 +137,16 @@ class ProviderHub:
             raise
         except Exception as exc:
             raise ProviderError(f"Provider {definition.provider_id} failed to start: {exc}") from exc
-        if controller is None or not hasattr(controller, "runtime"):
+        if not isinstance(controller, ProviderController):
             raise ProviderError(f"Provider {definition.provider_id} returned no controller with runtime(context)")
         self._controllers[key] = controller
         return controller
 
-    async def controllers(self, scopes: Iterable[Mapping[str, ProviderDefinition]]) -> list[tuple[str, Any, Any]]:
+    async def controllers(
+        self, scopes: Iterable[Mapping[str, ProviderDefinition]]
+    ) -> list[tuple[str, ProviderDefinition, ProviderController]]:
         """(scope name, definition, controller) for every distinct definition in these scopes."""
-        seen: dict[int, tuple[str, Any, Any]] = {}
+        seen: dict[int, tuple[str, ProviderDefinition, ProviderController]] = {}
         for scope in scopes:
             for name, definition in scope.items():
                 if id(definition) not in seen:
@@ -145,7 +158,7 @@ class ProviderHub:
             self._secret_key = _load_secret_key(self._secret_key_path)
         return "hmac-sha256:" + hmac.new(self._secret_key, value.encode(), hashlib.sha256).hexdigest()
 
-    def _fingerprintable(self, value: Any) -> JsonValue:
+    def _fingerprintable(self, value: object) -> JsonValue:
         if isinstance(value, SecretValue):
             return self._keyed(str(value))
         if isinstance(value, Mapping):
@@ -156,25 +169,26 @@ class ProviderHub:
             return value
         return f"{type(value).__module__}.{type(value).__qualname__}:{value!r}"
 
-    def describe_scope(self, scope: Mapping[str, ProviderDefinition]) -> JsonValue:
+    def describe_scope(self, scope: Mapping[str, ProviderDefinition]) -> dict[str, JsonValue]:
+        """What the provider fingerprint covers, by scope name: id, resolved config, plugin identity."""
         described: dict[str, JsonValue] = {}
         for name in sorted(scope):
             definition = scope[name]
-            plugin = self.plugin_for(definition)
             described[name] = {
                 "provider_id": definition.provider_id,
                 "config": self._fingerprintable(self.resolved_config(definition)),
-                "plugin": _plugin_identity(plugin),
+                "plugin": _plugin_identity(self.plugin_for(definition)),
             }
         return described
 
-    def scope_fingerprint(self, scope: Mapping[str, ProviderDefinition], checks: list[JsonValue]) -> str:
-        if not scope:
-            return NO_PROVIDERS_FINGERPRINT
-        return provider_fingerprint(self.describe_scope(scope), checks)
+
+def _as_plugin(candidate: object, provider_id: str) -> ProviderPlugin:
+    if not isinstance(candidate, ProviderPlugin):
+        raise ProviderError(f"Provider plugin {provider_id} has no provider_id and create_provider(setup)")
+    return candidate
 
 
-def _plugin_identity(plugin: Any) -> JsonValue:
+def _plugin_identity(plugin: ProviderPlugin | None) -> JsonValue:
     if plugin is None:
         return None
     kind = plugin if inspect.isclass(plugin) or inspect.ismodule(plugin) else type(plugin)
@@ -206,4 +220,4 @@ def _load_secret_key(path: Path) -> bytes:
     return path.read_bytes()
 
 
-__all__ = ["ENTRY_POINT_GROUP", "NO_PROVIDERS_FINGERPRINT", "ProviderHub", "entry_point_plugins", "maybe_await"]
+__all__ = ["ENTRY_POINT_GROUP", "ProviderFactory", "ProviderHub", "entry_point_plugins", "maybe_await"]

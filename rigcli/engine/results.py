@@ -1,24 +1,16 @@
-"""What the engine returns: plain dataclasses with ``to_json()`` giving DESIGN §6 shapes."""
+"""What the engine returns: plain dataclasses with ``to_json()`` giving DESIGN §6 shapes.
+
+Records shared with the state store (runs, workspaces, reasons) live in ``rigcli.records``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, TypedDict
 
 from rigcli.jsonutil import JsonValue
+from rigcli.records import Reason
 
-
-@dataclass(frozen=True)
-class Reason:
-    code: str
-    message: str
-    detail: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.detail:
-            data["detail"] = self.detail
-        return data
+JsonObject = dict[str, JsonValue]
 
 
 @dataclass(frozen=True)
@@ -32,7 +24,7 @@ class PlanNode:
     upstream_run_ids: list[str]
     scope: str = "local"  # "local" | "global"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "index": self.index,
             "path": self.path,
@@ -50,7 +42,7 @@ class WorkflowPlan:
     workflow: str
     nodes: list[PlanNode]
     final_context: JsonValue | None  # known only when every node is cached
-    provider_checks: list[dict[str, Any]] = field(default_factory=list)
+    provider_checks: list[JsonObject] = field(default_factory=list)
 
     @property
     def node_count(self) -> int:
@@ -60,14 +52,14 @@ class WorkflowPlan:
     def cached_node_count(self) -> int:
         return sum(1 for node in self.nodes if node.status == "cached")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "workflow": self.workflow,
             "cached_node_count": self.cached_node_count,
             "node_count": self.node_count,
             "nodes": [node.to_json() for node in self.nodes],
             "final_context": self.final_context,
-            "provider_checks": list(self.provider_checks),
+            "provider_checks": list[JsonValue](self.provider_checks),
         }
 
 
@@ -78,49 +70,11 @@ class ApplyResult:
     plan: WorkflowPlan  # the plan as it stood before the apply ran
     dry_run: bool = False
 
-    def to_json(self) -> dict[str, Any]:
-        data = {"workflow": self.workflow, "context": self.context, "plan": self.plan.to_json()}
+    def to_json(self) -> JsonObject:
+        data: JsonObject = {"workflow": self.workflow, "context": self.context, "plan": self.plan.to_json()}
         if self.dry_run:
             data["dry_run"] = True
         return data
-
-
-@dataclass(frozen=True)
-class NodeRun:
-    """One row of the run journal (``workflow_node_runs``)."""
-
-    id: str
-    workflow: str
-    node_path: str
-    node_name: str
-    node_kind: str
-    node_key: str
-    provider_fingerprint: str
-    upstream_run_ids: list[str]
-    output: JsonValue | None
-    artifacts: list[JsonValue]
-    status: str  # running | succeeded | failed | interrupted
-    invalidated: bool
-    created_at: str  # ISO-8601 UTC
-    finished_at: str | None = None
-    error: str | None = None
-    pid: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-class WorkspaceRecord(TypedDict, total=False):
-    id: str
-    name: str
-    workflow: str
-    workflow_ctx: JsonValue
-    ctx: JsonValue
-    status: str  # creating | ready | failed | removing
-    resources: list[JsonValue]  # machines attached while create ran (effects journal)
-    error: str | None
-    created_at: str
-    updated_at: str
 
 
 @dataclass(frozen=True)
@@ -136,7 +90,7 @@ class CacheEntry:
     status: str  # "cached" | "invalidated" | "running" | "in-doubt" (left running by a dead process)
     fragment_hash: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return asdict(self)
 
 
@@ -150,7 +104,7 @@ class NodeExplanation:
     scope: str
     cache_ttl: float | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "path": self.path,
             "name": self.name,
@@ -169,10 +123,10 @@ class OperationInfo:
     workspace: bool  # True for workspace operations
     title: str | None
     description: str | None
-    input_model: Any  # the pydantic model class, or None
-    input_schema: dict[str, Any] | None  # its JSON schema (positions under "x-rig-position")
+    input_model: type | None  # the pydantic model class
+    input_schema: JsonObject | None  # its JSON schema (positions under "x-rig-position")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "id": self.id,
             "workflow": self.workflow,
@@ -191,7 +145,7 @@ class WorkflowSummary:
     operations: list[str]
     workspace_operations: list[str]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return asdict(self)
 
 
@@ -203,7 +157,7 @@ class ProjectInfo:
     workflows: list[WorkflowSummary]
     workflow: WorkflowSummary | None  # the only workflow, when there is exactly one
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "project_dir": self.project_dir,
             "config_path": self.config_path,
@@ -215,13 +169,11 @@ class ProjectInfo:
 __all__ = [
     "ApplyResult",
     "CacheEntry",
+    "JsonObject",
     "NodeExplanation",
-    "NodeRun",
     "OperationInfo",
     "PlanNode",
     "ProjectInfo",
-    "Reason",
     "WorkflowPlan",
     "WorkflowSummary",
-    "WorkspaceRecord",
 ]

@@ -1,52 +1,71 @@
-"""Per-evaluation provider work: controllers, checks, scope fingerprints, runtimes, artifacts."""
+"""Per-command provider work: controllers, checks, scope fingerprints, runtimes, artifacts."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rigcli.authoring.values import ProviderDefinition
-from rigcli.engine.interactions import InteractionBroker
+from rigcli.cachekeys import provider_fingerprint
+from rigcli.engine.interactions import InteractionBroker, Presenter
 from rigcli.engine.providers import ProviderHub, maybe_await
 from rigcli.errors import ProviderError, RigError
-from rigcli.events import Event
-from rigcli.jsonutil import JsonValue
-from rigcli.provider_api import LocalHost, RuntimeContext
+from rigcli.events import Event, from_provider
+from rigcli.jsonutil import JsonValue, to_plain_json
+from rigcli.provider_api import (
+    EventData,
+    LocalHost,
+    ProviderCheck,
+    ProviderController,
+    RuntimeContext,
+    SupportsArtifactValidation,
+    SupportsChecks,
+)
 
 Scope = Mapping[str, ProviderDefinition]
+RuntimeFactory = Callable[[], Awaitable[object]]
+CheckRow = dict[str, JsonValue]  # a provider check as shown by `rig plan`: the check plus who gave it
 
 
 @dataclass
 class ProviderSession:
-    """Everything one plan/apply/fork/op needs from providers, computed once per evaluation."""
+    """Everything one command needs from providers, computed once: apply and fork share one.
+
+    ``mode`` is what checks are told: ``plan`` (no side effects) or ``require`` (a run is about
+    to use the provider; a check that says ``required`` fails it).
+    """
 
     hub: ProviderHub
     workflow: str
     local: LocalHost
     emit: Callable[[Event], None]
-    presenter: Callable[[dict[str, Any]], Any] | None
+    presenter: Presenter | None
     loop: asyncio.AbstractEventLoop
-    mode: str  # "plan" | "require"
-    checks: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # by id(definition)
+    mode: str
+    checks: dict[int, list[CheckRow]] = field(default_factory=dict)  # by id(definition)
     _fingerprints: dict[int, str] = field(default_factory=dict)
-    _controllers: dict[int, Any] = field(default_factory=dict)
+    _controllers: dict[int, ProviderController] = field(default_factory=dict)
 
-    async def prepare(self, scopes: list[Scope]) -> None:
+    async def prepare(self, scopes: Sequence[Scope]) -> None:
         """Create controllers for every provider in these scopes and run their checks."""
         for name, definition, controller in await self.hub.controllers(scopes):
             self._controllers[id(definition)] = controller
             self.checks[id(definition)] = await self._run_checks(name, definition, controller)
 
-    async def _run_checks(self, name: str, definition: ProviderDefinition, controller: Any) -> list[dict[str, Any]]:
-        checker = getattr(controller, "checks", None)
-        if checker is None:
+    async def _run_checks(
+        self, name: str, definition: ProviderDefinition, controller: ProviderController
+    ) -> list[CheckRow]:
+        if not isinstance(controller, SupportsChecks):
             return []
-        results = await maybe_await(checker(self.mode, workflow=self.workflow, local=self.local))
-        shaped = []
+        results: Sequence[ProviderCheck] = await maybe_await(
+            controller.checks(self.mode, workflow=self.workflow, local=self.local)
+        )
+        shaped: list[CheckRow] = []
         for check in results or []:
-            item = {"provider_id": definition.provider_id, "provider_name": name, **dict(check)}
+            plain = to_plain_json(check)
+            item: CheckRow = {"provider_id": definition.provider_id, "provider_name": name}
+            item.update(plain if isinstance(plain, dict) else {})
             item.setdefault("status", "ok")
             shaped.append(item)
             if self.mode == "require" and item["status"] == "required":
@@ -54,10 +73,11 @@ class ProviderSession:
                 raise ProviderError(f"Provider check required: {label}. {item.get('message', '')}".rstrip())
         return shaped
 
-    def all_checks(self) -> list[dict[str, Any]]:
+    def all_checks(self) -> list[CheckRow]:
         return [check for checks in self.checks.values() for check in checks]
 
     def fingerprint(self, scope: Scope) -> str:
+        """The provider fingerprint of a task with this scope (see cachekeys, ``provider-v1``)."""
         key = id(scope)
         if key not in self._fingerprints:
             checks: list[JsonValue] = []
@@ -72,30 +92,31 @@ class ProviderSession:
                             "fingerprint": check.get("fingerprint", check.get("value")),
                         }
                     )
-            self._fingerprints[key] = self.hub.scope_fingerprint(scope, checks)
+            self._fingerprints[key] = provider_fingerprint(self.hub.describe_scope(scope), checks)
         return self._fingerprints[key]
 
-    def controller_for_artifact(self, provider_id: str, scope: Scope) -> Any:
+    def controller_for(self, provider_id: str, scope: Scope) -> ProviderController | None:
+        """The controller of ``provider_id``: the one in ``scope`` first, else any this command made."""
         for definition in scope.values():
             if definition.provider_id == provider_id and id(definition) in self._controllers:
                 return self._controllers[id(definition)]
         for controller in self._controllers.values():
-            if getattr(controller, "provider_id", None) == provider_id:
+            if controller.provider_id == provider_id:
                 return controller
         return None
 
-    async def artifact_problem(self, artifacts: list[Any], scope: Scope) -> str | None:
+    async def artifact_problem(self, artifacts: Sequence[JsonValue], scope: Scope) -> str | None:
         """None when every artifact validates; otherwise the detail for ``artifact-invalid``."""
         for ref in artifacts:
-            provider_id = ref.get("provider") if isinstance(ref, Mapping) else None
+            provider_id = ref.get("provider") if isinstance(ref, dict) else None
             if not isinstance(provider_id, str) or not provider_id:
                 return "artifact is missing provider id"
-            controller = self.controller_for_artifact(provider_id, scope)
-            validate = getattr(controller, "validate_artifact", None)
-            if validate is None:
+            controller = self.controller_for(provider_id, scope)
+            if not isinstance(controller, SupportsArtifactValidation):
                 continue
+            assert isinstance(ref, dict)
             try:
-                valid = await maybe_await(validate(ref))
+                valid = await maybe_await(controller.validate_artifact(ref))
             except RigError:
                 raise  # e.g. the daemon is down: say so rather than rebuild everything
             except Exception:
@@ -106,11 +127,11 @@ class ProviderSession:
 
     def runtime_factories(
         self, scope: Scope, *, node_path: str, workspace: str | None = None
-    ) -> dict[str, Callable[[], Awaitable[Any]]]:
+    ) -> dict[str, RuntimeFactory]:
         """One lazy runtime maker per provider in scope, so handlers only start what they use."""
 
-        def maker(name: str, definition: ProviderDefinition) -> Callable[[], Awaitable[Any]]:
-            async def make() -> Any:
+        def maker(name: str, definition: ProviderDefinition) -> RuntimeFactory:
+            async def make() -> object:
                 controller = await self.hub.controller(definition)
                 context = RuntimeContext(
                     provider_name=name,
@@ -130,11 +151,13 @@ class ProviderSession:
 
         return {name: maker(name, definition) for name, definition in scope.items()}
 
-    def node_emitter(self, node_path: str) -> Callable[[Event], None]:
-        def emit(event: Event) -> None:
-            self.emit({**event, "node_path": event.get("node_path") or node_path})
+    def node_emitter(self, node_path: str) -> Callable[[EventData], None]:
+        """``context.emit`` for a provider runtime: its mappings become typed events of this node."""
+
+        def emit(event: EventData) -> None:
+            self.emit(from_provider(event, node_path))
 
         return emit
 
 
-__all__ = ["ProviderSession"]
+__all__ = ["CheckRow", "ProviderSession", "RuntimeFactory", "Scope"]

@@ -11,7 +11,7 @@ from typing import Any
 
 from rigcli.authoring.values import SecretValue
 from rigcli.errors import ProviderError
-from rigcli.events import Event
+from rigcli.provider_api import EventData
 
 OUTPUT_LIMIT = 1 << 20  # bytes of each stream kept in memory for the result
 CHUNK_LIMIT = 64 * 1024  # a line longer than this is emitted in pieces
@@ -165,7 +165,7 @@ class CommandRecorder:
 
     def __init__(
         self,
-        emit: Callable[[Event], None],
+        emit: Callable[[EventData], None],
         *,
         command: str,
         name: str | None,
@@ -180,13 +180,13 @@ class CommandRecorder:
         self.name = name
         self._emit = emit
         self._redact = redact
-        self._base: Event = {"node_path": node_path, "command_id": self.command_id, "name": name}
-        self._start: Event = {"machine": machine, "provider_id": provider_id}
+        self._base: EventData = {"node_path": node_path, "command_id": self.command_id, "name": name}
+        self._start: EventData = {"machine": machine, "provider_id": provider_id}
         self._buffers = {stream: TailBuffer(limit) for stream in STREAMS}
         self._chunkers = {stream: LineChunker() for stream in STREAMS}
 
     def started(self) -> None:
-        event: Event = {"type": "command.started", **self._base, "command": self._redact(self.command)}
+        event: EventData = {"type": "command.started", **self._base, "command": self._redact(self.command)}
         self._emit({**event, **self._start})
 
     def feed(self, stream: str, data: bytes) -> None:

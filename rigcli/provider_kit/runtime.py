@@ -6,8 +6,7 @@ from collections.abc import Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 from rigcli.errors import ProviderError
-from rigcli.events import Event
-from rigcli.provider_api import ProviderSetup, RuntimeContext
+from rigcli.provider_api import EventData, ProviderSetup, RuntimeContext
 
 
 class MachineController(Protocol):
@@ -88,7 +87,9 @@ class BaseRuntime(Generic[ControllerT]):
 
     def event(self, kind: str, **fields: Any) -> None:
         """Emit a ``kind`` event for this node, stamped with the provider id."""
-        event: Event = {"type": kind, "node_path": self.context.node_path, "provider_id": self.controller.provider_id}
+        event: EventData = {
+            "type": kind, "node_path": self.context.node_path, "provider_id": self.controller.provider_id,
+        }
         self.context.emit({**event, **fields})
 
     def delete_machine(self, machine_id: str) -> bool:

@@ -5,16 +5,39 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any, NamedTuple
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, NamedTuple, TypeVar
 
-Event = dict[str, Any]
-
-# Event types whose lines the CLI prints itself (plan tables) or that carry nothing to show.
-SILENT = frozenset({"plan.created", "definition.loaded"})
-KNOWN_PREFIXES = (
-    "workflow.", "node.", "log.", "command.", "artifact.", "interaction.", "workspace.", "plan.", "state.",
+from rigcli.events import (
+    ArtifactCreated,
+    CommandCompleted,
+    CommandOutput,
+    CommandStarted,
+    Event,
+    InteractionAwaitingUser,
+    InteractionCompleted,
+    LogOutput,
+    NodeCached,
+    NodeCompleted,
+    NodeFailed,
+    NodeStarted,
+    ProviderEvent,
+    StateLockWaiting,
+    StateWarning,
+    WorkflowApplyCompleted,
+    WorkflowApplyStarted,
+    WorkspaceCreateStarted,
+    WorkspaceOperationCompleted,
+    WorkspaceOperationStarted,
+    WorkspaceReady,
+    WorkspaceRemoveCompleted,
+    WorkspaceRemoveStarted,
 )
-# Fields every event may carry that say nothing about the provider event itself.
+
+E = TypeVar("E", bound=Event)
+
+# Fields every provider event may carry that say nothing about the event itself.
 _CONTEXT_FIELDS = frozenset({"type", "node_path", "provider_id", "workflow", "timestamp", "ts"})
 
 
@@ -61,16 +84,16 @@ class EventFormatter:
         self.g = glyphs()
         self.started: dict[str, float] = {}
         self._partial: dict[tuple[str, str], str] = {}
+        self.formatters = self._formatter_map()
 
     def elapsed(self, key: str) -> str:
         start = self.started.get(key)
         return format_duration(time.monotonic() - start) if start is not None else ""
 
-    def output_lines(self, event: Event) -> list[str]:
+    def output_lines(self, event: CommandOutput) -> list[str]:
         """Whole lines of a command's streamed chunk; a trailing partial line waits for the next chunk."""
-        stream = str(event.get("stream", "stdout"))
-        key = (str(event.get("command_id") or ""), stream)
-        text = self._partial.pop(key, "") + str(event.get("data", ""))
+        key = (event.command_id, event.stream)
+        text = self._partial.pop(key, "") + event.data
         *complete, tail = text.split("\n")
         if tail:
             self._partial[key] = tail
@@ -82,123 +105,156 @@ class EventFormatter:
         return [self._partial.pop(key) for key in keys]
 
     def lines(self, event: Event) -> list[Line]:
-        kind = str(event.get("type", ""))
-        if kind in SILENT:
-            return []
-        method = getattr(self, "_" + kind.replace(".", "_"), None)
-        if method is not None:
-            result: list[Line] = method(event)
-            return result
-        if not kind.startswith(KNOWN_PREFIXES):
+        """The lines one event shows; events with no entry in ``_formatters`` show nothing."""
+        formatter = self.formatters.get(event.kind)
+        if formatter is not None:
+            return formatter(event)
+        if isinstance(event, ProviderEvent):
             return [self.provider_line(event)]
         return []
 
-    def provider_line(self, event: Event) -> Line:
+    def _formatter_map(self) -> dict[str, KindFormatter]:
+        # Every kind the plain and live views show, and the method that shows it. Kinds not
+        # here show nothing (plan.created: the CLI prints the plan table itself).
+        return {
+            "state.warning": _only(StateWarning, self._state_warning),
+            "state.lock.waiting": _only(StateLockWaiting, self._state_lock_waiting),
+            "workflow.apply.started": _only(WorkflowApplyStarted, self._workflow_apply_started),
+            "workflow.apply.completed": _only(WorkflowApplyCompleted, self._workflow_apply_completed),
+            "node.cached": _only(NodeCached, self._node_cached),
+            "node.started": _only(NodeStarted, self._node_started),
+            "node.completed": _only(NodeCompleted, self._node_completed),
+            "node.failed": _only(NodeFailed, self._node_failed),
+            "log.output": _only(LogOutput, self._log_output),
+            "command.started": _only(CommandStarted, self._command_started),
+            "command.output": _only(CommandOutput, self._command_output),
+            "command.completed": _only(CommandCompleted, self._command_completed),
+            "artifact.created": _only(ArtifactCreated, self._artifact_created),
+            "interaction.awaiting_user": _only(InteractionAwaitingUser, self._interaction_awaiting_user),
+            "interaction.completed": _only(InteractionCompleted, self._interaction_completed),
+            "workspace.create.started": _only(WorkspaceCreateStarted, self._workspace_create_started),
+            "workspace.ready": _only(WorkspaceReady, self._workspace_ready),
+            "workspace.remove.started": _only(WorkspaceRemoveStarted, self._workspace_remove_started),
+            "workspace.remove.completed": _only(WorkspaceRemoveCompleted, self._workspace_remove_completed),
+            "workspace.operation.started": _only(WorkspaceOperationStarted, self._workspace_operation_started),
+            "workspace.operation.completed": _only(WorkspaceOperationCompleted, self._workspace_operation_completed),
+        }
+
+    def provider_line(self, event: ProviderEvent) -> Line:
         details = " ".join(
-            f"{key}={value}" for key, value in event.items()
+            f"{key}={value}"
+            for key, value in event.extra.items()
             if key not in _CONTEXT_FIELDS and isinstance(value, (str, int, float)) and not isinstance(value, bool)
         )
-        return Line(f"    {event.get('type')} {details}".rstrip(), "cyan")
+        return Line(f"    {event.kind} {details}".rstrip(), "cyan")
 
-    def _state_warning(self, event: Event) -> list[Line]:
-        return [Line(f"{self.g.warn} {event.get('message')}", "yellow")]
+    def _state_warning(self, event: StateWarning) -> list[Line]:
+        return [Line(f"{self.g.warn} {event.message}", "yellow")]
 
-    def _state_lock_waiting(self, event: Event) -> list[Line]:
-        holder = event.get("holder")
-        if isinstance(holder, dict) and holder.get("pid"):
-            host = holder.get("host") or "an unknown host"
-            who = f"rig {holder.get('command') or ''} (pid {holder['pid']} on {host})"
+    def _state_lock_waiting(self, event: StateLockWaiting) -> list[Line]:
+        holder = event.holder
+        if holder["pid"]:
+            who = f"rig {holder['command']} (pid {holder['pid']} on {holder['host'] or 'an unknown host'})"
         else:
             who = "another rig process"
         return [Line(f"{self.g.active} waiting for the state lock held by {who}", "yellow")]
 
-    def _workflow_apply_started(self, event: Event) -> list[Line]:
-        self.started["workflow:" + str(event.get("workflow"))] = time.monotonic()
-        return [Line(f"{self.g.active} apply {event.get('workflow')}", "bold")]
+    def _workflow_apply_started(self, event: WorkflowApplyStarted) -> list[Line]:
+        self.started["workflow:" + event.workflow] = time.monotonic()
+        return [Line(f"{self.g.active} apply {event.workflow}", "bold")]
 
-    def _workflow_apply_completed(self, event: Event) -> list[Line]:
-        total = int(event.get("node_count") or 0)
-        cached = int(event.get("cached_node_count") or 0)
-        took = self.elapsed("workflow:" + str(event.get("workflow")))
+    def _workflow_apply_completed(self, event: WorkflowApplyCompleted) -> list[Line]:
+        ran = event.node_count - event.cached_node_count
+        took = self.elapsed("workflow:" + event.workflow)
         suffix = f" in {took}" if took else ""
-        return [Line(f"{self.g.ok} {event.get('workflow')}: ran {total - cached}, cached {cached}{suffix}", "green")]
+        return [Line(f"{self.g.ok} {event.workflow}: ran {ran}, cached {event.cached_node_count}{suffix}", "green")]
 
-    def _node_cached(self, event: Event) -> list[Line]:
-        return [Line(f"  {self.g.ok} {event.get('node_path')}  cached", "dim")]
+    def _node_cached(self, event: NodeCached) -> list[Line]:
+        return [Line(f"  {self.g.ok} {event.node_path}  cached", "dim")]
 
-    def _node_started(self, event: Event) -> list[Line]:
-        self.started[str(event.get("node_path"))] = time.monotonic()
-        return [Line(f"  {self.g.active} {event.get('node_path')}", "cyan")]
+    def _node_started(self, event: NodeStarted) -> list[Line]:
+        self.started[event.node_path] = time.monotonic()
+        return [Line(f"  {self.g.active} {event.node_path}", "cyan")]
 
-    def _node_completed(self, event: Event) -> list[Line]:
-        path = str(event.get("node_path"))
-        return [Line(f"  {self.g.ok} {path}  {self.elapsed(path)}".rstrip(), "green")]
+    def _node_completed(self, event: NodeCompleted) -> list[Line]:
+        return [Line(f"  {self.g.ok} {event.node_path}  {self.elapsed(event.node_path)}".rstrip(), "green")]
 
-    def _node_failed(self, event: Event) -> list[Line]:
-        path = str(event.get("node_path"))
-        error = str(event.get("error") or "failed").strip().splitlines()
+    def _node_failed(self, event: NodeFailed) -> list[Line]:
+        error = (event.error or "failed").strip().splitlines()
         message = error[0] if error else "failed"
-        took = self.elapsed(path)
+        took = self.elapsed(event.node_path)
         after = f" after {took}" if took else ""
-        return [Line(f"  {self.g.err} {path}  failed{after}: {message}", "red")]
+        return [Line(f"  {self.g.err} {event.node_path}  failed{after}: {message}", "red")]
 
-    def _log_output(self, event: Event) -> list[Line]:
+    def _log_output(self, event: LogOutput) -> list[Line]:
         """Handler print()/logging output: the engine sends it a whole line at a time."""
-        stream = str(event.get("stream", "info"))
-        if stream == "debug" and not self.debug:
+        if event.stream == "debug" and not self.debug:
             return []
-        style, mark = {"warn": ("yellow", f"{self.g.warn} "), "debug": ("dim", "debug ")}.get(stream, ("", ""))
-        return [Line(f"    {mark}{line}", style) for line in str(event.get("data", "")).splitlines() if line.strip()]
+        style, mark = {"warn": ("yellow", f"{self.g.warn} "), "debug": ("dim", "debug ")}.get(event.stream, ("", ""))
+        return [Line(f"    {mark}{line}", style) for line in event.data.splitlines() if line.strip()]
 
-    def _command_started(self, event: Event) -> list[Line]:
-        return [Line(f"    $ {event.get('command')}", "dim")]
+    def _command_started(self, event: CommandStarted) -> list[Line]:
+        return [Line(f"    $ {event.command}", "dim")]
 
-    def _command_output(self, event: Event) -> list[Line]:
+    def _command_output(self, event: CommandOutput) -> list[Line]:
         return [Line(f"    {line}") for line in self.output_lines(event)]
 
-    def _command_completed(self, event: Event) -> list[Line]:
-        result = [Line(f"    {line}") for line in self.flush(str(event.get("command_id") or ""))]
-        code = event.get("exit_code")
-        if code not in (0, None):
-            label = event.get("name") or event.get("command_id") or "command"
-            result.append(Line(f"    {label} exited {code}", "yellow"))
-        if event.get("truncated_bytes"):
-            result.append(Line(f"    ({event['truncated_bytes']} bytes of output not kept)", "dim"))
+    def _command_completed(self, event: CommandCompleted) -> list[Line]:
+        result = [Line(f"    {line}") for line in self.flush(event.command_id)]
+        if event.exit_code not in (0, None):
+            label = event.name or event.command_id or "command"
+            result.append(Line(f"    {label} exited {event.exit_code}", "yellow"))
+        if event.truncated_bytes:
+            result.append(Line(f"    ({event.truncated_bytes} bytes of output not kept)", "dim"))
         return result
 
-    def _artifact_created(self, event: Event) -> list[Line]:
-        artifact = event.get("artifact") or {}
-        if isinstance(artifact, dict):
-            return [Line(f"    + {artifact.get('provider')}:{artifact.get('kind')}", "dim")]
+    def _artifact_created(self, event: ArtifactCreated) -> list[Line]:
+        if isinstance(event.artifact, dict):
+            return [Line(f"    + {event.artifact.get('provider')}:{event.artifact.get('kind')}", "dim")]
         return []
 
-    def _interaction_awaiting_user(self, event: Event) -> list[Line]:
-        lines = [Line(f"  {self.g.arrow} waiting on {event.get('title')}", "yellow")]
-        lines += [Line(f"    {event[key]}") for key in ("url", "instructions") if event.get(key)]
+    def _interaction_awaiting_user(self, event: InteractionAwaitingUser) -> list[Line]:
+        lines = [Line(f"  {self.g.arrow} waiting on {event.title}", "yellow")]
+        lines += [Line(f"    {value}") for value in (event.url, event.instructions) if value]
         return lines
 
-    def _interaction_completed(self, event: Event) -> list[Line]:
-        return [Line(f"  {self.g.ok} {event.get('title')} completed", "green")]
+    def _interaction_completed(self, event: InteractionCompleted) -> list[Line]:
+        return [Line(f"  {self.g.ok} {event.title} completed", "green")]
 
-    def _workspace_create_started(self, event: Event) -> list[Line]:
-        return [Line(f"{self.g.active} creating workspace {event.get('workspace')}", "bold")]
+    def _workspace_create_started(self, event: WorkspaceCreateStarted) -> list[Line]:
+        return [Line(f"{self.g.active} creating workspace {event.workspace}", "bold")]
 
-    def _workspace_ready(self, event: Event) -> list[Line]:
-        return [Line(f"{self.g.ok} {event.get('workspace')} ready", "green")]
+    def _workspace_ready(self, event: WorkspaceReady) -> list[Line]:
+        return [Line(f"{self.g.ok} {event.workspace} ready", "green")]
 
-    def _workspace_remove_started(self, event: Event) -> list[Line]:
-        return [Line(f"{self.g.active} removing workspace {event.get('workspace')}", "bold")]
+    def _workspace_remove_started(self, event: WorkspaceRemoveStarted) -> list[Line]:
+        return [Line(f"{self.g.active} removing workspace {event.workspace}", "bold")]
 
-    def _workspace_remove_completed(self, event: Event) -> list[Line]:
-        return [Line(f"{self.g.ok} removed {event.get('workspace')}", "green")]
+    def _workspace_remove_completed(self, event: WorkspaceRemoveCompleted) -> list[Line]:
+        return [Line(f"{self.g.ok} removed {event.workspace}", "green")]
 
-    def _workspace_operation_started(self, event: Event) -> list[Line]:
-        self.started[f"op:{event.get('workspace')}/{event.get('operation')}"] = time.monotonic()
-        return [Line(f"{self.g.active} {event.get('operation')} on {event.get('workspace')}", "bold")]
+    def _workspace_operation_started(self, event: WorkspaceOperationStarted) -> list[Line]:
+        self.started[f"op:{event.workspace}/{event.operation}"] = time.monotonic()
+        return [Line(f"{self.g.active} {event.operation} on {event.workspace}", "bold")]
 
-    def _workspace_operation_completed(self, event: Event) -> list[Line]:
-        took = self.elapsed(f"op:{event.get('workspace')}/{event.get('operation')}")
-        return [Line(f"{self.g.ok} {event.get('operation')} on {event.get('workspace')}  {took}".rstrip(), "green")]
+    def _workspace_operation_completed(self, event: WorkspaceOperationCompleted) -> list[Line]:
+        took = self.elapsed(f"op:{event.workspace}/{event.operation}")
+        return [Line(f"{self.g.ok} {event.operation} on {event.workspace}  {took}".rstrip(), "green")]
+
+
+@dataclass(frozen=True)
+class KindFormatter:
+    """One row of the kind → method map: the event class it takes (its KIND is the key) and the method."""
+
+    event_class: type[Event]
+    method: Callable[[Any], list[Line]]  # takes an event_class instance; checked in __call__
+
+    def __call__(self, event: Event) -> list[Line]:
+        return self.method(event) if isinstance(event, self.event_class) else []
+
+
+def _only(kind: type[E], method: Callable[[E], list[Line]]) -> KindFormatter:
+    return KindFormatter(kind, method)
 
 
 __all__ = ["ASCII", "UNICODE", "EventFormatter", "Glyphs", "Line", "format_duration", "glyphs"]

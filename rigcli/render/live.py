@@ -13,8 +13,21 @@ from rich.console import Group, RenderableType
 from rich.live import Live
 from rich.text import Text
 
+from rigcli.events import (
+    Event,
+    InteractionAwaitingUser,
+    InteractionCompleted,
+    NodeCached,
+    NodeCompleted,
+    NodeEvent,
+    NodeFailed,
+    NodeStarted,
+    WorkflowApplyStarted,
+    WorkspaceCreateStarted,
+    WorkspaceOperationStarted,
+)
 from rigcli.render.console import stderr_console
-from rigcli.render.lines import Event, EventFormatter, Line, format_duration
+from rigcli.render.lines import EventFormatter, Line, format_duration
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 TAIL_LINES = 4  # output lines shown under a running node
@@ -45,8 +58,12 @@ class LiveRenderer:
         self._pauses = 0
         self._active = False
         self._live = Live(
-            console=self.console, get_renderable=self._render, transient=True, refresh_per_second=8,
-            redirect_stdout=False, redirect_stderr=False,
+            console=self.console,
+            get_renderable=self._render,
+            transient=True,
+            refresh_per_second=8,
+            redirect_stdout=False,
+            redirect_stderr=False,
         )
 
     def start(self) -> None:
@@ -84,36 +101,35 @@ class LiveRenderer:
                 self._live.refresh()
 
     def _handle(self, event: Event) -> None:
-        kind = str(event.get("type", ""))
-        path = str(event.get("node_path") or "")
-        if kind in OUTPUT_EVENTS and path in self.running and not self.stream_output:
+        path = event.node_path if isinstance(event, NodeEvent) else ""
+        if event.kind in OUTPUT_EVENTS and path in self.running and not self.stream_output:
             self.running[path].output.extend(self.formatter.lines(event))
             return
-        if kind == "workflow.apply.started":
-            self.title = f"apply {event.get('workflow')}"
-            self.total = int(event.get("node_count") or 0)
-        elif kind == "node.started":
+        if isinstance(event, WorkflowApplyStarted):
+            self.title = f"apply {event.workflow}"
+            self.total = event.node_count
+        elif isinstance(event, NodeStarted):
             self.running[path] = _Running(time.monotonic())
-            self.total = max(self.total, int(event.get("total") or 0))
+            self.total = max(self.total, event.total)
             self.formatter.lines(event)  # starts the formatter's clock; the line itself is drawn live
             return
-        elif kind in ("node.cached", "node.completed"):
+        elif isinstance(event, (NodeCached, NodeCompleted)):
             self.done += 1
             self.running.pop(path, None)
-        elif kind == "node.failed":
+        elif isinstance(event, NodeFailed):
             self._print_output(path)
             self.running.pop(path, None)
-        elif kind == "interaction.awaiting_user":
+        elif isinstance(event, InteractionAwaitingUser):
             lines = self.formatter.lines(event)
-            self.waiting[str(event.get("interaction_id"))] = lines
+            self.waiting[event.interaction_id] = lines
             self._print(lines)
             return
-        elif kind == "interaction.completed":
-            self.waiting.pop(str(event.get("interaction_id")), None)
-        elif kind == "workspace.create.started":
-            self.title = f"creating workspace {event.get('workspace')}"
-        elif kind == "workspace.operation.started":
-            self.title = f"{event.get('operation')} on {event.get('workspace')}"
+        elif isinstance(event, InteractionCompleted):
+            self.waiting.pop(event.interaction_id, None)
+        elif isinstance(event, WorkspaceCreateStarted):
+            self.title = f"creating workspace {event.workspace}"
+        elif isinstance(event, WorkspaceOperationStarted):
+            self.title = f"{event.operation} on {event.workspace}"
         self._print(self.formatter.lines(event))
 
     def _print(self, lines: list[Line]) -> None:

@@ -5,19 +5,20 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import Any, Protocol
+from typing import Protocol
 
 from rich.text import Text
 
+from rigcli.events import Event
 from rigcli.render.console import live_enabled, stderr_console
-from rigcli.render.lines import Event, EventFormatter, Line
+from rigcli.render.lines import EventFormatter, Line
 
 
 class Renderer(Protocol):
     def handle(self, event: Event) -> None: ...
     def start(self) -> None: ...
     def stop(self) -> None: ...
-    def paused(self) -> contextlib.AbstractContextManager[Any]: ...
+    def paused(self) -> contextlib.AbstractContextManager[object]: ...
 
 
 class NullRenderer:
@@ -32,7 +33,7 @@ class NullRenderer:
     def stop(self) -> None:
         pass
 
-    def paused(self) -> contextlib.AbstractContextManager[Any]:
+    def paused(self) -> contextlib.AbstractContextManager[object]:
         return contextlib.nullcontext()
 
 

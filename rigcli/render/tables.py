@@ -11,11 +11,20 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from rigcli.engine.results import WorkflowPlan
 from rigcli.render.console import stderr_console, stdout_console
 
 STATUS_STYLES = {
-    "cached": "green", "pending": "yellow", "invalidated": "yellow", "in-doubt": "red", "ok": "green",
-    "required": "yellow", "ready": "green", "failed": "red", "creating": "yellow", "removing": "yellow",
+    "cached": "green",
+    "pending": "yellow",
+    "invalidated": "yellow",
+    "in-doubt": "red",
+    "ok": "green",
+    "required": "yellow",
+    "ready": "green",
+    "failed": "red",
+    "creating": "yellow",
+    "removing": "yellow",
 }
 
 
@@ -33,7 +42,11 @@ def _cell(value: Any, column: str) -> Text:
 
 
 def print_table(
-    columns: Sequence[str], rows: Sequence[Sequence[Any]], *, empty: str, title: str | None = None,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    empty: str,
+    title: str | None = None,
     console: Console | None = None,
 ) -> None:
     out = console or stdout_console()
@@ -48,29 +61,28 @@ def print_table(
     out.print(table)
 
 
-def print_plan(plan: dict[str, Any], *, console: Console | None = None) -> None:
+def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
     """``<workflow>  <cached>/<total> cached``, provider checks, then ``# | status | node | reason``."""
     out = console or stdout_console()
-    out.print(Text.assemble(
-        (str(plan["workflow"]), "bold"), f"  {plan['cached_node_count']}/{plan['node_count']} cached",
-    ))
-    checks = plan.get("provider_checks") or []
-    if checks:
+    out.print(Text.assemble((plan.workflow, "bold"), f"  {plan.cached_node_count}/{plan.node_count} cached"))
+    if plan.provider_checks:
         rows = [
-            [check.get("provider_id") or check.get("provider_name") or "", check.get("label") or check.get("id"),
-             check.get("status"), check.get("message") if check.get("status") == "required" else check.get("value")]
-            for check in checks
+            [
+                check.get("provider_id") or check.get("provider_name") or "",
+                check.get("label") or check.get("id"),
+                check.get("status"),
+                check.get("message") if check.get("status") == "required" else check.get("value"),
+            ]
+            for check in plan.provider_checks
         ]
         print_table(["provider", "check", "status", "current"], rows, empty="", console=out)
     rows = []
-    for node in plan["nodes"]:
-        reason = node.get("reason") or {}
-        if node["status"] == "cached":
-            run_id = node.get("run_id") or ""
-            why = f"run {run_id[:8]}" if run_id else "cached"
+    for node in plan.nodes:
+        if node.status == "cached":
+            why = f"run {node.run_id[:8]}" if node.run_id else "cached"
         else:
-            why = reason.get("message") or reason.get("code") or ""
-        rows.append([node["index"], node["status"], node["path"], why])
+            why = node.reason.message or node.reason.code
+        rows.append([node.index, node.status, node.path, why])
     print_table(["#", "status", "node", "reason"], rows, empty="no nodes", console=out)
 
 
@@ -78,7 +90,7 @@ def format_age(timestamp: Any) -> str:
     """``just now``, ``5m ago``, ``3h ago``, ``2d ago`` for an ISO-8601 time; the input when unparsable."""
     if not isinstance(timestamp, str) or not timestamp:
         return ""
-    from rigcli.state.clock import VERY_OLD, age_seconds, parse_timestamp
+    from rigcli.records import VERY_OLD, age_seconds, parse_timestamp
 
     if parse_timestamp(timestamp) == VERY_OLD:
         return timestamp

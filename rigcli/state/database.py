@@ -102,8 +102,13 @@ class StateDatabase:
     def _open_read_only(self) -> None:
         """Open without creating, migrating or moving anything (for completion and other peeks)."""
         try:
-            db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_SECONDS,
-                                 isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(
+                f"file:{self.path}?mode=ro",
+                uri=True,
+                timeout=BUSY_TIMEOUT_SECONDS,
+                isolation_level=None,
+                check_same_thread=False,
+            )
             query = 'SELECT value_json FROM runtime_metadata WHERE "key" = ?'
             row = db.execute(query, (SCHEMA_VERSION_KEY,)).fetchone()
         except sqlite3.Error as error:

@@ -19,7 +19,7 @@ from typing import Any
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue, to_plain_json
 from rigcli.provider_api import StoredRecord
-from rigcli.state.clock import utc_now
+from rigcli.records import utc_now
 from rigcli.state.paths import default_host_storage_dir
 from rigcli.state.provider_storage import check_storable
 

@@ -17,21 +17,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypedDict
 
 from rigcli.errors import StateError, StateLockedError
-from rigcli.state.clock import utc_now
+from rigcli.records import LockHolder, describe_holder, utc_now
 from rigcli.state.process import this_host
 
 # How long to wait for a holder that has the flock but has not written its info yet.
 _INFO_GRACE_SECONDS = 1.0
-
-
-class LockHolder(TypedDict):
-    pid: int  # 0 when the holder could not be identified
-    host: str
-    command: str
-    started_at: str
 
 
 HolderCallback = Callable[[LockHolder], object]
@@ -50,14 +42,6 @@ _registry: dict[str, _InProcess] = {}
 
 def _unknown_holder() -> LockHolder:
     return {"pid": 0, "host": "", "command": "", "started_at": ""}
-
-
-def describe_holder(holder: LockHolder) -> str:
-    if not holder["pid"]:
-        return "another rig process"
-    command = f"rig {holder['command']}" if holder["command"] else "rig"
-    since = f", since {holder['started_at']}" if holder["started_at"] else ""
-    return f"{command} (pid {holder['pid']} on {holder['host'] or 'an unknown host'}{since})"
 
 
 def _locked_error(state_path: str, holder: LockHolder) -> StateLockedError:
@@ -104,9 +88,7 @@ def _current_holder(fd: int) -> LockHolder | None:
 
 
 @contextmanager
-def _in_process(
-    state_path: str, *, wait: bool, on_wait: HolderCallback | None
-) -> Iterator[tuple[_InProcess, bool]]:
+def _in_process(state_path: str, *, wait: bool, on_wait: HolderCallback | None) -> Iterator[tuple[_InProcess, bool]]:
     """Serialise threads of this process; yields the entry and whether on_wait was already called."""
     with _registry_mutex:
         entry = _registry.setdefault(os.path.realpath(state_path), _InProcess())
@@ -181,4 +163,4 @@ def state_lock(
             os.close(fd)  # releases the flock
 
 
-__all__ = ["HolderCallback", "LockHolder", "describe_holder", "state_lock"]
+__all__ = ["HolderCallback", "state_lock"]

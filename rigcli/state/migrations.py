@@ -60,8 +60,7 @@ def m001_initial(db: sqlite3.Connection) -> None:
         )"""
     )
     db.execute(
-        "CREATE INDEX ix_workflow_node_runs_workflow_path "
-        "ON workflow_node_runs (workflow, node_path, created_at)"
+        "CREATE INDEX ix_workflow_node_runs_workflow_path ON workflow_node_runs (workflow, node_path, created_at)"
     )
     db.execute("CREATE INDEX ix_workflow_node_runs_status ON workflow_node_runs (status)")
     db.execute(
@@ -186,7 +185,7 @@ def _apply_pending(db: sqlite3.Connection) -> list[str]:
                 for key, value in ((MIGRATIONS_KEY, names), (SCHEMA_VERSION_KEY, len(names))):
                     db.execute(
                         'INSERT INTO runtime_metadata ("key", value_json) VALUES (?, ?) '
-                        "ON CONFLICT(\"key\") DO UPDATE SET value_json = excluded.value_json",
+                        'ON CONFLICT("key") DO UPDATE SET value_json = excluded.value_json',
                         (key, json.dumps(value)),
                     )
                 applied_now.append(fn.__name__)

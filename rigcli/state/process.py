@@ -1,10 +1,12 @@
-"""Which process is this, and is another one on this host still alive."""
+"""Which process and host is this, and is another process on this host still alive."""
 
 from __future__ import annotations
 
 import functools
 import os
 import socket
+
+from rigcli.records import NodeRun
 
 
 @functools.lru_cache(maxsize=1)
@@ -25,4 +27,18 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-__all__ = ["pid_alive", "this_host"]
+def left_by_dead_process(run: NodeRun) -> bool:
+    """A ``running`` run whose process on this host has exited: cut off mid-way, in doubt.
+
+    A run recorded on another host cannot be judged from here and counts as still running.
+    """
+    if run.status != "running":
+        return False
+    if not run.pid:
+        return True  # no owner recorded: nobody is going to finish it
+    if run.host not in (None, this_host()):
+        return False
+    return not pid_alive(run.pid)
+
+
+__all__ = ["left_by_dead_process", "pid_alive", "this_host"]

@@ -9,7 +9,7 @@ from typing import Any
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 from rigcli.provider_api import StoredRecord
-from rigcli.state.clock import utc_now
+from rigcli.records import utc_now
 from rigcli.state.database import StateDatabase, dumps
 
 _COLUMNS = 'provider_id, "key", value_json, created_at, updated_at'

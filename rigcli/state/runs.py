@@ -9,12 +9,11 @@ import uuid
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
-from rigcli.engine.results import NodeRun
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json
-from rigcli.state.clock import utc_now
+from rigcli.records import NodeRun, utc_now
 from rigcli.state.database import StateDatabase, dumps
-from rigcli.state.process import pid_alive, this_host
+from rigcli.state.process import this_host
 
 RUN_STATUSES = ("running", "succeeded", "failed", "interrupted")
 FINISHED_STATUSES = frozenset(RUN_STATUSES[1:])
@@ -22,7 +21,7 @@ FINISHED_STATUSES = frozenset(RUN_STATUSES[1:])
 _COLUMNS = (
     "id, workflow, node_path, node_name, node_kind, node_key, provider_fingerprint, "
     "upstream_run_ids_json, output_json, artifacts_json, status, invalidated, created_at, "
-    "finished_at, error, pid"
+    "finished_at, error, pid, host"
 )
 # Newest first; rowid breaks ties between runs recorded within the same microsecond.
 _NEWEST_FIRST = "ORDER BY created_at DESC, rowid DESC"
@@ -47,6 +46,7 @@ def _to_run(row: Sequence[Any]) -> NodeRun:
         finished_at=row[13],
         error=row[14],
         pid=row[15],
+        host=row[16],
     )
 
 
@@ -77,8 +77,7 @@ def _invalidate(db: sqlite3.Connection, seeds: Iterable[str], *, cascade: bool) 
     changed = 0
     for chunk in _chunks(sorted(targets)):
         cursor = db.execute(
-            "UPDATE workflow_node_runs SET invalidated = 1 "
-            f"WHERE invalidated = 0 AND id IN ({_marks(len(chunk))})",
+            f"UPDATE workflow_node_runs SET invalidated = 1 WHERE invalidated = 0 AND id IN ({_marks(len(chunk))})",
             chunk,
         )
         changed += cursor.rowcount
@@ -101,10 +100,21 @@ class RunJournal(StateDatabase):
         run_id = uuid.uuid4().hex
         with self._write() as db:
             db.execute(
-                f"INSERT INTO workflow_node_runs ({_COLUMNS}, host) "
+                f"INSERT INTO workflow_node_runs ({_COLUMNS}) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, '[]', 'running', 0, ?, NULL, NULL, ?, ?)",
-                (run_id, workflow, node_path, node_name, node_kind, node_key, provider_fingerprint,
-                 dumps(list(upstream_run_ids)), utc_now(), os.getpid(), this_host()),
+                (
+                    run_id,
+                    workflow,
+                    node_path,
+                    node_name,
+                    node_kind,
+                    node_key,
+                    provider_fingerprint,
+                    dumps(list(upstream_run_ids)),
+                    utc_now(),
+                    os.getpid(),
+                    this_host(),
+                ),
             )
         return run_id
 
@@ -130,18 +140,12 @@ class RunJournal(StateDatabase):
             cursor = db.execute(
                 "UPDATE workflow_node_runs SET status = ?, output_json = ?, artifacts_json = ?, "
                 "error = ?, finished_at = ? WHERE id = ? AND status = 'running'",
-                (status, None if output is None else dumps(output), dumps(artifact_list), error,
-                 utc_now(), run_id),
+                (status, None if output is None else dumps(output), dumps(artifact_list), error, utc_now(), run_id),
             )
             if cursor.rowcount == 0:
                 row = db.execute("SELECT status FROM workflow_node_runs WHERE id = ?", (run_id,)).fetchone()
                 msg = f"Unknown run {run_id}" if row is None else f"Run {run_id} is already {row[0]}"
                 raise StateError(msg)
-
-    def get_run(self, run_id: str) -> NodeRun | None:
-        with self._read() as db:
-            row = db.execute(f"SELECT {_COLUMNS} FROM workflow_node_runs WHERE id = ?", (run_id,)).fetchone()
-        return None if row is None else _to_run(row)
 
     def list_runs(
         self,
@@ -216,31 +220,6 @@ class RunJournal(StateDatabase):
             if workflow is None:
                 return db.execute("DELETE FROM workflow_node_runs").rowcount
             return db.execute("DELETE FROM workflow_node_runs WHERE workflow = ?", (workflow,)).rowcount
-
-    def mark_abandoned_runs(self) -> int:
-        """Mark ``interrupted`` the runs left ``running`` by processes on this host that have exited.
-
-        Runs of live processes and of other hosts (whose processes we cannot see) stay as they are.
-        """
-        host = this_host()
-        with self._write() as db:
-            rows = db.execute(
-                "SELECT id, pid FROM workflow_node_runs "
-                "WHERE status = 'running' AND host = ? AND pid IS NOT NULL",
-                (host,),
-            ).fetchall()
-            now = utc_now()
-            abandoned = [
-                (now, f"rig process {pid} on {host} exited before the run finished", run_id)
-                for run_id, pid in rows
-                if not pid_alive(pid)
-            ]
-            db.executemany(
-                "UPDATE workflow_node_runs SET status = 'interrupted', finished_at = ?, "
-                "error = COALESCE(error, ?) WHERE id = ? AND status = 'running'",
-                abandoned,
-            )
-            return len(abandoned)
 
 
 __all__ = ["FINISHED_STATUSES", "RUN_STATUSES", "RunJournal"]

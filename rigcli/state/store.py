@@ -1,4 +1,4 @@
-"""StateStore: the project's (or a global fragment's) state database and its writer lock."""
+"""SQLiteStateStore: a project's (or a global fragment's) state in one SQLite file, and its writer lock."""
 
 from __future__ import annotations
 
@@ -6,12 +6,12 @@ import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TypedDict
 
 from rigcli.jsonutil import JsonValue
-from rigcli.state.clock import utc_now
+from rigcli.layout import default_state_path
+from rigcli.records import ApplyRecord, LockHolder, utc_now
 from rigcli.state.database import dumps
-from rigcli.state.lock import HolderCallback, LockHolder, state_lock
+from rigcli.state.lock import HolderCallback, state_lock
 from rigcli.state.provider_storage import ProjectProviderStorage
 from rigcli.state.runs import RunJournal
 from rigcli.state.workspaces import WorkspaceTable
@@ -19,15 +19,7 @@ from rigcli.state.workspaces import WorkspaceTable
 StatePath = str | os.PathLike[str]
 
 
-class ApplyRecord(TypedDict):
-    workflow: str
-    provider_fingerprint: str
-    cached_node_count: int
-    node_count: int
-    applied_at: str
-
-
-class StateStore(RunJournal, WorkspaceTable):
+class SQLiteStateStore(RunJournal, WorkspaceTable):
     """Run journal, workspaces, applies, provider storage and metadata of one state database.
 
     Opening is lazy: the first use runs ``sync_schema`` (call it yourself to see its warnings).
@@ -70,23 +62,6 @@ class StateStore(RunJournal, WorkspaceTable):
             )
         return record
 
-    def last_apply(self, workflow: str) -> ApplyRecord | None:
-        with self._read() as db:
-            row = db.execute(
-                "SELECT workflow, provider_fingerprint, cached_node_count, node_count, applied_at "
-                "FROM workflow_applies WHERE workflow = ?",
-                (workflow,),
-            ).fetchone()
-        if row is None:
-            return None
-        return {
-            "workflow": row[0],
-            "provider_fingerprint": row[1],
-            "cached_node_count": row[2],
-            "node_count": row[3],
-            "applied_at": row[4],
-        }
-
     def provider_storage(self, provider_id: str) -> ProjectProviderStorage:
         """``setup.storage`` for ``provider_id``: its JSON records in this database."""
         return ProjectProviderStorage(self, provider_id)
@@ -105,7 +80,7 @@ class StateStore(RunJournal, WorkspaceTable):
             yield holder
 
     def __repr__(self) -> str:
-        return f"StateStore({self.path!r})"
+        return f"SQLiteStateStore({self.path!r})"
 
 
 def create_state_store(
@@ -114,18 +89,16 @@ def create_state_store(
     state_path: StatePath | None = None,
     config_path: StatePath | None = None,
     read_only: bool = False,
-) -> StateStore:
+) -> SQLiteStateStore:
     """A store for ``state_path`` (default ``<project_dir>/.rig/state.sqlite``); nothing is opened yet.
 
     Paths are made absolute but symlinks are kept, so ``project.dir`` reads as the user wrote it.
     ``read_only`` never creates, migrates or writes (completion opens the store this way).
     """
     project = os.path.abspath(os.fspath(project_dir))
-    path = os.path.abspath(os.fspath(state_path)) if state_path is not None else os.path.join(
-        project, ".rig", "state.sqlite"
-    )
+    path = os.path.abspath(os.fspath(state_path)) if state_path is not None else str(default_state_path(project))
     config = os.path.abspath(os.fspath(config_path)) if config_path is not None else None
-    return StateStore(path, project_dir=project, config_path=config, read_only=read_only)
+    return SQLiteStateStore(path, project_dir=project, config_path=config, read_only=read_only)
 
 
-__all__ = ["ApplyRecord", "StatePath", "StateStore", "create_state_store"]
+__all__ = ["SQLiteStateStore", "StatePath", "create_state_store"]

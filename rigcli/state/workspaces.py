@@ -8,17 +8,24 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
-from rigcli.engine.results import WorkspaceRecord
-from rigcli.errors import NotFoundError, TaskError, UsageError
+from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
-from rigcli.state.clock import utc_now
+from rigcli.records import WorkspaceRecord, utc_now
 from rigcli.state.database import StateDatabase, dumps
 
 WORKSPACE_STATUSES = ("creating", "ready", "failed", "removing")
 
 _COLUMN_NAMES = (
-    "id", "name", "workflow", "workflow_ctx_json", "ctx_json", "status", "resources_json", "error",
-    "created_at", "updated_at",
+    "id",
+    "name",
+    "workflow",
+    "workflow_ctx_json",
+    "ctx_json",
+    "status",
+    "resources_json",
+    "error",
+    "created_at",
+    "updated_at",
 )
 _COLUMNS = ", ".join(_COLUMN_NAMES)
 _RECORD_KEYS = tuple(column.removesuffix("_json") for column in _COLUMN_NAMES)
@@ -41,17 +48,22 @@ def _to_record(row: Sequence[Any]) -> WorkspaceRecord:
 
 
 def _select(db: sqlite3.Connection, name: str, workflow: str) -> WorkspaceRecord | None:
-    row = db.execute(
-        f"SELECT {_COLUMNS} FROM workspaces WHERE workflow = ? AND name = ?", (workflow, name)
-    ).fetchone()
+    row = db.execute(f"SELECT {_COLUMNS} FROM workspaces WHERE workflow = ? AND name = ?", (workflow, name)).fetchone()
     return None if row is None else _to_record(row)
 
 
 def _write_row(db: sqlite3.Connection, record: WorkspaceRecord, *, exists: bool) -> None:
     values = (
-        record["id"], record["name"], record["workflow"], dumps(record["workflow_ctx"]),
-        dumps(record["ctx"]), record["status"], dumps(record["resources"]), record["error"],
-        record["created_at"], record["updated_at"],
+        record["id"],
+        record["name"],
+        record["workflow"],
+        dumps(record["workflow_ctx"]),
+        dumps(record["ctx"]),
+        record["status"],
+        dumps(record["resources"]),
+        record["error"],
+        record["created_at"],
+        record["updated_at"],
     )
     if exists:
         assignments = ", ".join(f"{column} = ?" for column in _COLUMN_NAMES)
@@ -89,10 +101,18 @@ class WorkspaceTable(StateDatabase):
         now = utc_now()
         with self._write() as db:
             stored = _select(db, name, workflow)
-            merged: dict[str, Any] = dict(stored) if stored is not None else {
-                "id": uuid.uuid4().hex, "workflow_ctx": None, "ctx": None, "resources": [],
-                "error": None, "created_at": now,
-            }
+            merged: dict[str, Any] = (
+                dict(stored)
+                if stored is not None
+                else {
+                    "id": uuid.uuid4().hex,
+                    "workflow_ctx": None,
+                    "ctx": None,
+                    "resources": [],
+                    "error": None,
+                    "created_at": now,
+                }
+            )
             merged.update(to_plain_json(dict(record)))
             merged.setdefault("status", status)
             if "updated_at" not in record:
@@ -101,27 +121,17 @@ class WorkspaceTable(StateDatabase):
             _write_row(db, saved, exists=stored is not None)
         return saved
 
-    def get_workspace(self, name: str, workflow: str | None = None) -> WorkspaceRecord | None:
-        """The workspace ``name`` (in ``workflow``, or in the only workflow that has one so named)."""
+    def get_workspace(self, name: str, workflow: str) -> WorkspaceRecord | None:
+        """The workspace ``name`` of ``workflow``, or None (the engine owns lookups across workflows)."""
         with self._read() as db:
-            if workflow is not None:
-                return _select(db, name, workflow)
-            rows = db.execute(f"SELECT {_COLUMNS} FROM workspaces WHERE name = ? ORDER BY workflow", (name,))
-            records = [_to_record(row) for row in rows]
-        if len(records) > 1:
-            names = ", ".join(record["workflow"] for record in records)
-            msg = f'Workspace "{name}" exists in several workflows; pass --workflow (available: {names})'
-            raise UsageError(msg)
-        return records[0] if records else None
+            return _select(db, name, workflow)
 
     def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]:
         with self._read() as db:
             if workflow is None:
                 rows = db.execute(f"SELECT {_COLUMNS} FROM workspaces ORDER BY name, workflow")
             else:
-                rows = db.execute(
-                    f"SELECT {_COLUMNS} FROM workspaces WHERE workflow = ? ORDER BY name", (workflow,)
-                )
+                rows = db.execute(f"SELECT {_COLUMNS} FROM workspaces WHERE workflow = ? ORDER BY name", (workflow,))
             return [_to_record(row) for row in rows]
 
     def delete_workspace(self, name: str, workflow: str) -> bool:
@@ -135,27 +145,16 @@ class WorkspaceTable(StateDatabase):
         if bad is not None:
             msg = f'Resource of workspace "{name}" must be JSON-serializable (at {bad})'
             raise TaskError(msg)
-        return self._update(name, workflow, resources=[to_plain_json(resource)])
-
-    def set_workspace_status(
-        self, name: str, workflow: str, status: str, *, error: str | None = None
-    ) -> WorkspaceRecord:
-        """Move the workspace to ``status`` (recording ``error``, which a later status clears)."""
-        if status not in WORKSPACE_STATUSES:
-            msg = f"Workspace status must be one of {', '.join(WORKSPACE_STATUSES)}, not {status!r}"
-            raise ValueError(msg)
-        return self._update(name, workflow, status=status, error=error)
-
-    def _update(
-        self, name: str, workflow: str, *, resources: Sequence[JsonValue] = (), **fields: Any
-    ) -> WorkspaceRecord:
         with self._write() as db:
             stored = _select(db, name, workflow)
             if stored is None:
-                msg = f'Unknown workspace "{name}" in workflow {workflow}'
-                raise NotFoundError(msg)
-            updated = cast(WorkspaceRecord, {**stored, **fields, "updated_at": utc_now()})
-            updated["resources"] = [*stored["resources"], *resources]
+                msg = f'Workspace "{name}" of workflow {workflow} has no record to attach a resource to'
+                raise StateError(msg)
+            updated: WorkspaceRecord = {
+                **stored,
+                "resources": [*stored["resources"], to_plain_json(resource)],
+                "updated_at": utc_now(),
+            }
             _write_row(db, updated, exists=True)
         return updated
 

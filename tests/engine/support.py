@@ -130,9 +130,9 @@ class EngineProject:
 
 
 def record_events(engine: Any) -> list[dict[str, Any]]:
-    """The list every event the engine emits from now on is appended to."""
+    """The list every event the engine emits from now on is appended to, as its JSON document."""
     events: list[dict[str, Any]] = []
-    engine.on_event(events.append)
+    engine.on_event(lambda event: events.append(event.to_json()))
     return events
 
 

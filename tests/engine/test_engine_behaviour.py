@@ -285,7 +285,7 @@ async def test_provider_added_only_for_a_workspace_operation_never_affects_the_s
     assert (plan.cached_node_count, plan.node_count) == (1, 1)
 
     await second.fork(name="box")
-    assert await second.run_runtime_operation(operation="box/ping") == {"workspace": "box", "token": "two"}
+    assert await second.run_workspace_operation("box", "ping") == {"workspace": "box", "token": "two"}
 
 
 @run_async

@@ -165,7 +165,7 @@ async def test_plans_applies_graph_nodes_reuses_graph_cache_and_forks_workspaces
     assert provider.has_file("vm-3", "/tmp/workspace-work") is True
 
     open_operation = next(
-        (operation for operation in engine.list_runtime_workspace_operations() if operation.id == "open"), None
+        (operation for operation in engine.list_workspace_operations() if operation.id == "open"), None
     )
     assert open_operation is not None
     assert open_operation.id == "open"
@@ -179,11 +179,11 @@ async def test_plans_applies_graph_nodes_reuses_graph_cache_and_forks_workspaces
     assert opened == ["created://work", "mark://work"]
     assert provider.has_file("vm-3", "/tmp/mark-work") is True
 
-    await engine.run_runtime_operation(operation="work/open")
+    await engine.run_workspace_operation("work", "open")
     assert opened == ["created://work", "mark://work", "open://work"]
     assert provider.has_file("vm-3", "/tmp/open-work") is True
 
-    await engine.run_runtime_operation(operation="work/remove")
+    await engine.run_workspace_operation("work", "remove")
     assert len(engine.list_workspaces()) == 0
     assert provider.has_file("vm-3", "/tmp/remove-work") is True
 
@@ -274,7 +274,7 @@ async def test_creates_workspaces_from_workspace_definitions_and_exposes_persist
     assert inspected == {"vm_id": "vm-2", "repo_path": "/workspace/repo", "ready": True}
     assert opened == ["created://created"]
 
-    status = await engine.run_runtime_operation(operation="created/status")
+    status = await engine.run_workspace_operation("created", "status")
     assert status == {"workspace": "created", "vm_id": "vm-2"}
 
 

@@ -98,7 +98,7 @@ async def test_resets_stale_state_before_applying_the_current_schema(project: En
             "ctx": {"ready": True},
         }
     )
-    assert_matches(state.get_workspace("demo"), {"name": "demo", "workflow": "smoke", "ctx": {"ready": True}})
+    assert_matches(state.get_workspace("demo", "smoke"), {"name": "demo", "workflow": "smoke", "ctx": {"ready": True}})
     _close(state)
 
 

@@ -11,9 +11,8 @@ import sys
 
 from providers.terminal import plugin
 from rigcli.errors import RigError
-from rigcli.events import Event
-from rigcli.host import TerminalHost
-from rigcli.provider_api import Cancellation, ProviderSetup, RuntimeContext
+from rigcli.host import TerminalHost, operation_consent
+from rigcli.provider_api import Cancellation, EventData, ProviderSetup, RuntimeContext
 from rigcli.state import HostStorage, create_state_store
 
 
@@ -22,7 +21,7 @@ def main(argv: list[str]) -> int:
     store = create_state_store(project_dir=project)
     store.sync_schema()
     host = TerminalHost()
-    events: list[Event] = []
+    events: list[EventData] = []
 
     def setup(provider_id: str, config: dict[str, str]) -> ProviderSetup:
         return ProviderSetup(
@@ -42,7 +41,8 @@ def main(argv: list[str]) -> int:
         machine = module.plugin.create_provider(setup(provider, {})).runtime(context).from_id(machine_id)
     terminal = plugin.create_provider(setup("terminal", {})).runtime(context)
     try:
-        result = terminal.open(title, command, machine=machine, instructions="Say hello")
+        with operation_consent():  # as under `rig op`: the user asked for this command
+            result = terminal.open(title, command, machine=machine, instructions="Say hello")
     except RigError as exc:
         outcome, code = f"ERROR {exc}", 1
     else:

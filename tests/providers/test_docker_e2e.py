@@ -83,7 +83,7 @@ def test_the_engine_api_story(containers_project: Rig, docker_daemon: Any) -> No
     async def story(engine: Any) -> dict[str, Any]:
         applied = await engine.apply()
         workspace = await engine.fork(name="dev")
-        status = await engine.run_runtime_operation(operation="dev/status", input={})
+        status = await engine.run_workspace_operation("dev", "status", input={})
         removed = await engine.remove_workspace(name="dev")
         return {"applied": applied, "workspace": workspace, "status": status, "removed": removed}
 

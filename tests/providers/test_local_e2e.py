@@ -27,8 +27,10 @@ def test_the_cli_story_apply_cache_rebuild_fork_operate_remove(quickstart: Rig) 
     base = applied["context"]["base"]
     assert base["provider"] == "local" and base["kind"] == "dirSnapshot"
     assert (snapshot_dir(project, base) / "files" / "app" / "hello.py").is_file()
-    assert statuses(applied["plan"]) == {"tooling": ("pending", "no-previous-run"),
-                                         "project": ("pending", "upstream-pending")}
+    assert statuses(applied["plan"]) == {
+        "tooling": ("pending", "no-previous-run"),
+        "project": ("pending", "upstream-pending"),
+    }
     assert list((project / ".rig" / "machines").iterdir()) == []  # build machines are cleaned up
 
     again = quickstart.json("apply")
@@ -89,7 +91,7 @@ def test_the_engine_api_story(tmp_path: Path) -> None:
         first = await engine.apply()
         second = await engine.plan()
         workspace = await engine.fork(name="dev")
-        status = await engine.run_runtime_operation(operation="dev/status", input={})
+        status = await engine.run_workspace_operation("dev", "status", input={})
         removed = await engine.remove_workspace(name="dev")
         return {"first": first, "second": second, "workspace": workspace, "status": status, "removed": removed}
 

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from rigcli.errors import StateError, StateLockedError
-from rigcli.state import LockHolder, StateStore
+from rigcli.records import LockHolder
+from rigcli.state import StateStore
 from rigcli.state.process import this_host
 
 _HOLDER = """

@@ -14,8 +14,17 @@ from rigcli.state import create_state_store
 def test_read_only_store_reads_a_current_database_and_refuses_writes(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite"
     writer = create_state_store(project_dir=tmp_path, state_path=path)
-    writer.save_workspace({"id": "1", "name": "dev", "workflow": "w", "workflow_ctx": {}, "ctx": {"a": 1},
-                           "created_at": "2026-01-01T00:00:00+00:00", "updated_at": "2026-01-01T00:00:00+00:00"})
+    writer.save_workspace(
+        {
+            "id": "1",
+            "name": "dev",
+            "workflow": "w",
+            "workflow_ctx": {},
+            "ctx": {"a": 1},
+            "created_at": "2026-01-01T00:00:00+00:00",
+            "updated_at": "2026-01-01T00:00:00+00:00",
+        }
+    )
     writer.close()
 
     reader = create_state_store(project_dir=tmp_path, state_path=path, read_only=True)

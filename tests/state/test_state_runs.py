@@ -12,9 +12,9 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from rigcli.errors import StateError, TaskError
-from rigcli.state import StateStore, age_seconds, parse_timestamp
-from rigcli.state.clock import VERY_OLD
-from rigcli.state.process import this_host
+from rigcli.records import VERY_OLD, NodeRun, age_seconds, parse_timestamp
+from rigcli.state import StateStore
+from rigcli.state.process import left_by_dead_process, this_host
 
 
 def _start(store: StateStore, path: str, upstream: Sequence[str] = (), workflow: str = "web") -> str:
@@ -35,6 +35,11 @@ def _succeed(store: StateStore, path: str, upstream: Sequence[str] = (), workflo
     return run_id
 
 
+def _run(store: StateStore, run_id: str) -> NodeRun | None:
+    """The run with this id, read through the store's own listing."""
+    return next((run for run in store.list_runs() if run.id == run_id), None)
+
+
 def _sql(store: StateStore, statement: str, *params: object) -> None:
     db = sqlite3.connect(store.path)
     db.execute(statement, params)
@@ -44,7 +49,7 @@ def _sql(store: StateStore, statement: str, *params: object) -> None:
 
 def test_run_is_recorded_running_before_it_finishes(store: StateStore) -> None:
     run_id = _start(store, "base.install", upstream=["up-1"])
-    running = store.get_run(run_id)
+    running = _run(store, run_id)
     assert running is not None
     assert (running.status, running.output, running.finished_at) == ("running", None, None)
     assert running.pid == os.getpid()
@@ -53,7 +58,7 @@ def test_run_is_recorded_running_before_it_finishes(store: StateStore) -> None:
 
     artifact = {"provider": "local", "kind": "dirSnapshot", "snapshot_id": "s1"}
     store.finish_run(run_id, status="succeeded", output={"ctx": {"snap": artifact}}, artifacts=[artifact])
-    done = store.get_run(run_id)
+    done = _run(store, run_id)
     assert done is not None
     assert done.status == "succeeded"
     assert done.output == {"ctx": {"snap": artifact}}
@@ -71,7 +76,7 @@ def test_a_run_finishes_once(store: StateStore) -> None:
         store.finish_run("nope", status="failed")
     with pytest.raises(ValueError, match="status"):
         store.finish_run(_start(store, "b"), status="running")
-    failed = store.get_run(run_id)
+    failed = _run(store, run_id)
     assert failed is not None and (failed.status, failed.error, failed.output) == ("failed", "boom", None)
 
 
@@ -79,7 +84,7 @@ def test_non_json_output_is_refused_and_the_run_stays_running(store: StateStore)
     run_id = _start(store, "a")
     with pytest.raises(TaskError, match=r"must be JSON-serializable \(at output\.ctx\.bad\)"):
         store.finish_run(run_id, status="succeeded", output={"ctx": {"bad": {1, 2}}})
-    run = store.get_run(run_id)
+    run = _run(store, run_id)
     assert run is not None and run.status == "running"
 
 
@@ -168,7 +173,7 @@ def test_delete_runs(store: StateStore) -> None:
     assert store.list_runs() == []
 
 
-def test_abandoned_runs_of_dead_processes_become_interrupted(store: StateStore) -> None:
+def test_running_runs_of_dead_processes_on_this_host_are_in_doubt(store: StateStore) -> None:
     finished = subprocess.Popen([sys.executable, "-c", "pass"])
     finished.wait()
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -182,15 +187,18 @@ def test_abandoned_runs_of_dead_processes_become_interrupted(store: StateStore) 
         _sql(store, "UPDATE workflow_node_runs SET pid = ? WHERE id = ?", sleeper.pid, live_child)
         _sql(store, "UPDATE workflow_node_runs SET host = ? WHERE id = ?", f"not-{this_host()}", elsewhere)
 
-        assert store.mark_abandoned_runs() == 1
+        in_doubt = {run.id: left_by_dead_process(run) for run in store.list_runs()}
+        assert in_doubt == {dead: True, live_child: False, mine: False, elsewhere: False, done: False}
         statuses = {run.id: run.status for run in store.list_runs()}
         assert statuses == {
-            dead: "interrupted", live_child: "running", mine: "running", elsewhere: "running", done: "succeeded"
+            dead: "running",
+            live_child: "running",
+            mine: "running",
+            elsewhere: "running",
+            done: "succeeded",
         }
-        interrupted = store.get_run(dead)
-        assert interrupted is not None and interrupted.finished_at is not None
-        assert interrupted.error is not None and str(finished.pid) in interrupted.error
-        assert store.mark_abandoned_runs() == 0
+        cut_off = _run(store, dead)
+        assert cut_off is not None and (cut_off.pid, cut_off.host) == (finished.pid, this_host())
     finally:
         sleeper.kill()
         sleeper.wait()
@@ -202,7 +210,7 @@ def test_created_at_written_by_hand_is_read_in_any_iso_form(store: StateStore) -
     assert age_seconds(store.runs_by_path("web")["daily-check"][0].created_at) < 60
     two_days_ago = (datetime.now(timezone.utc) - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
     _sql(store, "UPDATE workflow_node_runs SET created_at = ?", two_days_ago)
-    run = store.get_run(run_id)
+    run = _run(store, run_id)
     assert run is not None and run.created_at == two_days_ago
     assert 2 * 86400 - 60 < age_seconds(run.created_at) < 2 * 86400 + 60
     assert parse_timestamp("2026-11-27T13:00:00.000Z") == datetime(2026, 11, 27, 13, tzinfo=timezone.utc)

@@ -25,8 +25,7 @@ def _shape(path: Path) -> dict[str, Any]:
         tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
         for table in sorted(tables):
             columns = [
-                (row[1], row[2].upper(), bool(row[3]), row[5])
-                for row in db.execute(f'PRAGMA table_info("{table}")')
+                (row[1], row[2].upper(), bool(row[3]), row[5]) for row in db.execute(f'PRAGMA table_info("{table}")')
             ]
             indexes = set()
             for _, name, unique, origin, _partial in db.execute(f'PRAGMA index_list("{table}")'):
@@ -109,8 +108,17 @@ def test_legacy_database_is_moved_aside_and_replaced(project_dir: Path) -> None:
     )
     legacy.execute(
         "INSERT INTO workspaces VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        ("workspace-1", "demo", "freestyle", "vm-1", "smoke", "snap-1", "2026-05-10T00:00:00.000Z",
-         "2026-05-10T00:00:00.000Z", json.dumps({"ready": True})),
+        (
+            "workspace-1",
+            "demo",
+            "freestyle",
+            "vm-1",
+            "smoke",
+            "snap-1",
+            "2026-05-10T00:00:00.000Z",
+            "2026-05-10T00:00:00.000Z",
+            json.dumps({"ready": True}),
+        ),
     )
     legacy.commit()
     legacy.close()
@@ -126,11 +134,18 @@ def test_legacy_database_is_moved_aside_and_replaced(project_dir: Path) -> None:
     assert os.path.dirname(result.backup_path) == str(state_path.parent)
     assert store.list_workspaces() == []
 
-    store.save_workspace({
-        "id": "workspace-2", "name": "demo", "workflow": "smoke", "workflow_ctx": {"ready": True},
-        "ctx": {"ready": True}, "created_at": "2026-05-10T00:00:00.000Z", "updated_at": "2026-05-10T00:00:00.000Z",
-    })
-    found = store.get_workspace("demo")
+    store.save_workspace(
+        {
+            "id": "workspace-2",
+            "name": "demo",
+            "workflow": "smoke",
+            "workflow_ctx": {"ready": True},
+            "ctx": {"ready": True},
+            "created_at": "2026-05-10T00:00:00.000Z",
+            "updated_at": "2026-05-10T00:00:00.000Z",
+        }
+    )
+    found = store.get_workspace("demo", "smoke")
     assert found is not None
     assert (found["name"], found["workflow"], found["status"]) == ("demo", "smoke", "ready")
     assert found["ctx"] == {"ready": True}

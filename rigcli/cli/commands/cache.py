@@ -14,15 +14,21 @@ def _plural(count: int) -> str:
 
 def cache_ls(session: Session) -> int:
     workflow = session.workflow()
-    entries = [entry.to_json() for entry in session.run(session.engine.list_cache(workflow=workflow))]
+    entries = session.run(session.engine.list_cache(workflow=workflow))
     if session.opts.json:
-        emit_json({"entries": entries})
+        emit_json({"entries": [entry.to_json() for entry in entries]})
         return 0
     from rigcli.render.tables import format_age, print_table
 
     rows = [
-        [index, entry["status"], entry["display_path"] or entry["node_path"], entry["scope"], entry["run_id"][:8],
-         format_age(entry["created_at"])]
+        [
+            index,
+            entry.status,
+            entry.display_path or entry.node_path,
+            entry.scope,
+            entry.run_id[:8],
+            format_age(entry.created_at),
+        ]
         for index, entry in enumerate(entries, start=1)
     ]
     print_table(["#", "status", "node", "scope", "run", "created"], rows, empty="no cache entries")
@@ -31,14 +37,14 @@ def cache_ls(session: Session) -> int:
 
 def explain(session: Session, task: str | None) -> int:
     workflow = session.workflow()
-    explanations = [item.to_json() for item in session.run(session.engine.explain(workflow=workflow, task=task))]
+    explanations = session.run(session.engine.explain(workflow=workflow, task=task))
     if session.opts.json:
-        emit_json({"workflow": workflow, "explanations": explanations})
+        emit_json({"workflow": workflow, "explanations": [item.to_json() for item in explanations]})
         return 0
     from rigcli.render.tables import print_table
 
     rows = [
-        [index, item["status"], item["path"], item["reason"]["message"] or item["reason"]["code"]]
+        [index, item.status, item.path, item.reason.message or item.reason.code]
         for index, item in enumerate(explanations, start=1)
     ]
     print_table(["#", "status", "node", "reason"], rows, empty="no cache tasks", title=workflow)
@@ -53,8 +59,9 @@ def invalidate(session: Session, task: str | None, *, all_: bool = False, yes: b
     workflow = session.workflow()
     engine = session.engine
     if all_:
-        confirm_destructive(session, f"Invalidate every cached task in workflow {workflow}?", yes=yes,
-                            command="cache invalidate --all")
+        confirm_destructive(
+            session, f"Invalidate every cached task in workflow {workflow}?", yes=yes, command="cache invalidate --all"
+        )
         count = session.run(engine.invalidate(workflow=workflow, all=True))
     elif task is not None:
         count = session.run(engine.invalidate(workflow=workflow, task=task))

@@ -9,8 +9,11 @@ from rigcli.cli.session import Session
 from rigcli.errors import RigError, UsageError
 
 TARGETS = {
-    "workspaces": "workspaces", "workspace": "workspaces", "ws": "workspaces",
-    "snapshots": "snapshots", "snapshot": "snapshots",
+    "workspaces": "workspaces",
+    "workspace": "workspaces",
+    "ws": "workspaces",
+    "snapshots": "snapshots",
+    "snapshot": "snapshots",
     "config": "config",
 }
 
@@ -94,17 +97,22 @@ def _snapshots(session: Session) -> int:
 
 
 def _config(session: Session) -> int:
-    info = session.engine.get_project_info().to_json()
+    info = session.engine.get_project_info()
     if session.opts.json:
-        emit_json(info)
+        emit_json(info.to_json())
         return 0
     from rigcli.render.tables import print_kv, print_table
 
-    print_kv([("project", info["project_dir"]), ("config", info["config_path"]), ("state", info["state_path"])])
+    print_kv([("project", info.project_dir), ("config", info.config_path), ("state", info.state_path)])
     rows = [
-        [item["name"], item["node_count"], "yes" if item["creates_workspace"] else "no",
-         ", ".join(item["workspace_operations"]), ", ".join(item["operations"])]
-        for item in info["workflows"]
+        [
+            item.name,
+            item.node_count,
+            "yes" if item.creates_workspace else "no",
+            ", ".join(item.workspace_operations),
+            ", ".join(item.operations),
+        ]
+        for item in info.workflows
     ]
     print_table(["workflow", "nodes", "workspaces", "workspace ops", "operations"], rows, empty="no workflows")
     return 0

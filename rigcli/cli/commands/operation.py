@@ -37,8 +37,8 @@ def op(session: Session, args: Sequence[str]) -> int:
         )
     if target in workspaces:
         if not words or words[0].startswith("-"):
-            record = session.find_workspace(target)
-            ids = [info.id for info in session.engine.list_runtime_workspace_operations(record["workflow"])]
+            workflow = session.workspace_workflow(target)
+            ids = [info.id for info in session.engine.list_workspace_operations(workflow)]
             raise UsageError(f"rig op {target} needs an operation (available: {', '.join(ids)})")
         return _workspace_op(session, target, words.pop(0), words)
     if owners:
@@ -51,9 +51,8 @@ def op(session: Session, args: Sequence[str]) -> int:
 
 
 def _workspace_op(session: Session, workspace: str, operation: str, words: list[str]) -> int:
-    record = session.find_workspace(workspace)
-    workflow = str(record["workflow"])
-    infos = {info.id: info for info in session.engine.list_runtime_workspace_operations(workflow)}
+    workflow = session.workspace_workflow(workspace)
+    infos = {info.id: info for info in session.engine.list_workspace_operations(workflow)}
     info = infos.get(operation)
     if info is None:
         raise NotFoundError(
@@ -68,19 +67,19 @@ def _workspace_op(session: Session, workspace: str, operation: str, words: list[
         return 0
     if operation == "remove":
         confirm_destructive(session, f"Remove workspace {workspace}?", yes=yes, command=f"op {workspace} remove")
-    session.host.consented = True
     with session.watch(stream_output=True):
-        result = session.run(session.engine.run_runtime_operation(
-            operation=f"{workspace}/{operation}", input=values, workflow=workflow,
-        ))
+        result = session.run(
+            session.engine.run_workspace_operation(workspace, operation, input=values, workflow=workflow)
+        )
     return _show(session, result)
 
 
 def _workflow_op(session: Session, operation: str, owners: list[str], words: list[str]) -> int:
     if len(owners) > 1:
         if not session.opts.interactive:
-            raise UsageError(f"Operation {operation} is defined by several workflows: {', '.join(owners)}. "
-                             "Pass --workflow.")
+            raise UsageError(
+                f"Operation {operation} is defined by several workflows: {', '.join(owners)}. Pass --workflow."
+            )
         from rigcli.render.prompts import select
 
         owners = [select(f"Operation {operation} is defined by several workflows", [(name, "") for name in owners])]
@@ -89,7 +88,6 @@ def _workflow_op(session: Session, operation: str, owners: list[str], words: lis
     values = _inputs(session, info, words, f"rig op {operation}")
     if values is None:
         return 0
-    session.host.consented = True
     with session.watch(stream_output=True):
         result = session.run(session.engine.run_operation(operation=operation, input=values, workflow=workflow))
     return _show(session, result)

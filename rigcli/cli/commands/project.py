@@ -9,8 +9,9 @@ from rigcli._version import __version__
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import GlobalOptions
 from rigcli.cli.starter import GITIGNORE_RULE, STARTER_CONFIG
-from rigcli.discovery import CONFIG_FILE, base_dir, scan_projects
+from rigcli.discovery import base_dir, scan_projects
 from rigcli.errors import RigError, UsageError
+from rigcli.layout import CONFIG_FILE
 
 _IGNORE_SPELLINGS = frozenset({".rig", ".rig/", "/.rig", "/.rig/", ".rig/*", "/.rig/*"})
 
@@ -54,8 +55,11 @@ def init(opts: GlobalOptions) -> int:
     if updated_ignore:
         print_message(f"  added {GITIGNORE_RULE} to {gitignore}", style="dim", err=False)
     steps = [] if project_dir == Path.cwd().resolve() else [(f"cd {os.path.relpath(project_dir)}", "")]
-    steps += [("rig plan", "See what apply would run"), ("rig apply", "Prepare the machine"),
-              ("rig fork demo", "Make a workspace from it")]
+    steps += [
+        ("rig plan", "See what apply would run"),
+        ("rig apply", "Prepare the machine"),
+        ("rig fork demo", "Make a workspace from it"),
+    ]
     print_next_steps(steps, err=False)
     return 0
 
@@ -77,8 +81,11 @@ def projects(opts: GlobalOptions) -> int:
         return 0
     from rigcli.render.tables import print_table
 
-    print_table(["project", "config"], [[item["project_dir"], item["config_path"]] for item in found],
-                empty="no rig projects found")
+    print_table(
+        ["project", "config"],
+        [[item["project_dir"], item["config_path"]] for item in found],
+        empty="no rig projects found",
+    )
     return 0
 
 

@@ -15,16 +15,17 @@ def _workflow_flag(session: Session, workflow: str) -> str:
 
 def plan(session: Session) -> int:
     workflow = session.workflow()
-    result = session.run(session.engine.plan(workflow=workflow)).to_json()
+    result = session.run(session.engine.plan(workflow=workflow))
     if session.opts.json:
-        emit_json(result)
+        emit_json(result.to_json())
         return 0
     from rigcli.render.tables import print_message, print_plan
 
     print_plan(result)
-    if result["cached_node_count"] < result["node_count"]:
-        print_message(f"For cache details, run: rig cache explain{_workflow_flag(session, workflow)}", style="dim",
-                      err=False)
+    if result.cached_node_count < result.node_count:
+        print_message(
+            f"For cache details, run: rig cache explain{_workflow_flag(session, workflow)}", style="dim", err=False
+        )
     return 0
 
 
@@ -32,19 +33,19 @@ def apply(session: Session, *, dry_run: bool = False) -> int:
     workflow = session.workflow()
     engine = session.engine
     if dry_run:
-        result = session.run(engine.apply(workflow=workflow, dry_run=True)).to_json()
+        result = session.run(engine.apply(workflow=workflow, dry_run=True))
         if session.opts.json:
-            emit_json(result)
+            emit_json(result.to_json())
             return 0
         from rigcli.render.tables import print_message, print_plan
 
-        print_plan(result["plan"])
+        print_plan(result.plan)
         print_message("No changes applied.", style="dim", err=False)
         return 0
     with session.watch():
-        result = session.run(engine.apply(workflow=workflow)).to_json()
+        applied = session.run(engine.apply(workflow=workflow))
     if session.opts.json:
-        emit_json(result)
+        emit_json(applied.to_json())
     return 0
 
 
@@ -64,13 +65,9 @@ def _ask_name(workflow: str) -> str:
 
 
 def fork(session: Session, name: str | None) -> int:
-    from rigcli.authoring.project import check_workspace_name
-
-    # Fail on the name before loading the project and before a possibly long apply.
+    # The engine checks the name itself before it takes the lock or applies anything.
     if name is None and not session.opts.interactive:
         raise UsageError("create requires a workspace name: rig fork NAME")
-    if name is not None:
-        check_workspace_name(name)
     workflow = session.workflow()
     if name is None:
         name = _ask_name(workflow)
@@ -93,7 +90,7 @@ def _next_steps(session: Session, name: str, workflow: str) -> None:
 
     steps = [
         (f"rig op {name} {info.id}", info.description or info.title or "")
-        for info in session.engine.list_runtime_workspace_operations(workflow)
+        for info in session.engine.list_workspace_operations(workflow)
         if info.id != "remove"
     ]
     steps.append((f"rig rm {name}", "Remove this workspace"))

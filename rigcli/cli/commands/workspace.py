@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import RigError, UsageError
+from rigcli.records import WorkspaceRecord
 
 
 def confirm_destructive(session: Session, question: str, *, yes: bool, command: str) -> None:
@@ -21,7 +20,7 @@ def confirm_destructive(session: Session, question: str, *, yes: bool, command: 
         raise RigError("Cancelled")
 
 
-def _label(record: Any, several_workflows: bool) -> str:
+def _label(record: WorkspaceRecord, several_workflows: bool) -> str:
     return f"{record['workflow']}/{record['name']}" if several_workflows else str(record["name"])
 
 
@@ -32,10 +31,10 @@ def rm(session: Session, name: str | None, *, all_: bool = False, yes: bool = Fa
         raise UsageError("rm needs a workspace name or --all when not running in an interactive terminal")
     engine = session.engine
     if name is not None:
-        record = session.find_workspace(name)
+        workflow = session.workspace_workflow(name)
         confirm_destructive(session, f"Remove workspace {name}?", yes=yes, command="rm")
         with session.watch():
-            removed = session.run(engine.remove_workspace(name=name, workflow=record["workflow"]))
+            removed = session.run(engine.remove_workspace(name=name, workflow=workflow))
         if session.opts.json:
             emit_json(removed)
         return 0
@@ -51,12 +50,12 @@ def rm(session: Session, name: str | None, *, all_: bool = False, yes: bool = Fa
         if not picked:
             raise RigError("Nothing selected")
         records = [record for record in records if _label(record, several) in picked]
-    removed = []
+    removed_all = []
     with session.watch():
         for record in records:
-            removed.append(session.run(engine.remove_workspace(name=record["name"], workflow=record["workflow"])))
+            removed_all.append(session.run(engine.remove_workspace(name=record["name"], workflow=record["workflow"])))
     if session.opts.json:
-        emit_json({"removed": removed})
+        emit_json({"removed": removed_all})
     elif not records:
         from rigcli.render.tables import print_message
 

@@ -1,0 +1,89 @@
+"""The Engine protocol: everything the CLI (or an embedding host) may ask of a loaded project.
+
+Create one with ``rigcli.engine.create_engine(...)`` and ``await engine.load()``. Every method
+raises ``rigcli.errors.RigError`` subclasses, each carrying its exit code. Writers (apply, fork,
+remove, operations, invalidate, clear) hold the state lock for their whole run; reads never wait.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from rigcli.engine.results import (
+    ApplyResult,
+    CacheEntry,
+    JsonObject,
+    NodeExplanation,
+    OperationInfo,
+    ProjectInfo,
+    WorkflowPlan,
+    WorkflowSummary,
+)
+from rigcli.events import EventListener
+from rigcli.jsonutil import JsonValue
+from rigcli.provider_api import Cancellation
+from rigcli.records import NodeRun, WorkspaceRecord
+
+
+class Engine(Protocol):
+    project_dir: Path
+    config_path: Path
+    cancellation: Cancellation  # cancel() stops running commands; the run then ends "interrupted"
+
+    async def load(self) -> None:
+        """Import rig_config.py, compile its workflows, open the state (once)."""
+        ...
+
+    def on_event(self, listener: EventListener) -> Callable[[], None]:
+        """Call ``listener`` with every event, in emission order; returns an unsubscriber."""
+        ...
+
+    def close(self) -> None: ...
+
+    # -- the project ----------------------------------------------------------------------------
+    def workflow_names(self) -> list[str]: ...
+
+    def select_workflow(self, workflow: str | None = None) -> str:
+        """``workflow`` if defined, else the only workflow; NotFoundError / UsageError say what exists."""
+        ...
+
+    def list_workflow_summaries(self) -> list[WorkflowSummary]: ...
+    def get_project_info(self) -> ProjectInfo: ...
+
+    # -- plan and apply (``workflow=None`` selects the only workflow, else UsageError) ---------------
+    async def plan(self, workflow: str | None = None) -> WorkflowPlan: ...
+    async def apply(self, workflow: str | None = None, dry_run: bool = False) -> ApplyResult: ...
+    def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]: ...
+
+    # -- workspaces -------------------------------------------------------------------------------
+    async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord: ...
+    async def remove_workspace(self, name: str, workflow: str | None = None) -> WorkspaceRecord: ...
+    def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]: ...
+
+    def workspace_workflow(self, name: str, workflow: str | None = None) -> str:
+        """The workflow that owns workspace ``name``; AmbiguousWorkspaceError when several do."""
+        ...
+
+    # -- operations -------------------------------------------------------------------------------
+    def list_operations(self, workflow: str | None = None) -> list[OperationInfo]: ...
+    def list_workspace_operations(self, workflow: str | None = None) -> list[OperationInfo]: ...
+
+    async def run_operation(
+        self, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
+    ) -> JsonValue: ...
+
+    async def run_workspace_operation(
+        self, workspace: str, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
+    ) -> JsonValue: ...
+
+    # -- the cache ----------------------------------------------------------------------------------
+    async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]: ...
+    async def explain(self, workflow: str | None = None, task: str | None = None) -> list[NodeExplanation]: ...
+    async def invalidate(self, workflow: str | None = None, task: str | None = None, all: bool = False) -> int: ...
+    async def clear_cache(self, workflow: str | None = None, scope: str = "all") -> int: ...
+    async def list_snapshots(self, workflow: str | None = None) -> list[JsonObject]: ...
+
+
+__all__ = ["Engine"]

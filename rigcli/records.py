@@ -1,0 +1,170 @@
+"""Value types several rooms share (runs, workspaces, reasons, applies, lock holders) and the one clock.
+
+This module sits below every room: the state store returns these records, the cache-key room
+judges them, the engine hands them out and the renderer shows them. It imports nothing of rig's
+but ``jsonutil``, so any room may use it without pulling in another.
+
+Timestamps are stored as ISO-8601 UTC text of fixed width (``utc_now``), so text order is time
+order; ``parse_timestamp`` reads them back, forgiving the forms other tools write.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import TypedDict
+
+from rigcli.jsonutil import JsonValue
+
+# -- the clock ---------------------------------------------------------------------------------
+
+# What an unreadable timestamp means: older than any cache TTL, so the entry is treated as stale.
+VERY_OLD = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+# Python 3.10's fromisoformat accepts neither "Z" nor fractions other than 3 or 6 digits;
+# rows edited by hand or by other tools (JavaScript's toISOString) use both.
+_ISO = re.compile(
+    r"^(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}(?::\d{2})?)"
+    r"(?:\.(?P<fraction>\d+))?(?P<zone>Z|z|[+-]\d{2}:?\d{2})?$"
+)
+
+
+def utc_datetime() -> datetime:
+    """Now, as an aware UTC datetime (for arithmetic; store ``utc_now()`` instead)."""
+    return datetime.now(timezone.utc)
+
+
+def utc_now() -> str:
+    """Now, as stored: ``2026-05-10T00:00:00.000000+00:00`` (fixed width, so text order is time order)."""
+    return utc_datetime().isoformat(timespec="microseconds")
+
+
+def parse_timestamp(text: str | None) -> datetime:
+    """Parse a stored timestamp into an aware UTC datetime; anything unreadable is ``VERY_OLD``."""
+    if not text:
+        return VERY_OLD
+    match = _ISO.match(text.strip())
+    if match is None:
+        return VERY_OLD
+    fraction = (match["fraction"] or "")[:6].ljust(6, "0")
+    zone = match["zone"] or "+00:00"
+    if zone in ("Z", "z"):
+        zone = "+00:00"
+    elif ":" not in zone:
+        zone = f"{zone[:3]}:{zone[3:]}"
+    clock = match["time"] if match["time"].count(":") == 2 else f"{match['time']}:00"
+    try:
+        parsed = datetime.fromisoformat(f"{match['date']}T{clock}.{fraction}{zone}")
+    except ValueError:
+        return VERY_OLD
+    return parsed.astimezone(timezone.utc)
+
+
+def age_seconds(text: str | None, *, now: datetime | None = None) -> float:
+    """Seconds since a stored timestamp (huge for unreadable ones, negative for future ones)."""
+    reference = now if now is not None else utc_datetime()
+    return (reference - parse_timestamp(text)).total_seconds()
+
+
+# -- records -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Reason:
+    """Why a node is cached or pending: a code from DESIGN §3, its message, and optional detail."""
+
+    code: str
+    message: str
+    detail: str | None = None
+
+    def to_json(self) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = {"code": self.code, "message": self.message}
+        if self.detail:
+            data["detail"] = self.detail
+        return data
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """One row of the run journal (``workflow_node_runs``)."""
+
+    id: str
+    workflow: str
+    node_path: str
+    node_name: str
+    node_kind: str
+    node_key: str
+    provider_fingerprint: str
+    upstream_run_ids: list[str]
+    output: JsonValue | None
+    artifacts: list[JsonValue]
+    status: str  # running | succeeded | failed | interrupted
+    invalidated: bool
+    created_at: str  # ISO-8601 UTC
+    finished_at: str | None = None
+    error: str | None = None
+    pid: int | None = None  # the rig process that recorded it (running runs: whether it is alive)
+    host: str | None = None  # where that process ran
+
+    def to_json(self) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = asdict(self)
+        return data
+
+
+class WorkspaceRecord(TypedDict, total=False):
+    """A row of ``workspaces``: the effects journal of ``fork`` and ``rm``."""
+
+    id: str
+    name: str
+    workflow: str
+    workflow_ctx: JsonValue
+    ctx: JsonValue
+    status: str  # creating | ready | failed | removing
+    resources: list[JsonValue]  # machines attached while create ran
+    error: str | None
+    created_at: str
+    updated_at: str
+
+
+class ApplyRecord(TypedDict):
+    """A row of ``workflow_applies``: the last apply of a workflow."""
+
+    workflow: str
+    provider_fingerprint: str
+    cached_node_count: int
+    node_count: int
+    applied_at: str
+
+
+class LockHolder(TypedDict):
+    """Who holds a state database's writer lock, as shown to the processes waiting for it."""
+
+    pid: int  # 0 when the holder could not be identified
+    host: str
+    command: str
+    started_at: str
+
+
+def describe_holder(holder: LockHolder) -> str:
+    """``rig apply (pid 12 on box, since ...)``: the holder as one phrase for messages."""
+    if not holder["pid"]:
+        return "another rig process"
+    command = f"rig {holder['command']}" if holder["command"] else "rig"
+    since = f", since {holder['started_at']}" if holder["started_at"] else ""
+    return f"{command} (pid {holder['pid']} on {holder['host'] or 'an unknown host'}{since})"
+
+
+__all__ = [
+    "VERY_OLD",
+    "ApplyRecord",
+    "LockHolder",
+    "NodeRun",
+    "Reason",
+    "WorkspaceRecord",
+    "age_seconds",
+    "describe_holder",
+    "parse_timestamp",
+    "utc_datetime",
+    "utc_now",
+]

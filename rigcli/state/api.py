@@ -1,0 +1,124 @@
+"""The state store contract: what the engine may ask of a project's (or a fragment's) state.
+
+One implementation per backend (``SQLiteStateStore`` today). Reads never take the writer lock;
+everything that writes runs inside ``lock(...)`` held by the caller for the whole command.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Protocol
+
+from rigcli.jsonutil import JsonValue
+from rigcli.records import ApplyRecord, LockHolder, NodeRun, WorkspaceRecord
+
+if TYPE_CHECKING:
+    from rigcli.provider_api import KeyValueStore
+    from rigcli.state.lock import HolderCallback
+    from rigcli.state.migrations import SchemaSyncResult
+
+
+class StateStore(Protocol):
+    """Run journal, workspaces, applies, provider storage and metadata of one state database."""
+
+    path: str  # where it lives (a file path today), shown in messages and `rig ls config`
+
+    # -- lifecycle ------------------------------------------------------------------------------
+    def sync_schema(self) -> SchemaSyncResult:
+        """Create or migrate the schema; an unusable database is moved aside and the result says so."""
+        ...
+
+    def close(self) -> None: ...
+
+    def lock(
+        self,
+        command: str,
+        *,
+        wait: bool = True,
+        on_wait: HolderCallback | None = None,
+        on_takeover: HolderCallback | None = None,
+    ) -> AbstractContextManager[LockHolder]:
+        """Hold the one-writer lock; ``command`` names us to waiters (see state/lock.py)."""
+        ...
+
+    # -- metadata, applies, provider storage ------------------------------------------------------
+    def get_metadata(self, key: str) -> JsonValue | None: ...
+    def set_metadata(self, key: str, value: JsonValue) -> None: ...
+
+    def record_apply(
+        self, workflow: str, *, provider_fingerprint: str, cached_node_count: int, node_count: int
+    ) -> ApplyRecord: ...
+
+    def provider_storage(self, provider_id: str) -> KeyValueStore:
+        """``setup.storage`` for a provider: its JSON records in this database."""
+        ...
+
+    # -- the run journal ----------------------------------------------------------------------------
+    def start_run(
+        self,
+        *,
+        workflow: str,
+        node_path: str,
+        node_name: str,
+        node_kind: str,
+        node_key: str,
+        provider_fingerprint: str,
+        upstream_run_ids: Sequence[str],
+    ) -> str:
+        """Record a ``running`` run owned by this process before its handler starts; return its id."""
+        ...
+
+    def finish_run(
+        self,
+        run_id: str,
+        *,
+        status: str,
+        output: JsonValue | None = None,
+        artifacts: Iterable[JsonValue] = (),
+        error: str | None = None,
+    ) -> None:
+        """Move a ``running`` run to ``succeeded``/``failed``/``interrupted`` with its output, atomically."""
+        ...
+
+    def list_runs(
+        self,
+        *,
+        workflow: str | None = None,
+        node_path: str | None = None,
+        statuses: Collection[str] | None = None,
+    ) -> list[NodeRun]:
+        """Runs matching every given filter, newest first."""
+        ...
+
+    def runs_by_path(self, workflow: str) -> dict[str, list[NodeRun]]:
+        """Succeeded runs of ``workflow`` by node path, newest first: the plan's one query."""
+        ...
+
+    def invalidate_runs(self, run_ids: Iterable[str], *, cascade: bool = True) -> int:
+        """Invalidate these runs (and, with ``cascade``, every run built on them); return rows changed."""
+        ...
+
+    def invalidate_paths(self, workflow: str, node_paths: Iterable[str]) -> int:
+        """Invalidate every valid run of these paths, and by cascade what was built on them."""
+        ...
+
+    def delete_runs(self, workflow: str | None = None) -> int:
+        """Delete the runs of ``workflow`` (every run when None); return how many."""
+        ...
+
+    # -- workspaces ---------------------------------------------------------------------------------
+    def save_workspace(self, record: Mapping[str, object]) -> WorkspaceRecord:
+        """Insert or update the record named by its (workflow, name); return what is stored."""
+        ...
+
+    def get_workspace(self, name: str, workflow: str) -> WorkspaceRecord | None: ...
+    def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]: ...
+    def delete_workspace(self, name: str, workflow: str) -> bool: ...
+
+    def attach_workspace_resource(self, name: str, workflow: str, resource: JsonValue) -> WorkspaceRecord:
+        """Append a machine (or other leftover) to the record as soon as it exists, so ``rm`` finds it."""
+        ...
+
+
+__all__ = ["StateStore"]
