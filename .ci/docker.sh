@@ -43,6 +43,11 @@ docker_ci_start() {
     cat "$DOCKER_CI_DIR/dockerd.log" >&2
     return 1
   fi
+  for _ in $(seq 1 50); do # the socket can answer a moment before the pidfile is written
+    [ -s "$DOCKER_CI_DIR/dockerd.pid" ] && break
+    sleep 0.1
+  done
+  [ -n "$DOCKERD_PID" ] || DOCKERD_PID=$(cat "$DOCKER_CI_DIR/dockerd.pid" 2>/dev/null || true)
   if [ -z "$DOCKERD_PID" ] || ! grep -q dockerd "/proc/$DOCKERD_PID/cmdline" 2>/dev/null; then
     echo "dockerd answers but its pidfile does not name it; refusing to continue" >&2
     return 1
