@@ -15,19 +15,19 @@ reach. Use the ``docker`` provider when you need a boundary. What this provider 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
 from providers.local.machine import LocalMachine
 from providers.local.store import LocalStore, MachineRecord, SnapshotRecord
 from rigcli.errors import ProviderError
-from rigcli.provider_api import ProviderSetup, RuntimeContext
+from rigcli.jsonutil import JsonObject, JsonValue
+from rigcli.provider_api import ProviderPlugin, ProviderSetup, RuntimeContext
 from rigcli.provider_kit import BaseController, BaseRuntime, ref_id
 
 PROVIDER_ID = "local"
 SNAPSHOT_KIND = "dirSnapshot"
 
 
-def snapshot_id_of(ref: Any) -> str:
+def snapshot_id_of(ref: object) -> str:
     """The snapshot id in a ``dirSnapshot`` ref (or a bare id string)."""
     return ref_id(ref, provider_id=PROVIDER_ID, kind=SNAPSHOT_KIND, key="snapshot_id", what="local snapshot")
 
@@ -45,7 +45,7 @@ class LocalRuntime(BaseRuntime["LocalController"]):
         self.event("machine.created", machine=machine.id, path=machine.path)
         return machine
 
-    def from_snapshot(self, ref: Any) -> LocalMachine:
+    def from_snapshot(self, ref: object) -> LocalMachine:
         """A new machine holding a copy of the snapshot's files."""
         snapshot_id = snapshot_id_of(ref)
         machine = LocalMachine(self, self.store.create_machine(snapshot_id))
@@ -73,7 +73,7 @@ class LocalController(BaseController):
     def runtime(self, context: RuntimeContext) -> LocalRuntime:
         return LocalRuntime(self, context)
 
-    def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
+    def validate_artifact(self, ref: Mapping[str, JsonValue]) -> bool:
         """A snapshot ref is valid while its directory and completion marker exist."""
         try:
             return self.store.is_complete(snapshot_id_of(ref))
@@ -87,17 +87,17 @@ class LocalController(BaseController):
         self.store.delete_machine(record)
         return True
 
-    def list_machines(self) -> list[dict[str, Any]]:
+    def list_machines(self) -> list[JsonObject]:
         return [self._machine_json(record) for record in self.store.list_machines()]
 
-    def list_snapshots(self) -> list[dict[str, Any]]:
+    def list_snapshots(self) -> list[JsonObject]:
         return [self._snapshot_json(record) for record in self.store.list_snapshots()]
 
-    def delete_snapshot(self, ref: Any) -> bool:
+    def delete_snapshot(self, ref: object) -> bool:
         """Remove a snapshot's files and record; False when there was nothing to remove."""
         return self.store.delete_snapshot(snapshot_id_of(ref))
 
-    def _machine_json(self, record: MachineRecord) -> dict[str, Any]:
+    def _machine_json(self, record: MachineRecord) -> JsonObject:
         path = self.store.machine_dir(record)
         return {
             "provider": PROVIDER_ID,
@@ -108,7 +108,7 @@ class LocalController(BaseController):
             "exists": path.is_dir(),
         }
 
-    def _snapshot_json(self, record: SnapshotRecord) -> dict[str, Any]:
+    def _snapshot_json(self, record: SnapshotRecord) -> JsonObject:
         return {
             "provider": PROVIDER_ID,
             "kind": SNAPSHOT_KIND,
@@ -127,6 +127,6 @@ class LocalPlugin:
         return LocalController(setup)
 
 
-plugin = LocalPlugin()
+plugin: ProviderPlugin = LocalPlugin()
 
 __all__ = ["LocalController", "LocalMachine", "LocalPlugin", "LocalRuntime", "plugin", "snapshot_id_of"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from providers.local.process import run_command
 from providers.local.store import MachineRecord
 from rigcli.errors import ProviderError
+from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import Cancellation
 from rigcli.provider_kit import AttachSpec, BaseMachine, CommandRecorder, CommandResult, MachineFileNotFoundError
 
@@ -80,7 +81,7 @@ class LocalMachine(BaseMachine["LocalRuntime"]):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
 
-    def _snapshot(self) -> dict[str, Any]:
+    def _snapshot(self) -> JsonObject:
         """Copy the machine into an immutable snapshot (``cp -a --reflink=auto``)."""
         record = self._runtime.store.create_snapshot(Path(self.path), source_machine=self.id)
         return {"provider": "local", "kind": "dirSnapshot", "snapshot_id": record.id}
@@ -94,7 +95,7 @@ class LocalMachine(BaseMachine["LocalRuntime"]):
         env.update({str(key): str(value) for key, value in self._runtime.env.items()})
         return AttachSpec(("sh", "-c", command), cwd=self.path, env=env)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "provider": "local",
             "id": self.id,

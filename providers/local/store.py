@@ -9,9 +9,9 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from rigcli.errors import ProviderError
+from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.provider_api import KeyValueStore
 from rigcli.provider_kit import now_iso
 
@@ -28,7 +28,10 @@ def copy_tree(source: Path, target: Path) -> None:
     if shutil.which("cp"):
         done = subprocess.run(
             ["cp", "-a", "--reflink=auto", "--", str(source), str(target)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
         )
         if done.returncode == 0:
             return
@@ -43,12 +46,27 @@ def remove_tree(path: Path) -> None:
         shutil.rmtree(path)
 
 
+def _text(record: JsonObject, key: str) -> str | None:
+    value = record.get(key)
+    return value if isinstance(value, str) else None
+
+
 @dataclass(frozen=True)
 class MachineRecord:
     id: str
     path: str  # relative to the state dir, so a moved project keeps its machines
     created_at: str
     source_snapshot: str | None = None
+
+    @classmethod
+    def from_json(cls, value: JsonValue) -> MachineRecord | None:
+        """The record stored under ``machine:<id>``; None when it is not a readable one."""
+        if not isinstance(value, dict):
+            return None
+        machine_id, path, created_at = (_text(value, key) for key in ("id", "path", "created_at"))
+        if machine_id is None or path is None or created_at is None:
+            return None
+        return cls(machine_id, path, created_at, _text(value, "source_snapshot"))
 
 
 @dataclass(frozen=True)
@@ -58,14 +76,15 @@ class SnapshotRecord:
     created_at: str
     source_machine: str | None = None
 
-
-def _record(cls: type[Any], value: Any) -> Any:
-    if not isinstance(value, dict):
-        return None
-    try:
-        return cls(**{key: value.get(key) for key in cls.__dataclass_fields__})
-    except TypeError:
-        return None
+    @classmethod
+    def from_json(cls, value: JsonValue) -> SnapshotRecord | None:
+        """The record stored under ``snapshot:<id>``; None when it is not a readable one."""
+        if not isinstance(value, dict):
+            return None
+        snapshot_id, path, created_at = (_text(value, key) for key in ("id", "path", "created_at"))
+        if snapshot_id is None or path is None or created_at is None:
+            return None
+        return cls(snapshot_id, path, created_at, _text(value, "source_machine"))
 
 
 class LocalStore:
@@ -100,8 +119,7 @@ class LocalStore:
 
     def get_machine(self, machine_id: str) -> MachineRecord | None:
         stored = self.storage.get(f"machine:{machine_id}")
-        record: MachineRecord | None = _record(MachineRecord, stored["value"]) if stored else None
-        return record
+        return MachineRecord.from_json(stored["value"]) if stored else None
 
     def delete_machine(self, record: MachineRecord) -> None:
         target = self.machine_dir(record)
@@ -113,7 +131,7 @@ class LocalStore:
         self.storage.delete(f"machine:{record.id}")
 
     def list_machines(self) -> list[MachineRecord]:
-        records = [_record(MachineRecord, item["value"]) for item in self.storage.entries("machine:")]
+        records = [MachineRecord.from_json(item["value"]) for item in self.storage.entries("machine:")]
         return [record for record in records if record is not None]
 
     # -- snapshots ------------------------------------------------------------------------
@@ -165,7 +183,7 @@ class LocalStore:
         return self.storage.delete(f"snapshot:{snapshot_id}") or existed
 
     def list_snapshots(self) -> list[SnapshotRecord]:
-        records = [_record(SnapshotRecord, item["value"]) for item in self.storage.entries("snapshot:")]
+        records = [SnapshotRecord.from_json(item["value"]) for item in self.storage.entries("snapshot:")]
         return [record for record in records if record is not None]
 
 
