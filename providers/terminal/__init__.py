@@ -27,9 +27,7 @@ class TerminalRuntime:
         self._setup = setup
         self._context = context
 
-    def open(
-        self, title: str, command: str, machine: Any = None, instructions: str | None = None
-    ) -> dict[str, Any]:
+    def open(self, title: str, command: str, machine: Any = None, instructions: str | None = None) -> dict[str, Any]:
         """Run ``command`` attached to the user's terminal; returns once it has exited 0."""
         if not isinstance(title, str) or not title.strip():
             raise ProviderError("terminal open() needs a title")
@@ -44,15 +42,25 @@ class TerminalRuntime:
             raise ProviderError(msg)
         spec = self._spec(title, command, machine)
         interaction_id = f"term-{secrets.token_hex(6)}"
-        self._emit({
-            "type": "interaction.awaiting_user", "interaction_id": interaction_id, "title": title,
-            "url": None, "instructions": instructions,
-        })
+        self._emit(
+            {
+                "type": "interaction.awaiting_user",
+                "interaction_id": interaction_id,
+                "title": title,
+                "url": None,
+                "instructions": instructions,
+            }
+        )
         exit_code = local.run(list(spec.argv), cwd=spec.cwd, env=dict(spec.env))
-        self._emit({
-            "type": "interaction.completed", "interaction_id": interaction_id, "title": title,
-            "instructions": instructions, "exit_code": exit_code,
-        })
+        self._emit(
+            {
+                "type": "interaction.completed",
+                "interaction_id": interaction_id,
+                "title": title,
+                "instructions": instructions,
+                "exit_code": exit_code,
+            }
+        )
         if exit_code != 0:
             raise ProviderError(f'Interactive command "{title}" exited {exit_code}')
         return {"finished": True, "exit_code": 0}

@@ -33,7 +33,7 @@ class TailBuffer:
         if len(data) >= self.limit:
             self.dropped += self._size + len(data) - self.limit
             self._chunks.clear()
-            self._chunks.append(data[len(data) - self.limit:])
+            self._chunks.append(data[len(data) - self.limit :])
             self._size = self.limit
             return
         self._chunks.append(data)
@@ -212,10 +212,16 @@ class CommandRecorder:
             stderr_truncated_bytes=err.dropped,
             timed_out=timed_out,
         )
-        self._emit({
-            "type": "command.completed", **self._base, "exit_code": exit_code,
-            "truncated_bytes": result.truncated_bytes, "timed_out": timed_out, "cancelled": cancelled,
-        })
+        self._emit(
+            {
+                "type": "command.completed",
+                **self._base,
+                "exit_code": exit_code,
+                "truncated_bytes": result.truncated_bytes,
+                "timed_out": timed_out,
+                "cancelled": cancelled,
+            }
+        )
         return result
 
 

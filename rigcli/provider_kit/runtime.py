@@ -88,7 +88,9 @@ class BaseRuntime(Generic[ControllerT]):
     def event(self, kind: str, **fields: Any) -> None:
         """Emit a ``kind`` event for this node, stamped with the provider id."""
         event: EventData = {
-            "type": kind, "node_path": self.context.node_path, "provider_id": self.controller.provider_id,
+            "type": kind,
+            "node_path": self.context.node_path,
+            "provider_id": self.controller.provider_id,
         }
         self.context.emit({**event, **fields})
 
