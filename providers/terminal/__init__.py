@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import secrets
 import shutil
-from typing import Any
 
 from rigcli.errors import ProviderError
-from rigcli.provider_api import EventData, ProviderSetup, RuntimeContext
+from rigcli.jsonutil import JsonObject
+from rigcli.provider_api import EventData, ProviderPlugin, ProviderSetup, RuntimeContext
 from rigcli.provider_kit import AttachSpec
 
 PROVIDER_ID = "terminal"
@@ -27,7 +27,7 @@ class TerminalRuntime:
         self._setup = setup
         self._context = context
 
-    def open(self, title: str, command: str, machine: Any = None, instructions: str | None = None) -> dict[str, Any]:
+    def open(self, title: str, command: str, machine: object = None, instructions: str | None = None) -> JsonObject:
         """Run ``command`` attached to the user's terminal; returns once it has exited 0."""
         if not isinstance(title, str) or not title.strip():
             raise ProviderError("terminal open() needs a title")
@@ -65,10 +65,10 @@ class TerminalRuntime:
             raise ProviderError(f'Interactive command "{title}" exited {exit_code}')
         return {"finished": True, "exit_code": 0}
 
-    def _spec(self, title: str, command: str, machine: Any) -> AttachSpec:
+    def _spec(self, title: str, command: str, machine: object) -> AttachSpec:
         if machine is None:
             return AttachSpec(("sh", "-c", command), cwd=self._setup.project_dir)
-        attach = getattr(machine, "attach", None)
+        attach: object = getattr(machine, "attach", None)  # any machine with attach(command) -> AttachSpec
         if not callable(attach):
             raise ProviderError(f'Interactive command "{title}": {machine!r} is not a machine rig can open')
         spec = attach(command)
@@ -100,6 +100,6 @@ class TerminalPlugin:
         return TerminalController(setup)
 
 
-plugin = TerminalPlugin()
+plugin: ProviderPlugin = TerminalPlugin()
 
 __all__ = ["TerminalController", "TerminalPlugin", "TerminalRuntime", "plugin"]

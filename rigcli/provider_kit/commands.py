@@ -7,7 +7,6 @@ import secrets
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from rigcli.authoring.values import SecretValue
 from rigcli.errors import ProviderError
@@ -89,7 +88,7 @@ class Redactor:
         self._values = sorted({value for value in values if value}, key=len, reverse=True)
 
     @classmethod
-    def from_values(cls, *sources: Any) -> Redactor:
+    def from_values(cls, *sources: object) -> Redactor:
         return cls(_secret_strings(sources))
 
     def __call__(self, text: str) -> str:
@@ -98,7 +97,7 @@ class Redactor:
         return text
 
 
-def _secret_strings(value: Any) -> list[str]:
+def _secret_strings(value: object) -> list[str]:
     if isinstance(value, SecretValue):
         return [str(value)]
     if isinstance(value, Mapping):

@@ -6,14 +6,15 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from rigcli.errors import InterruptedRunError, ProviderError
+from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import Cancellation
 from rigcli.provider_kit.commands import CommandRecorder, CommandResult, Redactor, describe_command, failure
-from rigcli.provider_kit.runtime import BaseRuntime
+from rigcli.provider_kit.runtime import BaseRuntime, MachineController
 
-RuntimeT = TypeVar("RuntimeT", bound=BaseRuntime[Any])
+RuntimeT = TypeVar("RuntimeT", bound=BaseRuntime[MachineController])
 
 
 @dataclass(frozen=True)
@@ -99,7 +100,7 @@ class BaseMachine(Generic[RuntimeT]):
         except ProviderError as exc:
             return CommandResult(command=command, name="probe", exit_code=127, stdout="", stderr=str(exc))
 
-    def snapshot_ref(self) -> dict[str, Any]:
+    def snapshot_ref(self) -> JsonObject:
         """Snapshot the machine and return its artifact ref (emits ``snapshot.created``)."""
         ref = self._snapshot()
         self._runtime.event("snapshot.created", machine=self.id, artifact=ref)
@@ -135,7 +136,7 @@ class BaseMachine(Generic[RuntimeT]):
         """The command's environment: the provider's ``env=`` config, then the caller's ``env``."""
         return {str(key): str(value) for key, value in {**self._runtime.env, **(extra or {})}.items()}
 
-    def _snapshot(self) -> dict[str, Any]:
+    def _snapshot(self) -> JsonObject:
         """Snapshot the machine and return the artifact ref; by default machines cannot."""
         raise ProviderError(f"{self.provider_id} machines cannot be snapshotted")
 
