@@ -15,12 +15,13 @@ reach. Use the ``docker`` provider when you need a boundary. What this provider 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from providers.local.machine import LocalMachine
 from providers.local.store import LocalStore, MachineRecord, SnapshotRecord
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject, JsonValue
-from rigcli.provider_api import ProviderPlugin, ProviderSetup, RuntimeContext
+from rigcli.provider_api import ProviderPlugin, ProviderSetup, RuntimeContext, SupportsArtifactValidation
 from rigcli.provider_kit import BaseController, BaseRuntime, ref_id
 
 PROVIDER_ID = "local"
@@ -118,6 +119,10 @@ class LocalController(BaseController):
             "source_machine": record.source_machine,
             "complete": self.store.is_complete(record.id),
         }
+
+
+if TYPE_CHECKING:  # mypy checks the optional hook against the contract (cleanup comes from BaseController)
+    _validates: type[SupportsArtifactValidation] = LocalController
 
 
 class LocalPlugin:
