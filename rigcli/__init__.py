@@ -6,7 +6,7 @@ cached ``rig plan`` stay fast.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rigcli._version import __version__
 
@@ -35,7 +35,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     module_name = _LAZY.get(name)
     if module_name is None:
         raise AttributeError(f"module 'rigcli' has no attribute {name!r}")

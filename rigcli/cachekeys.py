@@ -17,12 +17,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
 
-from rigcli.authoring.nodes import ParallelNode, SequenceNode, TaskNode
+from rigcli.authoring.nodes import Node, OutputSchema, ParallelNode, SequenceNode, TaskNode
 from rigcli.graph import TaskSpec
 from rigcli.jsonutil import JsonValue, canonical_json, tagged_hash, to_plain_json
 from rigcli.records import NodeRun, Reason, age_seconds
+
+Fingerprint = Callable[[object], str]  # the handler fingerprint of any code object (see rigcli.fingerprint)
 
 REASON_MESSAGES = {
     "cached": "cached",
@@ -45,7 +46,7 @@ def reason(code: str, detail: str | None = None) -> Reason:
 CACHED = reason("cached")
 
 
-def output_identity(output: Any, fingerprint: Callable[[Any], str]) -> JsonValue:
+def output_identity(output: OutputSchema | None, fingerprint: Fingerprint) -> JsonValue:
     if output is None:
         return None
     schema = getattr(output, "model_json_schema", None)
@@ -56,7 +57,7 @@ def output_identity(output: Any, fingerprint: Callable[[Any], str]) -> JsonValue
     return {"kind": "parse", "name": type(output).__qualname__, "parse": fingerprint(code)}
 
 
-def task_key(task: TaskSpec, fingerprint: Callable[[Any], str]) -> str:
+def task_key(task: TaskSpec, fingerprint: Fingerprint) -> str:
     node = task.node
     return tagged_hash(
         "task-v1",
@@ -71,7 +72,7 @@ def task_key(task: TaskSpec, fingerprint: Callable[[Any], str]) -> str:
     )
 
 
-def describe_fragment(node: Any, fingerprint: Callable[[Any], str]) -> JsonValue:
+def describe_fragment(node: Node, fingerprint: Fingerprint) -> JsonValue:
     config = to_plain_json(node.config)
     if isinstance(node, TaskNode):
         return {
@@ -101,7 +102,7 @@ def describe_fragment(node: Any, fingerprint: Callable[[Any], str]) -> JsonValue
     }
 
 
-def fragment_hash(node: Any, fingerprint: Callable[[Any], str]) -> str:
+def fragment_hash(node: Node, fingerprint: Fingerprint) -> str:
     return tagged_hash("fragment-v1", describe_fragment(node, fingerprint))
 
 

@@ -12,11 +12,11 @@ import importlib.util
 import os
 import sys
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from importlib.machinery import ModuleSpec
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from types import CodeType, ModuleType
 
 from rigcli.authoring.nodes import SequenceNode
 from rigcli.authoring.project import ProjectConfig
@@ -59,7 +59,7 @@ class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
     """Compile from the source file every time: a stale .pyc (same size, same second) must
     never run code other than what the fingerprint read."""
 
-    def get_code(self, fullname: str) -> Any:
+    def get_code(self, fullname: str) -> CodeType:
         return compile(self.get_data(self.path), self.path, "exec", dont_inherit=True)
 
 
@@ -67,7 +67,9 @@ class _ProjectFinder(importlib.abc.MetaPathFinder):
     def __init__(self, root: str) -> None:
         self._root = root
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None = None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
         spec = importlib.machinery.PathFinder.find_spec(fullname, path)
         origin = getattr(spec, "origin", None)
         if spec is None or not origin or not origin.endswith(".py"):
@@ -166,11 +168,11 @@ def _read_workflows(module: ModuleType, config_path: Path, project_dir: Path) ->
         raise ConfigError(
             f"{config_path}: must bind the name `workflows` to a workflow, a list of workflows, or define_config(...)"
         )
-    value: Any = module.workflows
+    value: object = module.workflows
     providers: Mapping[str, ProviderDefinition] = {}
     if isinstance(value, ProjectConfig):
         providers = value.providers
-        items: tuple[Any, ...] = value.workflows
+        items: tuple[object, ...] = tuple(value.workflows)
     elif isinstance(value, SequenceNode):
         items = (value,)
     elif isinstance(value, (list, tuple)):
@@ -182,14 +184,14 @@ def _read_workflows(module: ModuleType, config_path: Path, project_dir: Path) ->
         )
     if not items:
         raise ConfigError(f"{config_path}: `workflows` is empty")
-    seen: set[str] = set()
+    roots: list[SequenceNode] = []
     for item in items:
         if not isinstance(item, SequenceNode):
             raise ConfigError(f"{config_path}: `workflows` holds a {type(item).__name__}, not a workflow sequence")
-        if item.workflow in seen:
+        if any(root.workflow == item.workflow for root in roots):
             raise ConfigError(f"{config_path}: Workflow names must be unique (duplicate: {item.workflow})")
-        seen.add(item.workflow)
-    return LoadedConfig(config_path, project_dir, items, providers, module)
+        roots.append(item)
+    return LoadedConfig(config_path, project_dir, tuple(roots), providers, module)
 
 
 __all__ = ["LoadedConfig", "load_config", "load_dotenv_file"]

@@ -12,20 +12,23 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import Any, Union
+from typing import Union
 
 from rigcli.authoring.nodes import (
     CONTEXT_NAMES,
+    Node,
     ParallelNode,
     ProviderScope,
     SequenceNode,
     TaskNode,
 )
-from rigcli.authoring.operations import OperationDefinition, WorkspaceDefinition
+from rigcli.authoring.operations import Handler, OperationDefinition, WorkspaceDefinition
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.handler_params import HOOK_NAMES, TASK_NAMES, check_handler_params
+from rigcli.jsonutil import JsonValue
 
 Scope = Mapping[str, ProviderDefinition]
+ConfigStack = tuple[Mapping[str, JsonValue], ...]  # configure() levels, root first
 
 
 @dataclass(frozen=True, eq=False)
@@ -36,13 +39,13 @@ class TaskSpec:
     node: TaskNode
     store: str  # "local", or the fragment hash that caches it
     cache_path: str
-    config_stack: tuple[Mapping[str, Any], ...]
+    config_stack: ConfigStack
     providers: Scope
     kind = "task"
 
     @property
-    def config(self) -> Mapping[str, Any]:
-        merged: dict[str, Any] = {}
+    def config(self) -> Mapping[str, JsonValue]:
+        merged: dict[str, JsonValue] = {}
         for level in self.config_stack:
             merged.update(level)
         return MappingProxyType(merged)
@@ -62,15 +65,14 @@ StepSpec = Union[TaskSpec, ParallelSpec]  # noqa: UP007 - referenced before Para
 class FragmentSpec:
     """A ``.global_()`` subtree; ``hash`` is filled in by the cache-key room."""
 
-    node: Any
-    display_prefix: str
-    config_stack: tuple[Mapping[str, Any], ...]
+    node: Node
+    config_stack: ConfigStack
     hash: str = ""
 
 
 @dataclass(frozen=True, eq=False)
 class HookSpec:
-    fn: Callable[..., Any]
+    fn: Handler
     providers: Scope
     label: str
 
@@ -117,7 +119,7 @@ class _Place:
 
     prefix: str
     scope: Scope
-    stack: tuple[Mapping[str, Any], ...]
+    stack: ConfigStack
     store: str
     cache_prefix: str
 
@@ -149,11 +151,11 @@ class _Compiler:
             self._scopes[key] = cached
         return cached
 
-    def node(self, node: Any, at: _Place) -> tuple[StepSpec, ...]:
+    def node(self, node: Node, at: _Place) -> tuple[StepSpec, ...]:
         if node.config:
             at = replace(at, stack=(*at.stack, node.config))
         if node.cache_scope == "global" and at.store == LOCAL_STORE:
-            fragment = FragmentSpec(node, at.prefix, at.stack)
+            fragment = FragmentSpec(node, at.stack)
             fragment = replace(fragment, hash=self._hash_fragment(fragment))
             self.fragments.setdefault(fragment.hash, fragment)
             # Cache paths restart at the fragment boundary, keeping the fragment's own name.

@@ -12,10 +12,15 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.cli.opargs import InputField, fields_from_schema
 from rigcli.discovery import ProjectLocation, find_project
+
+if TYPE_CHECKING:
+    from rigcli.authoring.nodes import SequenceNode
+    from rigcli.records import WorkspaceRecord
+    from rigcli.state.api import StateStore
 
 T = TypeVar("T")
 Item = tuple[str, str]  # (value, description)
@@ -56,19 +61,19 @@ class ProjectSource:
         return _safe(lambda: find_project(chdir=self._chdir, config=self._config, state=self._state), None)
 
     @cached_property
-    def _workflows(self) -> list[Any]:
+    def _workflows(self) -> list[SequenceNode]:
         location = self.location
         if location is None:
             return []
 
-        def load() -> list[Any]:
+        def load() -> list[SequenceNode]:
             from rigcli.config_loader import load_config
 
             return list(load_config(location.config_path, location.project_dir).workflows)
 
         return _safe(load, [])
 
-    def _selected(self) -> list[Any]:
+    def _selected(self) -> list[SequenceNode]:
         return [item for item in self._workflows if self.workflow in (None, item.workflow)]
 
     def workflows(self) -> list[Item]:
@@ -90,27 +95,29 @@ class ProjectSource:
         return _safe(read, [])
 
     @cached_property
-    def _store(self) -> Any:
+    def _store(self) -> StateStore | None:
         location = self.location
         # Never create a state database just because someone pressed Tab.
         if location is None or not location.effective_state_path.exists():
             return None
 
-        def open_store() -> Any:
+        def open_store() -> StateStore | None:
             from rigcli.state import create_state_store
 
             return create_state_store(
-                project_dir=location.project_dir, state_path=location.effective_state_path,
-                config_path=location.config_path, read_only=True,
+                project_dir=location.project_dir,
+                state_path=location.effective_state_path,
+                config_path=location.config_path,
+                read_only=True,
             )
 
         return _safe(open_store, None)
 
-    def workspace_records(self) -> list[dict[str, Any]]:
+    def workspace_records(self) -> list[WorkspaceRecord]:
         store = self._store
         if store is None:
             return []
-        return _safe(lambda: [dict(item) for item in store.list_workspaces(self.workflow)], [])
+        return _safe(lambda: store.list_workspaces(self.workflow), [])
 
     def workspaces(self) -> list[Item]:
         return [(str(item["name"]), f"workspace ({item['workflow']})") for item in self.workspace_records()]

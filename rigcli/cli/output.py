@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
 
 
-def emit_json(document: Any) -> None:
+def emit_json(document: object) -> None:
     """The command's whole stdout in --json mode: one indented document and a newline."""
     sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=_fallback) + "\n")
     sys.stdout.flush()
 
 
-def _fallback(value: Any) -> Any:
+def _fallback(value: object) -> object:
     to_json = getattr(value, "to_json", None)
     if callable(to_json):
         return to_json()

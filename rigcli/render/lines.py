@@ -7,7 +7,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
 
 from rigcli.events import (
     ArtifactCreated,
@@ -247,7 +247,7 @@ class KindFormatter:
     """One row of the kind → method map: the event class it takes (its KIND is the key) and the method."""
 
     event_class: type[Event]
-    method: Callable[[Any], list[Line]]  # takes an event_class instance; checked in __call__
+    method: Callable[..., list[Line]]  # takes an event_class instance; checked in __call__
 
     def __call__(self, event: Event) -> list[Line]:
         return self.method(event) if isinstance(event, self.event_class) else []

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from rich import box
 from rich.console import Console
@@ -35,7 +34,7 @@ def _table(columns: Sequence[str]) -> Table:
     return table
 
 
-def _cell(value: Any, column: str) -> Text:
+def _cell(value: object, column: str) -> Text:
     text = "" if value is None else str(value)
     style = STATUS_STYLES.get(text, "") if column == "status" else ""
     return Text(text, style=style)
@@ -43,7 +42,7 @@ def _cell(value: Any, column: str) -> Text:
 
 def print_table(
     columns: Sequence[str],
-    rows: Sequence[Sequence[Any]],
+    rows: Sequence[Sequence[object]],
     *,
     empty: str,
     title: str | None = None,
@@ -86,7 +85,7 @@ def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
     print_table(["#", "status", "node", "reason"], rows, empty="no nodes", console=out)
 
 
-def format_age(timestamp: Any) -> str:
+def format_age(timestamp: object) -> str:
     """``just now``, ``5m ago``, ``3h ago``, ``2d ago`` for an ISO-8601 time; the input when unparsable."""
     if not isinstance(timestamp, str) or not timestamp:
         return ""
@@ -101,14 +100,14 @@ def format_age(timestamp: Any) -> str:
     return "just now"
 
 
-def print_kv(pairs: Sequence[tuple[str, Any]], *, console: Console | None = None) -> None:
+def print_kv(pairs: Sequence[tuple[str, object]], *, console: Console | None = None) -> None:
     out = console or stdout_console()
     width = max((len(key) for key, _ in pairs), default=0)
     for key, value in pairs:
         out.print(Text.assemble((key.ljust(width), "bold"), "  ", "" if value is None else str(value)), soft_wrap=True)
 
 
-def print_value(value: Any, *, console: Console | None = None) -> None:
+def print_value(value: object, *, console: Console | None = None) -> None:
     """An operation's result: strings as they are, anything else as indented JSON."""
     out = console or stdout_console()
     if value is None:

@@ -26,6 +26,8 @@ from rigcli.state.migrations import (
 BUSY_TIMEOUT_SECONDS = 15.0
 
 _Self = TypeVar("_Self", bound="StateDatabase")
+# A row as sqlite3 returns it: each column's type comes from the schema, which Python cannot see.
+Row = tuple[Any, ...]
 
 
 def dumps(value: JsonValue) -> str:
@@ -151,8 +153,8 @@ class StateDatabase:
     def __enter__(self: _Self) -> _Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
 
-__all__ = ["BUSY_TIMEOUT_SECONDS", "StateDatabase", "dumps"]
+__all__ = ["BUSY_TIMEOUT_SECONDS", "Row", "StateDatabase", "dumps"]

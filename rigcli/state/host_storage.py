@@ -14,7 +14,6 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue, to_plain_json
@@ -24,6 +23,7 @@ from rigcli.state.paths import default_host_storage_dir
 from rigcli.state.provider_storage import check_storable
 
 _UNSAFE = re.compile(r"[^a-zA-Z0-9._-]+")
+HostRecord = dict[str, JsonValue]  # {"value": ..., "created_at": ..., "updated_at": ...} in the file
 
 
 def host_storage_file_name(provider_id: str) -> str:
@@ -75,19 +75,19 @@ class HostStorage:
                 self.path.unlink()
             return count
 
-    def _stored(self, key: str, record: dict[str, Any]) -> StoredRecord:
+    def _stored(self, key: str, record: HostRecord) -> StoredRecord:
         return {
             "provider_id": self.provider_id,
             "key": key,
             "value": record["value"],
-            "created_at": record.get("created_at", ""),
-            "updated_at": record.get("updated_at", ""),
+            "created_at": str(record.get("created_at", "")),
+            "updated_at": str(record.get("updated_at", "")),
         }
 
     def _invalid(self) -> StateError:
         return StateError(f"Invalid rig provider host storage at {self.path}")
 
-    def _load(self) -> dict[str, dict[str, Any]]:
+    def _load(self) -> dict[str, HostRecord]:
         try:
             text = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -108,7 +108,7 @@ class HostStorage:
             raise self._invalid()
         return records
 
-    def _save(self, records: dict[str, dict[str, Any]]) -> None:
+    def _save(self, records: dict[str, HostRecord]) -> None:
         document = {"provider_id": self.provider_id, "records": records}
         payload = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
         # A temp file in the same directory, fsynced, then renamed over: readers and crashes see

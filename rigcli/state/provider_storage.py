@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
 
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 from rigcli.provider_api import StoredRecord
 from rigcli.records import utc_now
-from rigcli.state.database import StateDatabase, dumps
+from rigcli.state.database import Row, StateDatabase, dumps
 
 _COLUMNS = 'provider_id, "key", value_json, created_at, updated_at'
 
 
-def _to_record(row: Sequence[Any]) -> StoredRecord:
+def _to_record(row: Row) -> StoredRecord:
     return {
         "provider_id": row[0],
         "key": row[1],

@@ -7,12 +7,11 @@ import os
 import sqlite3
 import uuid
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any
 
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json
 from rigcli.records import NodeRun, utc_now
-from rigcli.state.database import StateDatabase, dumps
+from rigcli.state.database import Row, StateDatabase, dumps
 from rigcli.state.process import this_host
 
 RUN_STATUSES = ("running", "succeeded", "failed", "interrupted")
@@ -28,7 +27,7 @@ _NEWEST_FIRST = "ORDER BY created_at DESC, rowid DESC"
 _CHUNK = 500  # stays below SQLite's bound-parameter limit on old builds (999)
 
 
-def _to_run(row: Sequence[Any]) -> NodeRun:
+def _to_run(row: Row) -> NodeRun:
     return NodeRun(
         id=row[0],
         workflow=row[1],

@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any, cast
+from collections.abc import Mapping
+from typing import cast
 
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 from rigcli.records import WorkspaceRecord, utc_now
-from rigcli.state.database import StateDatabase, dumps
+from rigcli.state.database import Row, StateDatabase, dumps
 
 WORKSPACE_STATUSES = ("creating", "ready", "failed", "removing")
 
@@ -32,7 +32,7 @@ _RECORD_KEYS = tuple(column.removesuffix("_json") for column in _COLUMN_NAMES)
 _FIELDS = frozenset(_RECORD_KEYS)
 
 
-def _to_record(row: Sequence[Any]) -> WorkspaceRecord:
+def _to_record(row: Row) -> WorkspaceRecord:
     return {
         "id": row[0],
         "name": row[1],
@@ -76,7 +76,7 @@ def _write_row(db: sqlite3.Connection, record: WorkspaceRecord, *, exists: bool)
 
 
 class WorkspaceTable(StateDatabase):
-    def save_workspace(self, record: Mapping[str, Any]) -> WorkspaceRecord:
+    def save_workspace(self, record: Mapping[str, object]) -> WorkspaceRecord:
         """Insert or update the workspace named by ``record``'s (workflow, name); return what is stored.
 
         Fields left out keep their stored value (or a default: a new id, status ``ready``, no
@@ -101,7 +101,7 @@ class WorkspaceTable(StateDatabase):
         now = utc_now()
         with self._write() as db:
             stored = _select(db, name, workflow)
-            merged: dict[str, Any] = (
+            merged: dict[str, object] = (
                 dict(stored)
                 if stored is not None
                 else {
@@ -113,7 +113,9 @@ class WorkspaceTable(StateDatabase):
                     "created_at": now,
                 }
             )
-            merged.update(to_plain_json(dict(record)))
+            plain = to_plain_json(dict(record))
+            assert isinstance(plain, dict)
+            merged.update(plain)
             merged.setdefault("status", status)
             if "updated_at" not in record:
                 merged["updated_at"] = now

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
 
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import RigError, UsageError
+from rigcli.jsonutil import JsonObject
+from rigcli.records import WorkspaceRecord
 
 TARGETS = {
     "workspaces": "workspaces",
@@ -34,50 +36,69 @@ def _workflow_names(session: Session) -> list[str]:
     return [only] if only is not None else session.workflow_names()
 
 
+@dataclass
+class _WorkflowRow:
+    """One workflow in `rig ls`: its cache summary (None when the plan failed) and workspaces."""
+
+    name: str
+    workspaces: list[WorkspaceRecord]
+    cached_node_count: int | None = None
+    node_count: int | None = None
+    plan_error: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        data: dict[str, object] = {
+            "name": self.name,
+            "cached_node_count": self.cached_node_count,
+            "node_count": self.node_count,
+        }
+        if self.plan_error is not None:
+            data["plan_error"] = self.plan_error
+        data["workspaces"] = self.workspaces
+        return data
+
+    @property
+    def cached_cell(self) -> str:
+        return "unavailable" if self.node_count is None else f"{self.cached_node_count}/{self.node_count}"
+
+
 def _workspaces(session: Session) -> int:
     engine = session.engine
-    workflows: list[dict[str, Any]] = []
+    workflows: list[_WorkflowRow] = []
     for name in _workflow_names(session):
-        entry: dict[str, Any] = {"name": name, "cached_node_count": None, "node_count": None}
+        row = _WorkflowRow(name, sorted(engine.list_workspaces(name), key=lambda record: str(record.get("name"))))
         try:
             plan = session.run(engine.plan(workflow=name))
-            entry["cached_node_count"], entry["node_count"] = plan.cached_node_count, plan.node_count
+            row.cached_node_count, row.node_count = plan.cached_node_count, plan.node_count
         except RigError as exc:
-            entry["plan_error"] = str(exc)
-        entry["workspaces"] = sorted(engine.list_workspaces(name), key=lambda record: str(record.get("name")))
-        workflows.append(entry)
+            row.plan_error = str(exc)
+        workflows.append(row)
     if session.opts.json:
-        emit_json({"workflows": workflows})
+        emit_json({"workflows": [item.to_json() for item in workflows]})
         return 0
     from rigcli.render.tables import format_age, print_message, print_table
 
     print_table(
         ["workflow", "cached", "workspaces"],
-        [[item["name"], _cached_cell(item), len(item["workspaces"])] for item in workflows],
+        [[item.name, item.cached_cell, len(item.workspaces)] for item in workflows],
         empty="no workflows",
     )
     several = len(workflows) > 1
     rows = []
     for item in workflows:
-        for record in item["workspaces"]:
-            row = [record.get("name"), record.get("status"), format_age(record.get("created_at"))]
-            rows.append([*row[:1], item["name"], *row[1:]] if several else row)
+        for record in item.workspaces:
+            cells = [record.get("name"), record.get("status"), format_age(record.get("created_at"))]
+            rows.append([*cells[:1], item.name, *cells[1:]] if several else cells)
     columns = ["workspace", "workflow", "status", "created"] if several else ["workspace", "status", "created"]
     print_table(columns, rows, empty="no workspaces")
     for item in workflows:
-        if item.get("plan_error"):
-            print_message(f"{item['name']}: {item['plan_error']}", style="yellow")
+        if item.plan_error:
+            print_message(f"{item.name}: {item.plan_error}", style="yellow")
     return 0
 
 
-def _cached_cell(item: dict[str, Any]) -> str:
-    if item["node_count"] is None:
-        return "unavailable"
-    return f"{item['cached_node_count']}/{item['node_count']}"
-
-
 def _snapshots(session: Session) -> int:
-    snapshots: list[dict[str, Any]] = []
+    snapshots: list[JsonObject] = []
     for name in _workflow_names(session):
         snapshots.extend(session.run(session.engine.list_snapshots(workflow=name)))
     if session.opts.json:
@@ -88,7 +109,7 @@ def _snapshots(session: Session) -> int:
     rows = []
     for item in snapshots:
         nested = item.get("artifact")
-        artifact: dict[str, Any] = nested if isinstance(nested, dict) else item
+        artifact: JsonObject = nested if isinstance(nested, dict) else item
         kind = f"{artifact.get('provider', '')}:{artifact.get('kind', '')}"
         ref = next((str(value) for key, value in artifact.items() if key not in ("provider", "kind")), "")
         rows.append([item.get("workflow"), item.get("node_path"), kind, ref, format_age(item.get("created_at"))])

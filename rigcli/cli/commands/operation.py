@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from rigcli.cli.commands.workspace import confirm_destructive
 from rigcli.cli.opargs import InputField, convert, fields_from_schema, option_rows, parse_operation_args, usage_line
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
+from rigcli.engine.results import OperationInfo
 from rigcli.errors import NotFoundError, RigError, UsageError
+from rigcli.jsonutil import JsonValue
 
 YES_FLAGS = ("-y", "--yes")
 
@@ -93,7 +94,7 @@ def _workflow_op(session: Session, operation: str, owners: list[str], words: lis
     return _show(session, result)
 
 
-def _inputs(session: Session, info: Any, words: list[str], command: str) -> dict[str, Any] | None:
+def _inputs(session: Session, info: OperationInfo, words: list[str], command: str) -> dict[str, object] | None:
     """Parsed input values, or None after printing the operation's help."""
     fields = fields_from_schema(info.input_schema)
     parsed = parse_operation_args(info.id, fields, words)
@@ -107,7 +108,7 @@ def _inputs(session: Session, info: Any, words: list[str], command: str) -> dict
     return parsed.values
 
 
-def _prompt(session: Session, item: InputField, op_id: str) -> Any:
+def _prompt(session: Session, item: InputField, op_id: str) -> object:
     from rigcli.render import prompts
 
     message = item.description or item.name
@@ -136,7 +137,7 @@ def _prompt(session: Session, item: InputField, op_id: str) -> Any:
     return convert(item, answer, op_id)
 
 
-def _print_help(info: Any, fields: list[InputField], command: str) -> None:
+def _print_help(info: OperationInfo, fields: list[InputField], command: str) -> None:
     from rigcli.render.tables import print_message, print_table
 
     print_message(f"Usage: {usage_line(command, fields)}", err=False)
@@ -146,7 +147,7 @@ def _print_help(info: Any, fields: list[InputField], command: str) -> None:
     print_table(["option", "type", "default", "description"], option_rows(fields), empty="(no inputs)")
 
 
-def _show(session: Session, result: Any) -> int:
+def _show(session: Session, result: JsonValue) -> int:
     if session.opts.json:
         emit_json(result)
     else:
