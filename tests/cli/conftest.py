@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-if str(_REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(_REPO_ROOT))
-
-from tests.cli.cli_support import DEV_CONFIG, MULTI_CONFIG, Result, run_rig, write_project  # noqa: E402
+from tests.cli.cli_support import DEV_CONFIG, MULTI_CONFIG, Result, run_rig, write_project
 
 Rig = Callable[..., Result]
 
