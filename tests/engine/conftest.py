@@ -5,17 +5,12 @@ The isolated RIG_HOME, host storage and browser settings come from ``tests/conft
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-_REPO_ROOT = Path(__file__).resolve().parents[2]
-if str(_REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(_REPO_ROOT))
-
-from tests.engine.support import EngineProject  # noqa: E402
+from tests.engine.support import EngineProject
 
 
 @pytest.fixture
