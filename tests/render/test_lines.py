@@ -37,7 +37,7 @@ def _texts(formatter: EventFormatter, *sequence: Event) -> list[str]:
 def test_every_map_key_is_its_event_class_kind(formatter: EventFormatter) -> None:
     assert formatter.formatters  # the map is the renderer's whole vocabulary
     for kind, entry in formatter.formatters.items():
-        assert entry.event_class.KIND == kind
+        assert kind == entry.event_class.KIND
 
 
 def test_every_engine_event_kind_is_either_shown_or_deliberately_silent(formatter: EventFormatter) -> None:
