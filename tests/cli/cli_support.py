@@ -1,4 +1,4 @@
-"""Run the installed `rig` entry point as a subprocess, and write small projects to run it on."""
+"""Run `rig` (in this process, or the installed console script as a subprocess) and write projects to run it on."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.cli.inprocess import run_in_process
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COMPLETIONS = REPO_ROOT / "completions"
@@ -63,7 +65,29 @@ def run_rig(
     env: dict[str, str] | None = None,
     input: str | None = None,
     timeout: float = 120,
+    subprocess: bool = False,
 ) -> Result:
+    """``rig ARGS`` in ``cwd`` with ``env`` laid over the environment and ``input`` on stdin.
+
+    In this process by default, through the function the console script calls (see inprocess.py);
+    ``subprocess=True`` runs the installed console script instead, for what only a real process
+    shows: the entry point itself, signals, terminals, exit paths, contention between processes.
+    ``timeout`` bounds a subprocess; an in-process run is bounded by the test's own timeout.
+    """
+    if subprocess:
+        return run_rig_process(*args, cwd=cwd, env=env, input=input, timeout=timeout)
+    captured = run_in_process(args, cwd=cwd, environ=env_with_rig(env), input=input or "")
+    return Result(list(args), captured.returncode, captured.stdout, captured.stderr)
+
+
+def run_rig_process(
+    *args: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    input: str | None = None,
+    timeout: float = 120,
+) -> Result:
+    """The installed console script as a subprocess."""
     completed = subprocess.run(
         [RIG, *args],
         cwd=cwd,

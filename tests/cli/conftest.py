@@ -1,4 +1,4 @@
-"""Fixtures for CLI tests: projects on disk, and the installed `rig` run against them."""
+"""Fixtures for CLI tests: projects on disk, and `rig` run against them (in-process unless asked otherwise)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def multi_project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def rig(dev_project: Path) -> Rig:
-    """`rig(...)` in the dev project; pass cwd= to run elsewhere."""
+    """`rig(...)` in the dev project; pass cwd= to run elsewhere, subprocess=True for a real process."""
 
     def run(*args: str, cwd: Path | None = None, **options: object) -> Result:
         return run_rig(*args, cwd=cwd or dev_project, **options)  # type: ignore[arg-type]

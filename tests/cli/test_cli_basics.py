@@ -14,7 +14,7 @@ from tests.cli.cli_support import env_with_rig, run_rig, write_project
 
 @pytest.mark.parametrize("args", [["--version"], ["-V"], ["version"], ["plan", "--version"]])
 def test_version_prints_just_the_version(tmp_path: Path, args: list[str]) -> None:
-    result = run_rig(*args, cwd=tmp_path)
+    result = run_rig(*args, cwd=tmp_path, subprocess=True)  # the installed console script itself
     assert result.returncode == 0, result
     assert result.stdout == f"{__version__}\n"
     assert result.stderr == ""

@@ -47,12 +47,12 @@ def test_no_wait_exits_4_while_another_rig_holds_the_lock(tmp_path: Path) -> Non
     project = write_project(tmp_path / "slow", SLOW_CONFIG.format(seconds=5))
     holder = _start_slow_apply(project, 5)
     try:
-        result = run_rig("--no-wait", "apply", cwd=project)
+        result = run_rig("--no-wait", "apply", cwd=project, subprocess=True)
         assert result.returncode == 4, result
         assert result.stdout == ""
         [line] = result.stderr.splitlines()
         assert line.startswith("error: ") and "locked" in line and str(holder.pid) in line
-        reader = run_rig("plan", "--json", cwd=project, timeout=10)  # reads never wait for the lock
+        reader = run_rig("plan", "--json", cwd=project, timeout=10, subprocess=True)  # reads never wait for the lock
         assert reader.returncode == 0, reader
     finally:
         holder.kill()
@@ -74,7 +74,7 @@ def test_a_second_writer_waits_and_says_who_holds_the_lock(tmp_path: Path) -> No
     project = write_project(tmp_path / "slow", SLOW_CONFIG.format(seconds=2))
     holder = _start_slow_apply(project, 2)
     try:
-        waiter = run_rig("apply", cwd=project, timeout=60)
+        waiter = run_rig("apply", cwd=project, timeout=60, subprocess=True)
         assert waiter.returncode == 0, waiter
         assert f"waiting for the state lock held by rig apply (pid {holder.pid}" in waiter.stderr
     finally:

@@ -24,15 +24,15 @@ def test_readme_opens_with_the_main_job_and_the_test_command() -> None:
 def test_readme_config_example_loads(tmp_path: Path) -> None:
     [config] = [body for kind, body in BLOCKS if kind == "python"]
     project = write_project(tmp_path / "readme", config)
-    result = run_rig("plan", "--json", cwd=project)
+    result = run_rig("plan", "--json", cwd=project, subprocess=True)
     assert result.returncode == 0, result
     assert result.json["workflow"] == "dev"
-    ops = run_rig("ls", "config", "--json", cwd=project).json["workflows"][0]["workspace_operations"]
+    ops = run_rig("ls", "config", "--json", cwd=project, subprocess=True).json["workflows"][0]["workspace_operations"]
     assert ops == ["exec"]
 
 
 def test_readme_lists_every_command(tmp_path: Path) -> None:
-    help_text = run_rig("--help", cwd=tmp_path).stdout
+    help_text = run_rig("--help", cwd=tmp_path, subprocess=True).stdout
     commands = re.findall(r"^  (\w+)\s{2,}", help_text.split("Commands:", 1)[1], flags=re.M)
     assert len(commands) > 10
     for command in commands:
