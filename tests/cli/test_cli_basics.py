@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
+import rigcli.cli.commands.project as project_commands
 from rigcli._version import __version__
+from rigcli.state import HostStorage
 from tests.cli.cli_support import env_with_rig, run_rig, write_project
 
 
@@ -229,18 +231,10 @@ def test_doctor_inside_a_project(dev_project: Path) -> None:
 
 
 def test_providers_clear_deletes_host_storage_without_a_project(tmp_path: Path) -> None:
-    seed = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "from rigcli.state import HostStorage\n"
-            "s = HostStorage('local'); s.set('a', 1); s.set('b', {'x': 2}); print(s.path)",
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    storage_path = seed.stdout.strip()
+    seed = HostStorage("local")
+    seed.set("a", 1)
+    seed.set("b", {"x": 2})
+    storage_path = str(seed.path)
     result = run_rig("providers", "local", "clear", "--json", cwd=tmp_path)
     assert result.returncode == 0, result
     assert result.json == {"provider_id": "local", "deleted": 2, "storage_path": storage_path}
@@ -255,15 +249,12 @@ def test_providers_unknown_action(tmp_path: Path) -> None:
     assert result.stderr == "error: Unknown providers action wipe. Expected clear.\n"
 
 
-def test_internal_error_exits_3_with_a_log_file(tmp_path: Path) -> None:
-    script = (
-        "import rigcli.cli.commands.project as project\n"
-        "def broken(opts):\n    raise ValueError('kaboom')\n"
-        "project.version = broken\n"
-        "from rigcli.__main__ import main\n"
-        "raise SystemExit(main(['version', '--json']))\n"
-    )
-    completed = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True)
+def test_internal_error_exits_3_with_a_log_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(opts: object) -> int:
+        raise ValueError("kaboom")
+
+    monkeypatch.setattr(project_commands, "version", broken)
+    completed = run_rig("version", "--json", cwd=tmp_path)
     assert completed.returncode == 3
     assert completed.stdout == ""
     [line] = completed.stderr.splitlines()
@@ -273,20 +264,9 @@ def test_internal_error_exits_3_with_a_log_file(tmp_path: Path) -> None:
     assert "Traceback" in text and "kaboom" in text and __version__ in text
 
 
-def test_internal_error_with_debug_prints_the_traceback(tmp_path: Path) -> None:
-    script = (
-        "import rigcli.cli.commands.project as project\n"
-        "project.version = lambda opts: 1 / 0\n"
-        "from rigcli.__main__ import main\n"
-        "raise SystemExit(main(['version', '--json']))\n"
-    )
-    completed = subprocess.run(
-        [sys.executable, "-c", script],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env=env_with_rig({"RIG_DEBUG": "1"}),
-    )
+def test_internal_error_with_debug_prints_the_traceback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(project_commands, "version", lambda opts: 1 / 0)
+    completed = run_rig("version", "--json", cwd=tmp_path, env={"RIG_DEBUG": "1"})
     assert completed.returncode == 3
     assert "Traceback" in completed.stderr and "ZeroDivisionError" in completed.stderr
 
