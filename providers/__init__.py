@@ -1,1 +1,3 @@
 """Built-in provider plugins: local directories, Docker containers and the user's terminal."""
+
+from __future__ import annotations
