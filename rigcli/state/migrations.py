@@ -99,6 +99,33 @@ def m001_initial(db: sqlite3.Connection) -> None:
     )
 
 
+
+@migration
+def m002_effects_journal(db: sqlite3.Connection) -> None:
+    """Effects on the outside world (machines, containers, images, snapshots), journaled before they happen."""
+    db.execute(
+        """CREATE TABLE effects (
+            id TEXT NOT NULL PRIMARY KEY,
+            provider_id TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            status TEXT NOT NULL,
+            resource_json TEXT NOT NULL,
+            owner_kind TEXT,
+            owner_id TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX ix_effects_status ON effects (status)")
+    db.execute("CREATE INDEX ix_effects_owner ON effects (owner_kind, owner_id)")
+
+
+@migration
+def m003_workspace_owner(db: sqlite3.Connection) -> None:
+    """Who made each workspace (``user@host``): a team shares one state."""
+    db.execute("ALTER TABLE workspaces ADD COLUMN owner TEXT")
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(fn.__name__ for fn in MIGRATIONS)
 STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
 

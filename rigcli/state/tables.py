@@ -63,6 +63,7 @@ class Workspace(SQLModel, table=True):
     error: str | None = Field(default=None, sa_type=Text)
     created_at: str = Field(sa_type=Text)
     updated_at: str = Field(sa_type=Text)
+    owner: str | None = Field(default=None, sa_type=Text)  # user@host that created it
 
 
 class WorkflowApply(SQLModel, table=True):
@@ -87,4 +88,26 @@ class ProviderState(SQLModel, table=True):
     updated_at: str = Field(sa_type=Text)
 
 
-__all__ = ["ProviderState", "RuntimeMetadata", "WorkflowApply", "WorkflowNodeRun", "Workspace"]
+class Effect(SQLModel, table=True):
+    """The effects journal: a machine, container, image or snapshot, recorded ``requested`` before
+    the provider is asked for it, ``confirmed`` once it exists, ``deleted`` once it is gone."""
+
+    __tablename__ = "effects"
+    __table_args__ = (
+        Index("ix_effects_status", "status"),
+        Index("ix_effects_owner", "owner_kind", "owner_id"),
+    )
+
+    id: str = Field(primary_key=True, sa_type=Text)  # chosen before the call; the resource carries it
+    provider_id: str = Field(sa_type=Text)
+    kind: str = Field(sa_type=Text)  # machine | snapshot | container | image | ...
+    status: str = Field(sa_type=Text)  # requested | confirmed | deleted
+    resource_json: str = Field(sa_type=Text)  # what finds the resource (provider-specific)
+    owner_kind: str | None = Field(default=None, sa_type=Text)  # run | workspace
+    owner_id: str | None = Field(default=None, sa_type=Text)
+    error: str | None = Field(default=None, sa_type=Text)
+    created_at: str = Field(sa_type=Text)
+    updated_at: str = Field(sa_type=Text)
+
+
+__all__ = ["Effect", "ProviderState", "RuntimeMetadata", "WorkflowApply", "WorkflowNodeRun", "Workspace"]
