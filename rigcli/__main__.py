@@ -1,4 +1,5 @@
-"""Entry point. `rig --version` and completion requests are answered before the CLI is imported."""
+"""Entry point. `rig --version`, completion requests and the hot commands (plan, apply) are
+answered before the Typer app is imported."""
 
 from __future__ import annotations
 
@@ -17,6 +18,11 @@ def main(argv: list[str] | None = None) -> int:
         from rigcli.cli.complete import main as complete
 
         return complete(args[1:])
+    from rigcli.cli.fast import dispatch
+
+    code = dispatch(args)
+    if code is not None:
+        return code
     from rigcli.cli.app import run
 
     return run(args)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
-import sys
 from collections.abc import Callable
 from typing import Annotated, Any
 
@@ -12,7 +9,7 @@ import typer
 
 from rigcli._version import __version__
 from rigcli.cli.argv import hoist
-from rigcli.cli.error_handler import INTERRUPTED, print_error, report_internal_error, run_guarded
+from rigcli.cli.error_handler import finish, print_error, report_internal_error, run_guarded
 from rigcli.cli.session import GlobalOptions, Session
 
 GLOBAL_HELP = (
@@ -263,20 +260,7 @@ def run(argv: list[str]) -> int:
         return 1
     except Exception as exc:
         return report_internal_error(exc, argv=argv)
-    code = result if isinstance(result, int) else 0
-    if code in (INTERRUPTED, 143):
-        _exit_now(code)
-    return code
-
-
-def _exit_now(code: int) -> None:
-    """Leave at once after an interrupt: a handler still sleeping in a worker thread cannot be
-    stopped, and the interpreter would otherwise wait for it at exit. Child processes are already
-    gone (providers kill their process groups) and the run journal is already written."""
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
+    return finish(result if isinstance(result, int) else 0)
 
 
 __all__ = ["app", "run"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import sys
@@ -15,6 +16,7 @@ from rigcli.errors import RigError
 
 INTERNAL_ERROR = 3
 INTERRUPTED = 130
+INTERRUPTED_CODES = frozenset({129, 130, 143})  # SIGHUP, SIGINT, SIGTERM
 
 
 def debug_enabled() -> bool:
@@ -90,6 +92,21 @@ def _write_crash_log(exc: BaseException, argv: list[str] | None) -> Path | None:
         return None  # the one-line message still goes out; a broken log dir must not mask the error
 
 
+def finish(code: int) -> int:
+    """The exit code a command line ends with; after an interrupt, leave at once.
+
+    A handler still sleeping in a worker thread cannot be stopped, and the interpreter would
+    otherwise wait for it at exit. Child processes are already gone (their process groups were
+    killed) and the run journal is already written.
+    """
+    if code in INTERRUPTED_CODES:
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):  # a closed pipe must not stop us leaving
+                stream.flush()
+        os._exit(code)
+    return code
+
+
 def _silence_stdout() -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -98,4 +115,13 @@ def _silence_stdout() -> None:
         pass
 
 
-__all__ = ["INTERNAL_ERROR", "INTERRUPTED", "debug_enabled", "print_error", "report_internal_error", "run_guarded"]
+__all__ = [
+    "INTERNAL_ERROR",
+    "INTERRUPTED",
+    "INTERRUPTED_CODES",
+    "debug_enabled",
+    "finish",
+    "print_error",
+    "report_internal_error",
+    "run_guarded",
+]
