@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import os
-from typing import TextIO
-
-from rich.console import Console
+from typing import TYPE_CHECKING, TextIO
 
 from rigcli.streams import real_stderr, real_stdout
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # Off a terminal nothing should wrap: tables size to their content and paths stay whole for grep.
 PIPE_WIDTH = 4096
 
 
 def make_console(stream: TextIO) -> Console:
+    from rich.console import Console
+
     terminal = _isatty(stream)
     width = None if terminal else PIPE_WIDTH
     return Console(

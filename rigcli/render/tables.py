@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING, TextIO
 
 from rigcli.engine.results import WorkflowPlan
-from rigcli.render.console import stderr_console, stdout_console
+from rigcli.render.plain import can_render, plain_stderr, plain_stdout, table_lines, write_lines
 
+if TYPE_CHECKING:  # Rich is imported only when a terminal (or a test) gets Rich output
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+PLAN_COLUMNS = ["#", "status", "node", "reason"]
+CHECK_COLUMNS = ["provider", "check", "status", "current"]
 STATUS_STYLES = {
     "cached": "green",
     "pending": "yellow",
@@ -27,15 +30,29 @@ STATUS_STYLES = {
 }
 
 
+def _stdout(console: Console | None) -> TextIO | None:
+    """Where to write plain text, or None when this output goes through a Rich console."""
+    return plain_stdout() if console is None else None
+
+
 def _table(columns: Sequence[str]) -> Table:
+    from rich import box
+    from rich.table import Table
+
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
     for column in columns:
         table.add_column(column, overflow="fold")
     return table
 
 
+def _text(value: object) -> str:
+    return "" if value is None else str(value)
+
+
 def _cell(value: object, column: str) -> Text:
-    text = "" if value is None else str(value)
+    from rich.text import Text
+
+    text = _text(value)
     style = STATUS_STYLES.get(text, "") if column == "status" else ""
     return Text(text, style=style)
 
@@ -48,6 +65,16 @@ def print_table(
     title: str | None = None,
     console: Console | None = None,
 ) -> None:
+    plain = _stdout(console)
+    cells = [[_text(value) for value in row] for row in rows]
+    if plain is not None and can_render(cells):
+        head = [title] if title else []
+        write_lines(plain, [*head, *(table_lines(columns, cells) if cells else [empty])])
+        return
+    from rich.text import Text
+
+    from rigcli.render.console import stdout_console
+
     out = console or stdout_console()
     if title:
         out.print(Text(title, style="bold"))
@@ -62,27 +89,40 @@ def print_table(
 
 def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
     """``<workflow>  <cached>/<total> cached``, provider checks, then ``# | status | node | reason``."""
-    out = console or stdout_console()
-    out.print(Text.assemble((plan.workflow, "bold"), f"  {plan.cached_node_count}/{plan.node_count} cached"))
-    if plan.provider_checks:
-        rows = [
-            [
-                check.get("provider_id") or check.get("provider_name") or "",
-                check.get("label") or check.get("id"),
-                check.get("status"),
-                check.get("message") if check.get("status") == "required" else check.get("value"),
-            ]
-            for check in plan.provider_checks
+    heading = f"{plan.workflow}  {plan.cached_node_count}/{plan.node_count} cached"
+    checks = [
+        [
+            _text(check.get("provider_id") or check.get("provider_name") or ""),
+            _text(check.get("label") or check.get("id")),
+            _text(check.get("status")),
+            _text(check.get("message") if check.get("status") == "required" else check.get("value")),
         ]
-        print_table(["provider", "check", "status", "current"], rows, empty="", console=out)
+        for check in plan.provider_checks
+    ]
     rows = []
     for node in plan.nodes:
         if node.status == "cached":
             why = f"run {node.run_id[:8]}" if node.run_id else "cached"
         else:
             why = node.reason.message or node.reason.code
-        rows.append([node.index, node.status, node.path, why])
-    print_table(["#", "status", "node", "reason"], rows, empty="no nodes", console=out)
+        rows.append([str(node.index), node.status, node.path, why])
+    plain = _stdout(console)
+    if plain is not None and can_render(checks) and can_render(rows):
+        lines = [heading]
+        if checks:
+            lines += table_lines(CHECK_COLUMNS, checks)
+        lines += table_lines(PLAN_COLUMNS, rows) if rows else ["no nodes"]
+        write_lines(plain, lines)
+        return
+    from rich.text import Text
+
+    from rigcli.render.console import stdout_console
+
+    out = console or stdout_console()
+    out.print(Text.assemble((plan.workflow, "bold"), heading[len(plan.workflow) :]))
+    if checks:
+        print_table(CHECK_COLUMNS, checks, empty="", console=out)
+    print_table(PLAN_COLUMNS, rows, empty="no nodes", console=out)
 
 
 def format_age(timestamp: object) -> str:
@@ -101,22 +141,33 @@ def format_age(timestamp: object) -> str:
 
 
 def print_kv(pairs: Sequence[tuple[str, object]], *, console: Console | None = None) -> None:
-    out = console or stdout_console()
     width = max((len(key) for key, _ in pairs), default=0)
+    plain = _stdout(console)
+    if plain is not None:
+        write_lines(plain, [f"{key.ljust(width)}  {_text(value)}" for key, value in pairs])
+        return
+    from rich.text import Text
+
+    from rigcli.render.console import stdout_console
+
+    out = console or stdout_console()
     for key, value in pairs:
-        out.print(Text.assemble((key.ljust(width), "bold"), "  ", "" if value is None else str(value)), soft_wrap=True)
+        out.print(Text.assemble((key.ljust(width), "bold"), "  ", _text(value)), soft_wrap=True)
 
 
 def print_value(value: object, *, console: Console | None = None) -> None:
     """An operation's result: strings as they are, anything else as indented JSON."""
-    out = console or stdout_console()
     if value is None:
         return
-    if isinstance(value, str):
-        out.print(value, soft_wrap=True, markup=False)
+    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    plain = _stdout(console)
+    if plain is not None:
+        write_lines(plain, [text])
         return
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
-    if out.is_terminal and out.color_system:
+    from rigcli.render.console import stdout_console
+
+    out = console or stdout_console()
+    if not isinstance(value, str) and out.is_terminal and out.color_system:
         from rich.json import JSON
 
         out.print(JSON(text))
@@ -126,15 +177,31 @@ def print_value(value: object, *, console: Console | None = None) -> None:
 
 def print_message(text: str, *, style: str = "", err: bool = True) -> None:
     """A short status line; on stderr unless it is the command's result."""
+    plain = plain_stderr() if err else plain_stdout()
+    if plain is not None:
+        write_lines(plain, [text])
+        return
+    from rich.text import Text
+
+    from rigcli.render.console import stderr_console, stdout_console
+
     out = stderr_console() if err else stdout_console()
     out.print(Text(text, style=style), soft_wrap=True)
 
 
 def print_next_steps(steps: Sequence[tuple[str, str]], *, err: bool = True) -> None:
     """The "Next" block: a command and what it does (stderr after fork, where stdout holds the name)."""
+    width = max((len(command) for command, _ in steps), default=0)
+    plain = plain_stderr() if err else plain_stdout()
+    if plain is not None:
+        write_lines(plain, ["Next", *(f"  {command.ljust(width)}  {about}" for command, about in steps)])
+        return
+    from rich.text import Text
+
+    from rigcli.render.console import stderr_console, stdout_console
+
     out = stderr_console() if err else stdout_console()
     out.print(Text("Next", style="bold"))
-    width = max((len(command) for command, _ in steps), default=0)
     for command, description in steps:
         out.print(Text.assemble("  ", (command.ljust(width), "cyan"), "  ", (description, "dim")), soft_wrap=True)
 
