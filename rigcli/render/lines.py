@@ -34,9 +34,12 @@ from rigcli.events import (
     WorkspaceRemoveCompleted,
     WorkspaceRemoveStarted,
 )
+from rigcli.render.sanitize import sanitize
 
 E = TypeVar("E", bound=Event)
 
+# Longest unterminated line held back waiting for its newline; longer is shown as it comes.
+PARTIAL_LINE_LIMIT = 64 * 1024
 # Fields every provider event may carry that say nothing about the event itself.
 _CONTEXT_FIELDS = frozenset({"type", "node_path", "provider_id", "workflow", "timestamp", "ts"})
 
@@ -79,8 +82,9 @@ def format_duration(seconds: float) -> str:
 class EventFormatter:
     """Stateful: it times nodes and operations, and joins streamed output into whole lines."""
 
-    def __init__(self, *, debug: bool | None = None) -> None:
+    def __init__(self, *, debug: bool | None = None, colour: bool = False) -> None:
         self.debug = os.environ.get("RIG_DEBUG") == "1" if debug is None else debug
+        self.colour = colour  # keep the colour in untrusted output (a terminal without NO_COLOR)
         self.g = glyphs()
         self.started: dict[str, float] = {}
         self._partial: dict[tuple[str, str], str] = {}
@@ -95,7 +99,9 @@ class EventFormatter:
         key = (event.command_id, event.stream)
         text = self._partial.pop(key, "") + event.data
         *complete, tail = text.split("\n")
-        if tail:
+        if len(tail) >= PARTIAL_LINE_LIMIT:
+            complete.append(tail)  # a line with no end in sight is shown in pieces, not held forever
+        elif tail:
             self._partial[key] = tail
         return [line.rstrip("\r") for line in complete]
 
@@ -108,10 +114,13 @@ class EventFormatter:
         """The lines one event shows; events with no entry in ``_formatters`` show nothing."""
         formatter = self.formatters.get(event.kind)
         if formatter is not None:
-            return formatter(event)
-        if isinstance(event, ProviderEvent):
-            return [self.provider_line(event)]
-        return []
+            lines = formatter(event)
+        elif isinstance(event, ProviderEvent):
+            lines = [self.provider_line(event)]
+        else:
+            return []
+        # Lines carry what commands, handlers and providers wrote: never let it drive the terminal.
+        return [Line(sanitize(line.text, colour=self.colour), line.style) for line in lines]
 
     def _formatter_map(self) -> dict[str, KindFormatter]:
         # Every kind the plain and live views show, and the method that shows it. Kinds not

@@ -46,7 +46,7 @@ class LiveRenderer:
 
     def __init__(self, *, stream_output: bool = False) -> None:
         self.console = stderr_console()
-        self.formatter = EventFormatter()
+        self.formatter = EventFormatter(colour=True)  # the live view only runs without NO_COLOR
         self.stream_output = stream_output  # operations: their output is the point, so scroll it all
         self.title = ""
         self.total = 0
@@ -134,7 +134,7 @@ class LiveRenderer:
 
     def _print(self, lines: list[Line]) -> None:
         for line in lines:
-            self._live.console.print(Text(line.text, style=line.style), soft_wrap=True)
+            self._live.console.print(Text.from_ansi(line.text, style=line.style), soft_wrap=True)
 
     def _print_output(self, path: str) -> None:
         running = self.running.get(path)
@@ -155,7 +155,7 @@ class LiveRenderer:
         for path, running in list(self.running.items()):
             rows.append(Text(f"  {frame} {path}  {format_duration(now - running.started)}", style="cyan"))
             for line in list(running.output)[-TAIL_LINES:]:
-                rows.append(Text("  " + line.text, style="dim", no_wrap=True, overflow="ellipsis"))
+                rows.append(Text.from_ansi("  " + line.text, style="dim", no_wrap=True, overflow="ellipsis"))
         for lines in list(self.waiting.values()):
             rows.extend(Text(line.text, style="yellow", no_wrap=True, overflow="ellipsis") for line in lines)
         return Group(*rows)

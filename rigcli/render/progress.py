@@ -7,11 +7,11 @@ import threading
 from collections.abc import Iterator
 from typing import Protocol
 
-from rich.text import Text
-
 from rigcli.events import Event
-from rigcli.render.console import live_enabled, stderr_console
-from rigcli.render.lines import EventFormatter, Line
+from rigcli.render.console import live_enabled, no_color, stderr_console
+from rigcli.render.lines import EventFormatter
+from rigcli.render.plain import is_terminal, write_lines
+from rigcli.streams import real_stderr
 
 
 class Renderer(Protocol):
@@ -38,22 +38,32 @@ class NullRenderer:
 
 
 class PlainRenderer:
-    """Append-only lines on stderr: one event, zero or more lines, never redrawn."""
+    """Append-only lines on stderr: one event, zero or more lines, one write, never redrawn.
+
+    Off a terminal the lines go straight to the stream (no Rich: a command's 200 MB of output
+    must cost what writing it costs); on a terminal with RIG_RENDER=0 Rich styles them.
+    """
 
     def __init__(self) -> None:
-        self.console = stderr_console()
-        self.formatter = EventFormatter()
+        stream = real_stderr()
+        self.stream = stream
+        self.console = None if not is_terminal(stream) else stderr_console()
+        self.formatter = EventFormatter(colour=self.console is not None and not no_color())
         # Parallel branches emit from worker threads; keep each event's lines together.
         self._lock = threading.Lock()
 
     def handle(self, event: Event) -> None:
         lines = self.formatter.lines(event)
+        if not lines:
+            return
         with self._lock:
-            for line in lines:
-                self.write(line)
+            if self.console is None:
+                write_lines(self.stream, [line.text for line in lines])
+                return
+            from rich.text import Text
 
-    def write(self, line: Line) -> None:
-        self.console.print(Text(line.text, style=line.style), soft_wrap=True)
+            for line in lines:
+                self.console.print(Text.from_ansi(line.text, style=line.style), soft_wrap=True)
 
     def start(self) -> None:
         pass

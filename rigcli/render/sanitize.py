@@ -1,0 +1,36 @@
+"""Make untrusted text (command output, handler output, provider messages) safe for a terminal.
+
+A task's output may carry escape sequences that retitle the window, clear the screen, move the
+cursor or write hyperlinks; none of that may reach the user's terminal through rig. Colour
+(SGR, ``ESC [ ... m``) is kept only where colour is wanted: a terminal without NO_COLOR.
+"""
+
+from __future__ import annotations
+
+import re
+
+_CONTROL = re.compile(
+    r"""
+      \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?      # OSC: window title, hyperlinks, clipboard (BEL or ST)
+    | \x1b[PX^_][^\x1b]*(?:\x1b\\)?           # DCS, SOS, PM, APC strings
+    | (?P<csi>(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~])  # CSI: colour, cursor moves, erase, modes
+    | \x1b[ -/]*[0-~]?                        # any other escape
+    | [\x00-\x08\x0b-\x1f\x7f-\x9f]           # C0 and C1 controls but tab and newline (and CR)
+    """,
+    re.VERBOSE,
+)
+
+
+def _keep_colour(match: re.Match[str]) -> str:
+    csi = match.group("csi")
+    return csi if csi is not None and csi.endswith("m") and csi.startswith("\x1b[") else ""
+
+
+def sanitize(text: str, *, colour: bool = False) -> str:
+    """``text`` with every control sequence removed, except SGR colour when ``colour``."""
+    if text.isprintable():  # the common case: nothing to do, and no regex work
+        return text
+    return _CONTROL.sub(_keep_colour if colour else "", text)
+
+
+__all__ = ["sanitize"]

@@ -1,0 +1,31 @@
+"""Control sequences are stripped from untrusted text; colour survives only where asked."""
+
+from __future__ import annotations
+
+import pytest
+
+from rigcli.render.sanitize import sanitize
+
+
+@pytest.mark.parametrize(
+    ("raw", "plain"),
+    [
+        ("\x1b]0;title\x07after", "after"),  # OSC window title, BEL-terminated
+        ("\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", "link"),  # OSC hyperlink, ST-terminated
+        ("\x1b[2J\x1b[H\x1b[?25lscreen", "screen"),  # clear, home, hide cursor
+        ("bell\x07 back\x08space\rreturn", "bell backspacereturn"),
+        ("\x9b2Jc1", "c1"),  # 8-bit CSI
+        ("\x1bPdcs payload\x1b\\text", "text"),
+        ("tab\tand newline\n", "tab\tand newline\n"),
+        ("ünïcödé ✓ 日本", "ünïcödé ✓ 日本"),
+    ],
+)
+def test_control_sequences_are_removed(raw: str, plain: str) -> None:
+    assert sanitize(raw) == plain
+    assert sanitize(raw, colour=True) == plain
+
+
+def test_colour_is_kept_only_when_asked() -> None:
+    text = "\x1b[1;31mred\x1b[0m \x1b]0;t\x07"
+    assert sanitize(text) == "red "
+    assert sanitize(text, colour=True) == "\x1b[1;31mred\x1b[0m "
