@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 from pathlib import Path
 
 from benchmarks.fixtures import EXEC_CONFIG, Project, base_env, snapshot_tree_config
@@ -95,7 +96,23 @@ def run_fork_local(ctx: Context, case: Case) -> list[Row]:
         "cp -a", [Invocation(["cp", "-a", str(snapshot), str(copy)], project.dir, base_env())], after=remove_copy
     )
     title = f"`rig fork` of a {_megabytes(total)} / {files:,}-file local snapshot"
-    return [ctx.compare(case, rig, baseline, title=title)]
+    row = ctx.compare(case, rig, baseline, title=title)
+    if not row.note:
+        reflinks = has_reflinks(project.dir)
+        row.note = "reflinks here: a fork should be O(1)" if reflinks else "no reflinks here: both make full copies"
+    return [row]
+
+
+def has_reflinks(directory: Path) -> bool:
+    """Whether this filesystem shares extents on copy (btrfs, xfs, ...), where a fork can cost O(1)."""
+    probe, clone = directory / ".reflink-probe", directory / ".reflink-clone"
+    probe.write_bytes(b"x" * 4096)
+    try:
+        done = subprocess.run(["cp", "--reflink=always", str(probe), str(clone)], capture_output=True, check=False)
+        return done.returncode == 0
+    finally:
+        probe.unlink()
+        clone.unlink(missing_ok=True)
 
 
 def run_fork_concurrent(ctx: Context, case: Case) -> list[Row]:
