@@ -45,24 +45,41 @@ def _connect(path: str) -> sqlite3.Connection:
 class StateDatabase:
     """One connection per store, shared by threads under a lock; reads never take the state lock."""
 
-    def __init__(self, path: str, *, project_dir: str, config_path: str | None, read_only: bool = False) -> None:
+    def __init__(
+        self,
+        path: str,
+        *,
+        project_dir: str,
+        config_path: str | None,
+        read_only: bool = False,
+        move_aside: bool = True,
+    ) -> None:
         self.path = path
         self.read_only = read_only
         self.project_dir = project_dir
         self.config_path = config_path
+        self.move_aside = move_aside  # False for a file the user named: refuse a foreign one, never rename it
         self.last_sync: SchemaSyncResult | None = None
         self._mutex = threading.RLock()
         self._db: sqlite3.Connection | None = None
+        self._deferred = False  # an empty in-memory stand-in until the first write creates the file
 
     def sync_schema(self) -> SchemaSyncResult:
-        """Create or migrate the database (moving an unusable one aside); safe to call again."""
+        """Create or migrate the database (moving an unusable one aside); safe to call again.
+
+        When neither the file nor its directory exists yet, nothing is created: reads see an
+        empty database, and the first write creates the directories and the file.
+        """
         with self._mutex:
             if self._db is not None:
                 self._db.close()
                 self._db = None
-            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            self._deferred = not os.path.exists(self.path) and not os.path.isdir(os.path.dirname(self.path))
             try:
-                db, result = sync_schema_file(self.path, _connect)
+                if self._deferred:
+                    db, result = sync_schema_file(":memory:", _connect)
+                else:
+                    db, result = sync_schema_file(self.path, _connect, move_aside=self.move_aside)
             except sqlite3.OperationalError as error:
                 msg = f"Cannot open rig state database {self.path}: {error}"
                 raise StateError(msg) from error
@@ -77,14 +94,21 @@ class StateDatabase:
                 if db.execute('SELECT value_json FROM runtime_metadata WHERE "key" = ?', (key,)).fetchone()
                 != (dumps(value),)
             ]
-            if stale:  # cached plans open the store often: write only what changed
+            upsert = (
+                'INSERT INTO runtime_metadata ("key", value_json) VALUES (?, ?) '
+                'ON CONFLICT("key") DO UPDATE SET value_json = excluded.value_json'
+            )
+            if stale and self._deferred:
+                db.executemany(upsert, stale)  # the stand-in only: writing here must not create the file
+            elif stale:  # cached plans open the store often: write only what changed
                 with self._write() as tx:
-                    tx.executemany(
-                        'INSERT INTO runtime_metadata ("key", value_json) VALUES (?, ?) '
-                        'ON CONFLICT("key") DO UPDATE SET value_json = excluded.value_json',
-                        stale,
-                    )
+                    tx.executemany(upsert, stale)
             return result
+
+    def _materialize(self) -> None:
+        """Replace the in-memory stand-in with the real file (another rig may have made it meanwhile)."""
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        self.sync_schema()
 
     def close(self) -> None:
         with self._mutex:
@@ -123,6 +147,8 @@ class StateDatabase:
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
         with self._mutex:
+            if self._deferred and os.path.exists(self.path):
+                self._materialize()
             try:
                 yield self._connection()
             except sqlite3.OperationalError as error:
@@ -134,6 +160,8 @@ class StateDatabase:
         if self.read_only:
             raise StateError(f"State database {self.path} was opened read-only")
         with self._mutex:
+            if self._deferred:
+                self._materialize()
             db = self._connection()
             try:
                 db.execute("BEGIN IMMEDIATE")

@@ -99,7 +99,6 @@ def m001_initial(db: sqlite3.Connection) -> None:
     )
 
 
-
 @migration
 def m002_effects_journal(db: sqlite3.Connection) -> None:
     """Effects on the outside world (machines, containers, images, snapshots), journaled before they happen."""
@@ -125,6 +124,7 @@ def m002_effects_journal(db: sqlite3.Connection) -> None:
 def m003_workspace_owner(db: sqlite3.Connection) -> None:
     """Who made each workspace (``user@host``): a team shares one state."""
     db.execute("ALTER TABLE workspaces ADD COLUMN owner TEXT")
+
 
 MIGRATION_NAMES: tuple[str, ...] = tuple(fn.__name__ for fn in MIGRATIONS)
 STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
@@ -256,12 +256,46 @@ def _use_wal(db: sqlite3.Connection) -> None:
     db.execute("PRAGMA synchronous = NORMAL")  # in WAL mode still durable across process crashes
 
 
+SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _refuse_non_sqlite(path: str) -> None:
+    """A file that is not SQLite at all is somebody's data (a config, notes): never open it as ours."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return
+    except IsADirectoryError:
+        raise StateError(f"State path {path} is a directory, not a rig state database") from None
+    except OSError:
+        return  # unreadable: SQLite reports it, and nothing is moved for an access error
+    if head and head != SQLITE_HEADER:  # an empty file holds nothing to lose: it becomes the database
+        msg = (
+            f"{path} is not a SQLite database, so not a rig state database; it was left untouched. "
+            "Pass --state with another path, or move the file away."
+        )
+        raise StateError(msg)
+
+
 def sync_schema_file(
-    path: str, connect: Callable[[str], sqlite3.Connection]
+    path: str, connect: Callable[[str], sqlite3.Connection], *, move_aside: bool = True
 ) -> tuple[sqlite3.Connection, SchemaSyncResult]:
-    """Open ``path`` and bring it to the current schema, moving an unusable database aside."""
+    """Open ``path`` and bring it to the current schema.
+
+    A SQLite database of an unknown or unmigratable schema is moved aside only when
+    ``move_aside`` (rig's own locations); a file the user named is refused and left untouched.
+    """
+    _refuse_non_sqlite(path)
     db = connect(path)
     found = _inspect(db)
+    if found.kind == "foreign" and not move_aside:
+        db.close()
+        msg = (
+            f"{path} is not a rig state database ({found.reason}); it was left untouched. "
+            "Pass --state with another path."
+        )
+        raise StateError(msg)
     if found.kind == "newer":
         db.close()
         by = f" by rig {found.written_by}" if found.written_by else " by a newer rig"
@@ -282,6 +316,10 @@ def sync_schema_file(
                 msg = f"Cannot migrate rig state database {path}: {error}"
                 raise StateError(msg) from error
             reason = f"migration from schema version {found.version} failed ({error})"
+            if not move_aside:
+                db.close()
+                msg = f"Cannot migrate rig state database {path}: {reason}; it was not moved aside"
+                raise StateError(msg) from error
     db.close()
     try:
         backup = _move_aside(path)

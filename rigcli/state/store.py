@@ -12,6 +12,7 @@ from rigcli.layout import default_state_path
 from rigcli.records import ApplyRecord, LockHolder, utc_now
 from rigcli.state.database import dumps
 from rigcli.state.lock import HolderCallback, state_lock
+from rigcli.state.paths import fragments_dir
 from rigcli.state.provider_storage import ProjectProviderStorage
 from rigcli.state.runs import RunJournal
 from rigcli.state.workspaces import WorkspaceTable
@@ -96,9 +97,17 @@ def create_state_store(
     ``read_only`` never creates, migrates or writes (completion opens the store this way).
     """
     project = os.path.abspath(os.fspath(project_dir))
-    path = os.path.abspath(os.fspath(state_path)) if state_path is not None else str(default_state_path(project))
+    default = str(default_state_path(project))
+    path = os.path.abspath(os.fspath(state_path)) if state_path is not None else default
     config = os.path.abspath(os.fspath(config_path)) if config_path is not None else None
-    return SQLiteStateStore(path, project_dir=project, config_path=config, read_only=read_only)
+    # Only rig's own locations may have an unusable database moved aside; a file the user named
+    # (``--state``) that is not a rig database is refused and left untouched.
+    managed = path == default or _inside(path, str(fragments_dir()))
+    return SQLiteStateStore(path, project_dir=project, config_path=config, read_only=read_only, move_aside=managed)
+
+
+def _inside(path: str, directory: str) -> bool:
+    return os.path.commonpath([path, os.path.abspath(directory)]) == os.path.abspath(directory)
 
 
 __all__ = ["SQLiteStateStore", "StatePath", "create_state_store"]

@@ -732,6 +732,7 @@ async def test_state_from_a_newer_schema_is_refused_and_left_untouched(project: 
     from rigcli.state import STATE_SCHEMA_VERSION
 
     project.write_config(CASCADE_CONFIG)
+    (project.path / ".rig").mkdir()  # plan alone creates no state where nothing exists yet
     first = await project.loaded()
     await first.plan()
     state_path = Path(first.get_project_info().state_path)

@@ -27,6 +27,7 @@ def project_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def store(project_dir: Path) -> Iterator[StateStore]:
+    (project_dir / ".rig").mkdir()  # the database file exists from sync on (tests read it directly)
     state = create_state_store(project_dir=project_dir)
     state.sync_schema()
     yield state

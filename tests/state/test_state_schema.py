@@ -43,6 +43,7 @@ def test_sync_creates_database_with_wal_and_metadata(project_dir: Path) -> None:
     store = create_state_store(project_dir=project_dir, config_path=config)
     assert store.path == str(project_dir / ".rig" / "state.sqlite")
     assert not os.path.exists(store.path)
+    (project_dir / ".rig").mkdir()  # without it, creation waits for the first write (next test)
 
     result = store.sync_schema()
     store.close()
@@ -75,7 +76,12 @@ def test_first_use_opens_and_migrates_lazily(project_dir: Path, tmp_path: Path) 
     store = create_state_store(project_dir=project_dir, state_path=tmp_path / "nested" / "custom.sqlite")
     assert store.list_workspaces() == []
     assert store.last_sync is not None and store.last_sync.applied == list(MIGRATION_NAMES)
+    # Reads of a state that does not exist yet create nothing (rig plan must not make directories) ...
+    assert not os.path.exists(tmp_path / "nested")
+    store.set_metadata("first", "write")
+    # ... the first write creates the directories and the database.
     assert os.path.exists(tmp_path / "nested" / "custom.sqlite")
+    assert store.get_metadata("first") == "write"
     store.close()
 
 
@@ -84,6 +90,7 @@ def test_migrated_schema_matches_sqlmodel_tables(tmp_path: Path, project_dir: Pa
 
     import rigcli.state.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 
+    (project_dir / ".rig").mkdir()
     store = create_state_store(project_dir=project_dir)
     store.sync_schema()
     store.close()
@@ -156,20 +163,41 @@ def test_legacy_database_is_moved_aside_and_replaced(project_dir: Path) -> None:
     backup.close()
 
 
-def test_file_that_is_not_a_database_is_moved_aside(project_dir: Path) -> None:
-    state_path = project_dir / "state.sqlite"
-    state_path.write_bytes(b"this is not sqlite at all, but somebody's notes\n" * 100)
+@pytest.mark.parametrize("where", ["named", "default"])
+def test_file_that_is_not_a_database_is_refused_and_left_untouched(project_dir: Path, where: str) -> None:
+    # Somebody's notes (or rig_config.py passed to --state) are never renamed or overwritten,
+    # not even at the default path: only SQLite databases of another schema are moved aside.
+    state_path = project_dir / ("state.sqlite" if where == "named" else ".rig/state.sqlite")
+    state_path.parent.mkdir(exist_ok=True)
+    notes = b"this is not sqlite at all, but somebody's notes\n" * 100
+    state_path.write_bytes(notes)
     store = create_state_store(project_dir=project_dir, state_path=state_path)
-    result = store.sync_schema()
+    with pytest.raises(StateError, match=r"is not a SQLite database.*left untouched"):
+        store.sync_schema()
     store.close()
-    assert result.has_data_loss is True
-    assert result.backup_path is not None
-    assert Path(result.backup_path).read_bytes().startswith(b"this is not sqlite")
+    assert state_path.read_bytes() == notes
+    assert [name for name in os.listdir(state_path.parent) if name != "state.sqlite"] == []
+
+
+def test_a_named_database_of_another_schema_is_refused_and_left_untouched(project_dir: Path) -> None:
+    state_path = project_dir / "theirs.sqlite"
+    db = sqlite3.connect(state_path)
+    db.execute("CREATE TABLE people (name TEXT)")
+    db.commit()
+    db.close()
+    before = state_path.read_bytes()
+    store = create_state_store(project_dir=project_dir, state_path=state_path)
+    with pytest.raises(StateError, match=r"is not a rig state database.*left untouched"):
+        store.sync_schema()
+    store.close()
+    assert state_path.read_bytes() == before
+    assert sorted(os.listdir(project_dir)) == ["theirs.sqlite"]
 
 
 def test_older_database_whose_migration_fails_is_moved_aside(project_dir: Path) -> None:
     # Claims no migrations yet, but a conflicting table makes m001 fail: unmigratable.
-    state_path = project_dir / "state.sqlite"
+    state_path = project_dir / ".rig" / "state.sqlite"  # rig's own location: it may be moved aside
+    state_path.parent.mkdir()
     db = sqlite3.connect(state_path)
     db.execute('CREATE TABLE runtime_metadata ("key" TEXT PRIMARY KEY, value_json TEXT NOT NULL)')
     db.execute("INSERT INTO runtime_metadata VALUES ('state.schemaVersion', '0'), ('state.migrations', '[]')")
@@ -221,6 +249,7 @@ print(",".join(store.sync_schema().applied))
 
 
 def test_concurrent_first_syncs_migrate_once(project_dir: Path) -> None:
+    (project_dir / ".rig").mkdir()  # without it, each sync would wait for a first write to create the file
     procs = [
         subprocess.Popen([sys.executable, "-c", _SYNC_SCRIPT, str(project_dir)], stdout=subprocess.PIPE, text=True)
         for _ in range(4)
