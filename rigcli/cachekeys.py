@@ -36,6 +36,7 @@ REASON_MESSAGES = {
     "output-schema-invalid": "cached output no longer matches the output schema",
     "artifact-invalid": "cached artifact is no longer valid",
     "upstream-pending": "upstream output is pending",
+    "in-doubt": "left running by a rig process that is gone",
 }
 
 
@@ -129,11 +130,27 @@ def judge_run(
     return None
 
 
+def judge_in_doubt(
+    running: Sequence[NodeRun], succeeded: Sequence[NodeRun], *, left_by_dead_process: Callable[[NodeRun], bool]
+) -> Reason | None:
+    """``in-doubt`` when the node's newest run (both lists newest first) was cut off by a dead process.
+
+    Such a run is never reused; it names why the node is pending instead of "no previous run".
+    An in-doubt run older than the newest success is history and judges nothing.
+    """
+    if not running or not left_by_dead_process(running[0]):
+        return None
+    if succeeded and succeeded[0].created_at >= running[0].created_at:
+        return None
+    return reason("in-doubt", f"run {running[0].id} started {running[0].created_at}")
+
+
 __all__ = [
     "CACHED",
     "REASON_MESSAGES",
     "describe_fragment",
     "fragment_hash",
+    "judge_in_doubt",
     "judge_run",
     "output_identity",
     "provider_fingerprint",

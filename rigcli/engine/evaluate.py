@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rigcli.cachekeys import CACHED, judge_run, reason
+from rigcli.cachekeys import CACHED, judge_in_doubt, judge_run, reason
 from rigcli.engine import capture
 from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
 from rigcli.engine.results import PlanNode
@@ -52,6 +52,7 @@ class RunIndex:
         self._stores = stores
         self._workflow = workflow
         self._runs: dict[str, dict[str, list[NodeRun]]] = {}
+        self._running: dict[str, dict[str, list[NodeRun]]] = {}
 
     def candidates(self, task: TaskSpec) -> list[NodeRun]:
         if task.store not in self._runs:
@@ -59,9 +60,20 @@ class RunIndex:
             self._runs[task.store] = store.runs_by_path(self._stores.workflow_column(task.store, self._workflow))
         return self._runs[task.store].get(task.cache_path, [])
 
+    def running(self, task: TaskSpec) -> list[NodeRun]:
+        """Runs of this task still marked ``running``, newest first (few: read once per store)."""
+        if task.store not in self._running:
+            column = self._stores.workflow_column(task.store, self._workflow)
+            by_path: dict[str, list[NodeRun]] = {}
+            for run in self._stores.get(task.store).list_runs(workflow=column, statuses=["running"]):
+                by_path.setdefault(run.node_path, []).append(run)
+            self._running[task.store] = by_path
+        return self._running[task.store].get(task.cache_path, [])
+
     def forget(self) -> None:
         """Read again on next use: runs were invalidated."""
         self._runs.clear()
+        self._running.clear()
 
 
 class Evaluation:
@@ -204,7 +216,9 @@ class Evaluation:
         judged_against = tuple(upstream)
         candidates = self.runs.candidates(task)
         if not candidates:
-            return Verdict("pending", reason("no-previous-run"), None, judged_against)
+            return Verdict(
+                "pending", self._in_doubt(task, candidates) or reason("no-previous-run"), None, judged_against
+            )
         key, provider_fp = self.keys[task.index], self.session.fingerprint(task.providers)
         first: Reason | None = None
         for run in candidates:
@@ -217,7 +231,12 @@ class Evaluation:
                 return Verdict("cached", CACHED, run, judged_against)
             first = first or why
         assert first is not None
-        return Verdict("pending", first, None, judged_against)
+        return Verdict("pending", self._in_doubt(task, candidates) or first, None, judged_against)
+
+    def _in_doubt(self, task: TaskSpec, candidates: list[NodeRun]) -> Reason | None:
+        from rigcli.state.process import left_by_dead_process
+
+        return judge_in_doubt(self.runs.running(task), candidates, left_by_dead_process=left_by_dead_process)
 
     async def _effectful_checks(self, task: TaskSpec, run: NodeRun) -> Reason | None:
         if task.node.output is not None:

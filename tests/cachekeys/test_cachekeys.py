@@ -12,6 +12,7 @@ from rigcli.authoring.nodes import SequenceNode
 from rigcli.cachekeys import (
     REASON_MESSAGES,
     fragment_hash,
+    judge_in_doubt,
     judge_run,
     provider_fingerprint,
     reason,
@@ -140,3 +141,28 @@ def test_every_reason_has_a_message() -> None:
         "message": "cached artifact is no longer valid",
         "detail": "gone",
     }
+
+
+def _dead(run: NodeRun) -> bool:
+    return run.pid == 999_999
+
+
+@pytest.mark.parametrize(
+    ("running", "succeeded", "expected"),
+    [
+        ([], [], None),
+        ([{"pid": 999_999}], [], "in-doubt"),  # the only run was cut off: not "no previous run"
+        ([{"pid": 1}], [], None),  # still running in a live process: not in doubt
+        ([{"pid": 999_999, "created_at": "2026-11-30T12:00:00"}], [{"created_at": "2026-11-30T11:00:00"}], "in-doubt"),
+        ([{"pid": 999_999, "created_at": "2026-11-30T10:00:00"}], [{"created_at": "2026-11-30T11:00:00"}], None),
+    ],
+)
+def test_judge_in_doubt_looks_at_the_newest_run(
+    running: list[dict[str, object]], succeeded: list[dict[str, object]], expected: str | None
+) -> None:
+    runs = [_run(status="running", **changes) for changes in running]
+    why = judge_in_doubt(runs, [_run(**changes) for changes in succeeded], left_by_dead_process=_dead)
+    assert (why.code if why else None) == expected
+    if why is not None:
+        assert why.message == REASON_MESSAGES["in-doubt"]
+        assert why.detail is not None and runs[0].id in why.detail

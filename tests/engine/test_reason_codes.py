@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
+from rigcli.cachekeys import REASON_MESSAGES
 from tests.engine.configs import SCHEMA_CONFIG, TTL_CONFIG, two_days_ago
 from tests.engine.support import EngineProject, execute, reason_codes, record_events, run_async
 from tests.fakes import FakeWorkflowProvider, fresh_fake_provider
+
+
+def dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped) on this host."""
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    return done.pid
+
 
 # Two tasks; a's ``version`` and whether b exists are chosen by the environment at load time.
 CHAIN_CONFIG = """
@@ -190,6 +202,50 @@ async def test_reason_upstream_pending(project: EngineProject) -> None:
         ("a", "pending", "task-changed"),
         ("b", "pending", "upstream-pending"),
     ]
+
+
+@run_async
+async def test_reason_in_doubt(project: EngineProject) -> None:
+    project.write_config(CHAIN_CONFIG)
+    engine = await project.applied()
+    [b_run] = [run for run in engine.list_node_runs() if run.node_path == "b"]
+    dead = dead_pid()
+    # b's newest run was left running by a process that is gone.
+    execute(
+        engine.get_project_info().state_path,
+        "insert into workflow_node_runs select 'in-doubt-run', workflow, node_path, node_name, node_kind, "
+        "node_key, provider_fingerprint, upstream_run_ids_json, NULL, '[]', 'running', 0, "
+        "'2999-01-01T00:00:00.000000+00:00', NULL, NULL, ?, host from workflow_node_runs where id = ?",
+        (dead, b_run.id),
+    )
+    # An older run that still passes every check is reused; the cut-off one never is.
+    assert await reason_codes(engine) == {"a": "cached", "b": "cached"}
+
+    # With nothing reusable, the cut-off run is why b is pending (not "invalidated").
+    execute(
+        engine.get_project_info().state_path, "update workflow_node_runs set invalidated = 1 where id = ?", (b_run.id,)
+    )
+    explanations = await engine.explain()
+    assert {item.path: (item.status, item.reason.code) for item in explanations} == {
+        "a": ("cached", "cached"),
+        "b": ("pending", "in-doubt"),
+    }
+    assert [node.reason.message for node in (await engine.plan()).nodes][1] == REASON_MESSAGES["in-doubt"]
+
+
+@run_async
+async def test_an_in_doubt_run_older_than_a_later_success_is_history(project: EngineProject) -> None:
+    project.write_config(CHAIN_CONFIG)
+    engine = await project.applied()
+    [a_run] = [run for run in engine.list_node_runs() if run.node_path == "a"]
+    execute(
+        engine.get_project_info().state_path,
+        "insert into workflow_node_runs select 'old-in-doubt', workflow, node_path, node_name, node_kind, "
+        "node_key, provider_fingerprint, upstream_run_ids_json, NULL, '[]', 'running', 0, "
+        "'2000-01-01T00:00:00.000000+00:00', NULL, NULL, ?, host from workflow_node_runs where id = ?",
+        (dead_pid(), a_run.id),
+    )
+    assert await reason_codes(engine) == {"a": "cached", "b": "cached"}
 
 
 @run_async

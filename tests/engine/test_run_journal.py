@@ -36,7 +36,9 @@ def test_a_run_left_running_by_a_dead_process_is_in_doubt_and_never_reused(tmp_p
         entries = await engine.list_cache()
         assert [(entry.run_id, entry.status) for entry in entries] == [(run_id, "in-doubt")]
         plan = await engine.plan()
-        assert [(node.status, node.reason.code) for node in plan.nodes] == [("pending", "no-previous-run")]
+        assert [(node.status, node.reason.code) for node in plan.nodes] == [("pending", "in-doubt")]
+        explained = await engine.explain()
+        assert [(item.status, item.reason.code) for item in explained] == [("pending", "in-doubt")]
         engine.close()
 
     asyncio.run(scenario())
