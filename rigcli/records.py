@@ -125,6 +125,43 @@ class WorkspaceRecord(TypedDict, total=False):
     error: str | None
     created_at: str
     updated_at: str
+    owner: str | None  # user@host that created it (a team shares one state)
+
+
+@dataclass(frozen=True)
+class EffectRecord:
+    """One row of the effects journal (``effects``): something a provider made, or is making.
+
+    ``requested`` is written before the provider call, under an id the resource carries (a
+    directory name, a container label), so it is found even when the reply is lost;
+    ``confirmed`` once it exists; ``deleted`` once it is gone. ``owner_kind``/``owner_id`` name
+    the run (``run``) or workspace (``workspace``) it was made for.
+    """
+
+    id: str
+    provider_id: str
+    kind: str  # machine | snapshot | container | image | ...
+    status: str  # requested | confirmed | deleted
+    resource: dict[str, JsonValue]  # how to find it: provider-specific keys
+    owner_kind: str | None
+    owner_id: str | None
+    error: str | None  # why the last attempt to remove it was inconclusive
+    created_at: str
+    updated_at: str
+    pid: int | None = None  # the rig process that requested it
+    host: str | None = None
+
+    def identifiers(self) -> set[str]:
+        """What refers to it: the effect id and every ``id``/``*_id`` string of its resource."""
+        found = {self.id}
+        for key, value in self.resource.items():
+            if isinstance(value, str) and value and (key == "id" or key.endswith("_id")):
+                found.add(value)
+        return found
+
+    def to_json(self) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = asdict(self)
+        return data
 
 
 class ApplyRecord(TypedDict):
@@ -168,3 +205,4 @@ __all__ = [
     "utc_datetime",
     "utc_now",
 ]
+    "EffectRecord",

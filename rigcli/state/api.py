@@ -10,8 +10,8 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
-from rigcli.jsonutil import JsonValue
-from rigcli.records import ApplyRecord, LockHolder, NodeRun, WorkspaceRecord
+from rigcli.jsonutil import JsonObject, JsonValue
+from rigcli.records import ApplyRecord, EffectRecord, LockHolder, NodeRun, WorkspaceRecord
 
 if TYPE_CHECKING:
     from rigcli.provider_api import KeyValueStore
@@ -122,3 +122,46 @@ class StateStore(Protocol):
 
 
 __all__ = ["StateStore"]
+    # -- the effects journal (state/effects.py) ----------------------------------------------------
+    def request_effect(
+        self,
+        effect_id: str,
+        *,
+        provider_id: str,
+        kind: str,
+        resource: Mapping[str, object],
+        owner_kind: str | None = None,
+        owner_id: str | None = None,
+    ) -> EffectRecord:
+        """Record ``requested`` before the provider call that makes the resource (ids must be new)."""
+        ...
+
+    def confirm_effect(self, effect_id: str, resource: Mapping[str, object] | None = None) -> None:
+        """The resource exists; ``resource`` is merged into what was recorded. A deleted one stays deleted."""
+        ...
+
+    def delete_effect(self, effect_id: str) -> bool:
+        """Mark the resource gone; False when it was not journaled or already marked."""
+        ...
+
+    def note_effect_error(self, effect_id: str, error: str) -> None:
+        """Why the last attempt to remove it was inconclusive."""
+        ...
+
+    def get_effect(self, effect_id: str) -> EffectRecord | None: ...
+
+    def list_effects(
+        self,
+        *,
+        statuses: Collection[str] | None = None,
+        owner_kind: str | None = None,
+        owner_id: str | None = None,
+        provider_id: str | None = None,
+    ) -> list[EffectRecord]:
+        """Effects matching every given filter, oldest first."""
+        ...
+
+    def forget_deleted_effects(self) -> int:
+        """Drop the rows of resources that are gone; return how many."""
+        ...
+

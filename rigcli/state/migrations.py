@@ -113,7 +113,9 @@ def m002_effects_journal(db: sqlite3.Connection) -> None:
             owner_id TEXT,
             error TEXT,
             created_at TEXT NOT NULL,
-            updated_at TEXT NOT NULL
+            updated_at TEXT NOT NULL,
+            pid INTEGER,
+            host TEXT
         )"""
     )
     db.execute("CREATE INDEX ix_effects_status ON effects (status)")

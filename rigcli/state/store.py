@@ -11,6 +11,7 @@ from rigcli.jsonutil import JsonValue
 from rigcli.layout import default_state_path
 from rigcli.records import ApplyRecord, LockHolder, utc_now
 from rigcli.state.database import dumps
+from rigcli.state.effects import EffectsJournal
 from rigcli.state.lock import HolderCallback, state_lock
 from rigcli.state.paths import fragments_dir
 from rigcli.state.provider_storage import ProjectProviderStorage
@@ -20,7 +21,7 @@ from rigcli.state.workspaces import WorkspaceTable
 StatePath = str | os.PathLike[str]
 
 
-class SQLiteStateStore(RunJournal, WorkspaceTable):
+class SQLiteStateStore(RunJournal, WorkspaceTable, EffectsJournal):
     """Run journal, workspaces, applies, provider storage and metadata of one state database.
 
     Opening is lazy: the first use runs ``sync_schema`` (call it yourself to see its warnings).

@@ -105,9 +105,11 @@ class Effect(SQLModel, table=True):
     resource_json: str = Field(sa_type=Text)  # what finds the resource (provider-specific)
     owner_kind: str | None = Field(default=None, sa_type=Text)  # run | workspace
     owner_id: str | None = Field(default=None, sa_type=Text)
-    error: str | None = Field(default=None, sa_type=Text)
+    error: str | None = Field(default=None, sa_type=Text)  # why the last removal was inconclusive
     created_at: str = Field(sa_type=Text)
     updated_at: str = Field(sa_type=Text)
+    pid: int | None = Field(default=None, sa_type=Integer)  # the rig process that requested it
+    host: str | None = Field(default=None, sa_type=Text)
 
 
 __all__ = ["Effect", "ProviderState", "RuntimeMetadata", "WorkflowApply", "WorkflowNodeRun", "Workspace"]
