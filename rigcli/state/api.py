@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Protocol
 
-from rigcli.jsonutil import JsonObject, JsonValue
+from rigcli.jsonutil import JsonValue
 from rigcli.records import ApplyRecord, EffectRecord, LockHolder, NodeRun, WorkspaceRecord
 
 if TYPE_CHECKING:

@@ -125,7 +125,8 @@ class EffectsJournal(StateDatabase):
         """Mark the resource gone; False when it was not journaled or already marked."""
         with self._write() as db:
             cursor = db.execute(
-                "UPDATE effects SET status = 'deleted', error = NULL, updated_at = ? WHERE id = ? AND status != 'deleted'",
+                "UPDATE effects SET status = 'deleted', error = NULL, updated_at = ? "
+                "WHERE id = ? AND status != 'deleted'",
                 (utc_now(), effect_id),
             )
             return cursor.rowcount > 0
