@@ -120,8 +120,6 @@ class StateStore(Protocol):
         """Append a machine (or other leftover) to the record as soon as it exists, so ``rm`` finds it."""
         ...
 
-
-__all__ = ["StateStore"]
     # -- the effects journal (state/effects.py) ----------------------------------------------------
     def request_effect(
         self,
@@ -165,3 +163,5 @@ __all__ = ["StateStore"]
         """Drop the rows of resources that are gone; return how many."""
         ...
 
+
+__all__ = ["StateStore"]
