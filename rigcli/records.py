@@ -195,6 +195,7 @@ def describe_holder(holder: LockHolder) -> str:
 __all__ = [
     "VERY_OLD",
     "ApplyRecord",
+    "EffectRecord",
     "LockHolder",
     "NodeRun",
     "Reason",
@@ -205,4 +206,3 @@ __all__ = [
     "utc_datetime",
     "utc_now",
 ]
-    "EffectRecord",
