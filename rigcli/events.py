@@ -23,7 +23,7 @@ from rigcli.records import LockHolder
 ProviderEventData = Mapping[str, object]  # what a provider hands to ``context.emit``
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Event:
     """Base of every event; subclasses set ``KIND`` and declare their fields."""
 
@@ -45,7 +45,7 @@ class Event:
         return {**extra, **data}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeEvent(Event):
     """An event about one node; ``node_path`` is its display path (or a hook's label)."""
 
@@ -56,7 +56,7 @@ class NodeEvent(Event):
 # -- plan and apply -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PlanCreated(Event):
     KIND: ClassVar[str] = "plan.created"
     workflow: str
@@ -64,14 +64,14 @@ class PlanCreated(Event):
     node_count: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkflowApplyStarted(Event):
     KIND: ClassVar[str] = "workflow.apply.started"
     workflow: str
     node_count: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkflowApplyCompleted(Event):
     KIND: ClassVar[str] = "workflow.apply.completed"
     workflow: str
@@ -80,13 +80,13 @@ class WorkflowApplyCompleted(Event):
     node_count: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeCached(NodeEvent):
     KIND: ClassVar[str] = "node.cached"
     run_id: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeStarted(NodeEvent):
     KIND: ClassVar[str] = "node.started"
     index: int
@@ -94,20 +94,20 @@ class NodeStarted(NodeEvent):
     run_id: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeCompleted(NodeEvent):
     KIND: ClassVar[str] = "node.completed"
     run_id: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeFailed(NodeEvent):
     KIND: ClassVar[str] = "node.failed"
     error: str
     run_id: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class LogOutput(NodeEvent):
     """A whole line a handler printed or logged; ``stream`` is info, warn, stderr or debug."""
 
@@ -116,7 +116,7 @@ class LogOutput(NodeEvent):
     data: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ArtifactCreated(NodeEvent):
     KIND: ClassVar[str] = "artifact.created"
     artifact: JsonValue
@@ -125,7 +125,7 @@ class ArtifactCreated(NodeEvent):
 # -- commands and interactions (emitted by providers, typed here) ---------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CommandStarted(NodeEvent):
     KIND: ClassVar[str] = "command.started"
     command_id: str
@@ -133,7 +133,7 @@ class CommandStarted(NodeEvent):
     name: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CommandOutput(NodeEvent):
     """A chunk of a command's output (whole lines where the provider could tell)."""
 
@@ -143,7 +143,7 @@ class CommandOutput(NodeEvent):
     data: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CommandCompleted(NodeEvent):
     KIND: ClassVar[str] = "command.completed"
     command_id: str
@@ -152,7 +152,7 @@ class CommandCompleted(NodeEvent):
     name: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class InteractionAwaitingUser(NodeEvent):
     KIND: ClassVar[str] = "interaction.awaiting_user"
     interaction_id: str
@@ -161,14 +161,14 @@ class InteractionAwaitingUser(NodeEvent):
     instructions: str | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class InteractionCompleted(NodeEvent):
     KIND: ClassVar[str] = "interaction.completed"
     interaction_id: str
     title: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ProviderEvent(NodeEvent):
     """Any other event a provider emits (``vm.created``, ``machine.created``, ...), kept whole."""
 
@@ -182,35 +182,35 @@ class ProviderEvent(NodeEvent):
 # -- workspaces and operations --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkspaceCreateStarted(Event):
     KIND: ClassVar[str] = "workspace.create.started"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkspaceReady(Event):
     KIND: ClassVar[str] = "workspace.ready"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkspaceRemoveStarted(Event):
     KIND: ClassVar[str] = "workspace.remove.started"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkspaceRemoveCompleted(Event):
     KIND: ClassVar[str] = "workspace.remove.completed"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkspaceOperationStarted(Event):
     KIND: ClassVar[str] = "workspace.operation.started"
     workflow: str
@@ -218,7 +218,7 @@ class WorkspaceOperationStarted(Event):
     operation: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkspaceOperationCompleted(Event):
     KIND: ClassVar[str] = "workspace.operation.completed"
     workflow: str
@@ -226,14 +226,14 @@ class WorkspaceOperationCompleted(Event):
     operation: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OperationStarted(Event):
     KIND: ClassVar[str] = "operation.started"
     workflow: str
     operation: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OperationCompleted(Event):
     KIND: ClassVar[str] = "operation.completed"
     workflow: str
@@ -243,7 +243,7 @@ class OperationCompleted(Event):
 # -- state ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StateWarning(Event):
     """Something about the state database the user must know (e.g. it was moved aside)."""
 
@@ -251,13 +251,13 @@ class StateWarning(Event):
     message: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StateLockWaiting(Event):
     KIND: ClassVar[str] = "state.lock.waiting"
     holder: LockHolder
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class StateLockTakeover(Event):
     KIND: ClassVar[str] = "state.lock.takeover"
     holder: LockHolder

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
-from collections.abc import Coroutine, Iterator
+from collections.abc import Awaitable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -17,6 +16,9 @@ from rigcli.events import Event, StateLockWaiting, StateWarning
 from rigcli.host import stdio_is_terminal
 
 if TYPE_CHECKING:
+    from asyncio import AbstractEventLoop
+    from types import FrameType
+
     from rigcli.engine.api import Engine
 
 T = TypeVar("T")
@@ -45,7 +47,7 @@ class Session:
         self.host = CliHost()
         self._location: ProjectLocation | None = None
         self._engine: Engine | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._loop: AbstractEventLoop | None = None
         self._watching = False
 
     def __enter__(self) -> Session:
@@ -89,16 +91,34 @@ class Session:
             print_message(line.text, style=line.style)
 
     def run(self, coro: Coroutine[object, object, T]) -> T:
-        """Run one engine coroutine; the loop lives as long as the session so engine state can span calls.
+        """Run one engine coroutine: by hand while it needs no event loop, then on the session's loop.
+
+        A cached plan or a no-op apply never needs the loop (nor asyncio's import). Until then a
+        signal interrupts with its exit code at once; once the loop runs, the first
+        SIGINT/SIGTERM is graceful (see ``_run_on_loop``).
+        """
+        from rigcli.engine.driver import drive
+
+        with _signals_interrupt():
+            return drive(coro, self._run_on_loop)
+
+    def _run_on_loop(self, rest: Awaitable[T]) -> T:
+        """Finish a coroutine on the loop, which lives as long as the session so engine state can span calls.
 
         The first SIGINT/SIGTERM is graceful: the engine's cancellation stops running commands
         (their process groups are killed), the running task is cancelled so its node is recorded
         ``interrupted``, and nothing new starts. A second signal leaves at once.
         """
+        import asyncio
+
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
         loop = self._loop
-        task = loop.create_task(coro)
+
+        async def finish() -> T:
+            return await rest
+
+        task = loop.create_task(finish())
         received: list[int] = []
 
         def on_signal(signum: int) -> None:
@@ -185,6 +205,26 @@ class Session:
             unsubscribe()
             renderer.stop()
             self.host.pause = None
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """While no event loop runs: SIGTERM ends the command as interrupted (143), like Ctrl-C (130)."""
+
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        error = InterruptedRunError("interrupted")
+        error.exit_code = 128 + signum
+        raise error
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (an embedding host): leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 __all__ = ["GlobalOptions", "Session"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from rigcli.cachekeys import fragment_hash, task_key
 from rigcli.config_loader import LoadedConfig, load_config
+from rigcli.engine.driver import is_cancellation
 from rigcli.engine.evaluate import Evaluation, Restart, RunIndex
 from rigcli.engine.hostadapter import SuppliedHost, adapt_local
 from rigcli.engine.interactions import host_presenter
@@ -186,7 +186,6 @@ class EngineCore:
             local=self.local,
             emit=self.emit,
             presenter=self.presenter,
-            loop=asyncio.get_running_loop(),
             mode=mode,
         )
         await session.prepare(workflow.all_scopes())
@@ -264,8 +263,9 @@ class EngineCore:
                             f"Task {restart.task.path} repeatedly invalidated {restart.target.path}; "
                             f"stopping after {MAX_ATTEMPTS} attempts"
                         ) from None
-        except asyncio.CancelledError:
-            self.cancellation.cancel()
+        except BaseException as exc:
+            if is_cancellation(exc):
+                self.cancellation.cancel()
             raise
         cached = sum(1 for node in evaluation.plan_nodes() if node.status == "cached")
         stores.local.record_apply(

@@ -7,12 +7,12 @@ ones it was judged against, so artifacts are validated once per command, not twi
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from rigcli.cachekeys import CACHED, judge_in_doubt, judge_run, reason
 from rigcli.engine import capture
+from rigcli.engine.driver import need_event_loop
 from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
 from rigcli.engine.results import PlanNode
 from rigcli.engine.session import ProviderSession
@@ -130,7 +130,10 @@ class Evaluation:
         upstream: list[str],
         blocked: bool,
     ) -> tuple[JsonValue, list[str], bool]:
-        if self.apply:
+        if self.apply and self._may_run(branches):
+            import asyncio  # only when branches may really run: a cached apply never imports it
+
+            await need_event_loop()
             outcomes = await asyncio.gather(
                 *(self._branch(steps, ctx, upstream, blocked) for _, steps in branches), return_exceptions=True
             )
@@ -155,6 +158,29 @@ class Evaluation:
             merged[key] = branch_ctx
         joined = sorted(run_id for _, branch_upstream, _ in results for run_id in branch_upstream)
         return merged, joined, False
+
+    def _may_run(self, branches: tuple[tuple[str, tuple[StepSpec, ...]], ...]) -> bool:
+        """Whether any task under these branches might run: something ran already (so upstream
+        runs changed), or the plan did not find one of them cached."""
+        if self.ran:
+            return True
+
+        def tasks(steps: tuple[StepSpec, ...]) -> list[TaskSpec]:
+            found: list[TaskSpec] = []
+            for step in steps:
+                if isinstance(step, TaskSpec):
+                    found.append(step)
+                else:
+                    for _, inner in step.branches:
+                        found.extend(tasks(inner))
+            return found
+
+        for _, steps in branches:
+            for task in tasks(steps):
+                verdict = self.prior.get(task.index)
+                if verdict is None or verdict.run is None:
+                    return True
+        return False
 
     async def _branch(
         self, steps: tuple[StepSpec, ...], ctx: JsonValue, upstream: list[str], blocked: bool
@@ -248,6 +274,9 @@ class Evaluation:
         return None if problem is None else reason("artifact-invalid", problem)
 
     async def execute(self, task: TaskSpec, ctx: JsonValue, upstream: list[str]) -> tuple[JsonValue, str]:
+        await need_event_loop()  # the handler runs in a worker thread that reports back to the loop
+        import asyncio
+
         store = self.stores.for_write(task.store)
         run_id: str = store.start_run(
             workflow=self.stores.workflow_column(task.store, self.workflow.name),

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import inspect
 import uuid
 from collections.abc import Callable, Mapping
@@ -41,6 +39,9 @@ def host_presenter(interaction: object) -> Presenter | None:
 
 
 async def _wait_for(completed: object) -> object:
+    import asyncio  # interactions only happen while a handler runs: the loop (and asyncio) exist
+    import concurrent.futures
+
     if isinstance(completed, concurrent.futures.Future):
         return await asyncio.wrap_future(completed)
     if inspect.isawaitable(completed):
@@ -60,13 +61,16 @@ class InteractionBroker:
         emit: Callable[[Event], None],
         presenter: Presenter | None,
         local: LocalHost,
-        loop: asyncio.AbstractEventLoop,
     ) -> None:
         self._node_path = node_path
         self._emit = emit
         self._presenter = presenter
         self._local = local
-        self._loop = loop
+        # Made on the event loop (runtimes are made right before a handler runs); sync provider
+        # code in worker threads reaches back to it through present_blocking.
+        import asyncio
+
+        self._loop = asyncio.get_running_loop()
 
     async def present(self, request: InteractionRequest) -> object:
         stop = request.get("stop")
@@ -110,6 +114,8 @@ class InteractionBroker:
 
     def present_blocking(self, request: InteractionRequest) -> object:
         """For sync provider code running in a worker thread."""
+        import asyncio
+
         future = asyncio.run_coroutine_threadsafe(self.present(request), self._loop)
         return future.result()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import contextvars
 import functools
@@ -108,6 +107,8 @@ async def build_kwargs(
 async def run_in_daemon_thread(fn: Callable[[], T], *, name: str) -> T:
     """Run ``fn`` in a daemon thread: after Ctrl-C a handler stuck in a sleep must not keep the
     interpreter alive (running commands are killed through the cancellation instead)."""
+    import asyncio  # here, not at the top: a cached plan never gets this far and skips its import
+
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
     context = contextvars.copy_context()

@@ -8,9 +8,8 @@ import inspect
 import os
 import secrets as token_source
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.authoring.values import ProviderDefinition, SecretValue
 from rigcli.errors import ProviderError, RigError
@@ -26,6 +25,9 @@ from rigcli.provider_api import (
 
 ENTRY_POINT_GROUP = "rig.providers"
 T = TypeVar("T")
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
+
 ProviderFactory = Callable[[ProviderSetup], "ProviderController | Awaitable[ProviderController]"]
 
 

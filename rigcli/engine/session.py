@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -41,7 +40,6 @@ class ProviderSession:
     local: LocalHost
     emit: Callable[[Event], None]
     presenter: Presenter | None
-    loop: asyncio.AbstractEventLoop
     mode: str
     checks: dict[int, list[CheckRow]] = field(default_factory=dict)  # by id(definition)
     _fingerprints: dict[int, str] = field(default_factory=dict)
@@ -141,7 +139,7 @@ class ProviderSession:
                     local=self.local,
                     cancellation=self.hub.cancellation,
                     interaction=InteractionBroker(
-                        node_path=node_path, emit=self.emit, presenter=self.presenter, local=self.local, loop=self.loop
+                        node_path=node_path, emit=self.emit, presenter=self.presenter, local=self.local
                     ),
                     workspace=workspace,
                 )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 
 from rigcli.authoring.project import check_workspace_name
 from rigcli.engine import capture
 from rigcli.engine.core import EngineCore
+from rigcli.engine.driver import need_event_loop
 from rigcli.engine.inputs import WorkspaceResolver, operation_info, validate_input
 from rigcli.engine.invoke import NamedContext, build_kwargs, call_handler, freeze, json_result
 from rigcli.engine.providers import maybe_await
@@ -73,7 +75,10 @@ class WorkspaceMixin(EngineCore):
         workflow_ctx: JsonValue,
         workspace: NamedContext | None,
         input_value: object = None,
+        consented: bool = False,
     ) -> object:
+        """Call a hook; ``consented``: an operation the user named, so its host commands need no asking."""
+        await need_event_loop()  # hooks run in a worker thread that reports back to the loop
         fixed: dict[str, object] = {
             "config": freeze({}),
             "local": self.local,
@@ -86,8 +91,10 @@ class WorkspaceMixin(EngineCore):
         factories = session.runtime_factories(
             hook.providers, node_path=node_path, workspace=workspace.name if workspace else None
         )
-        kwargs = await build_kwargs(hook.fn, fixed, factories)
-        return await call_handler(hook.fn, kwargs, capture.NodeConsole(node_path, self.emit))
+        # Entered here, on the loop, so the consent is in the context the handler's thread copies.
+        with operation_consent() if consented else contextlib.nullcontext():
+            kwargs = await build_kwargs(hook.fn, fixed, factories)
+            return await call_handler(hook.fn, kwargs, capture.NodeConsole(node_path, self.emit))
 
     async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
         """Apply the workflow and create workspace ``name`` from its context, in one locked pass."""
@@ -160,7 +167,9 @@ class WorkspaceMixin(EngineCore):
             self.emit(WorkspaceReady(workflow=selected.name, workspace=name))
             return ready
 
-    async def remove_workspace(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
+    async def remove_workspace(
+        self, name: str, workflow: str | None = None, *, consented: bool = False
+    ) -> WorkspaceRecord:
         """Run the remove hook (or clean a failed create's leftovers), then delete the record."""
         store = self.project.store
         with self.project.stores.writing("rm"):
@@ -178,6 +187,7 @@ class WorkspaceMixin(EngineCore):
                         node_path=f"workspace:{name}:remove",
                         workflow_ctx=record.get("workflow_ctx"),
                         workspace=NamedContext(name, freeze(record.get("ctx"))),
+                        consented=consented,
                     )
                 await self._clean_resources(selected, session, record)
             except Exception as exc:
@@ -227,8 +237,7 @@ class WorkspaceMixin(EngineCore):
         """Run ``operation`` on ``workspace``; running it is the user's consent to its host commands."""
         selected, record = self.find_workspace(workspace, workflow)
         if operation == REMOVE:
-            with operation_consent():
-                removed = await self.remove_workspace(workspace, selected.name)
+            removed = await self.remove_workspace(workspace, selected.name, consented=True)
             return json_result(dict(removed), "Removed workspace")
         spec = selected.workspace_operations.get(operation)
         if spec is None:
@@ -237,7 +246,7 @@ class WorkspaceMixin(EngineCore):
                 f'Workflow {selected.name} has no workspace operation "{operation}" (available: {available})'
             )
         value = validate_input(spec.definition, input or {}, self._resolve_workspace_ref(selected))
-        with self.project.stores.writing(f"op {workspace} {operation}"), operation_consent():
+        with self.project.stores.writing(f"op {workspace} {operation}"):
             selected, record = self.find_workspace(workspace, selected.name)  # again, under the lock
             self.emit(WorkspaceOperationStarted(workflow=selected.name, workspace=workspace, operation=operation))
             session = await self.session(selected, "require")
@@ -249,6 +258,7 @@ class WorkspaceMixin(EngineCore):
                 workflow_ctx=record.get("workflow_ctx"),
                 workspace=NamedContext(workspace, freeze(record.get("ctx"))),
                 input_value=value,
+                consented=True,
             )
             output = json_result(result, f"Workspace operation {operation} result")
             self.emit(WorkspaceOperationCompleted(workflow=selected.name, workspace=workspace, operation=operation))
@@ -268,7 +278,7 @@ class WorkspaceMixin(EngineCore):
         selected = owners[0]
         spec = selected.operations[operation]
         value = validate_input(spec.definition, input or {}, self._resolve_workspace_ref(selected))
-        with self.project.stores.writing(f"op {operation}"), operation_consent():
+        with self.project.stores.writing(f"op {operation}"):
             session = await self.session(selected, "require")
             plan = await self.plan_with(selected, session)
             self.emit(OperationStarted(workflow=selected.name, operation=operation))
@@ -280,6 +290,7 @@ class WorkspaceMixin(EngineCore):
                 workflow_ctx=plan.final_context,
                 workspace=None,
                 input_value=value,
+                consented=True,
             )
             output = json_result(result, f"Operation {operation} result")
             self.emit(OperationCompleted(workflow=selected.name, operation=operation))

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Iterator
 from typing import Protocol
 
-from rigcli.events import Event
+from rigcli.events import CommandOutput, Event
 from rigcli.render.console import live_enabled, no_color, stderr_console
 from rigcli.render.lines import EventFormatter
 from rigcli.render.plain import is_terminal, write_lines
@@ -53,6 +53,12 @@ class PlainRenderer:
         self._lock = threading.Lock()
 
     def handle(self, event: Event) -> None:
+        if self.console is None and isinstance(event, CommandOutput):
+            with self._lock:  # the formatter joins chunks into lines: one chunk at a time
+                block = self.formatter.output_block(event)
+                if block is not None:
+                    write_lines(self.stream, [block])
+            return
         lines = self.formatter.lines(event)
         if not lines:
             return

@@ -21,6 +21,12 @@ _CONTROL = re.compile(
 )
 
 
+# Deletes every C0/C1 control but tab and newline. str.translate is the cheapest scan Python has
+# (a 64 KiB chunk in tens of microseconds, where a regex takes hundreds), and most output has
+# nothing to strip; the regex runs only when an escape sequence needs its parameters removed too.
+_BARE_CONTROLS = str.maketrans("", "", "".join(map(chr, [*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0)])))
+
+
 def _keep_colour(match: re.Match[str]) -> str:
     csi = match.group("csi")
     return csi if csi is not None and csi.endswith("m") and csi.startswith("\x1b[") else ""
@@ -28,8 +34,11 @@ def _keep_colour(match: re.Match[str]) -> str:
 
 def sanitize(text: str, *, colour: bool = False) -> str:
     """``text`` with every control sequence removed, except SGR colour when ``colour``."""
-    if text.isprintable():  # the common case: nothing to do, and no regex work
+    stripped = text.translate(_BARE_CONTROLS)
+    if len(stripped) == len(text):
         return text
+    if "\x1b" not in text and "\x9b" not in text:
+        return stripped  # only bare controls (BEL, CR, ...), and they are gone
     return _CONTROL.sub(_keep_colour if colour else "", text)
 
 
