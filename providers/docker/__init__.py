@@ -1,14 +1,16 @@
 """The ``docker`` provider: machines are containers, snapshots are committed images.
 
-It talks to the Docker Engine API directly (httpx over the unix socket named by DOCKER_HOST,
-default unix:///var/run/docker.sock), negotiating the API version down to what the daemon
+It talks to the Docker Engine API directly with httpx — over a unix socket, tcp with mutual
+TLS, or ssh (``endpoint``, ``ssh``) — negotiating the API version down to what the daemon
 speaks (1.41 works). It never pulls an image (a missing one is an error that says which
 ``docker pull`` to run) and never changes host networking: containers get NetworkMode "none"
 unless the provider config names another network.
 
 Config: ``image`` (default image for ``create_machine``), ``network`` (default "none"),
-``workdir`` (default "/workspace"), ``env`` (a mapping added to every exec), ``host`` (overrides
-DOCKER_HOST).
+``workdir`` (default "/workspace"), ``env`` (a mapping added to every exec), and where the
+daemon is: ``host``, ``tls_verify``, ``cert_path``, defaulting to DOCKER_HOST,
+DOCKER_TLS_VERIFY and DOCKER_CERT_PATH like the docker CLI. The resolved host is part of the
+provider fingerprint (through ``checks``); certificates and keys never are.
 """
 
 from __future__ import annotations
@@ -18,9 +20,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from providers.docker.client import DockerClient
+from providers.docker.diagnose import diagnose
+from providers.docker.endpoint import resolve_endpoint
 from providers.docker.machine import DockerMachine
 from rigcli.errors import ProviderError
-from rigcli.provider_api import ProviderSetup, RuntimeContext
+from rigcli.provider_api import LocalHost, ProviderCheck, ProviderSetup, RuntimeContext
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id
 
 PROVIDER_ID = "docker"
@@ -76,12 +80,35 @@ class DockerController(BaseController):
 
     def __init__(self, setup: ProviderSetup) -> None:
         super().__init__(setup)
-        host = self.config.get("host")
-        self.client = DockerClient(host if isinstance(host, str) and host else None)
+        self.endpoint = resolve_endpoint(self.config)
+        self.client = DockerClient(self.endpoint)
         self.env = config_env(PROVIDER_ID, self.config)
+        self._warned = False
+        # Running commands get SIGTERM at once; the connections (ssh processes) close when they have ended.
+        setup.cancellation.add_callback(self.client.cancel)
 
     def runtime(self, context: RuntimeContext) -> DockerRuntime:
-        return DockerRuntime(self, context)
+        runtime = DockerRuntime(self, context)
+        warning = self.endpoint.warning
+        if warning and not self._warned:
+            self._warned = True
+            runtime.event("docker.unauthenticated", host=self.endpoint.host, message=warning)
+        return runtime
+
+    def checks(self, mode: str, *, workflow: str, local: LocalHost) -> list[ProviderCheck]:
+        """Where the daemon is, without connecting: its host joins the fingerprint of every task in scope."""
+        endpoint = self.endpoint
+        check: ProviderCheck = {
+            "id": "docker.endpoint",
+            "label": "docker daemon",
+            "status": "ok",
+            "value": f"{endpoint.host} ({endpoint.mode_label})",
+            "message": endpoint.warning or f"{endpoint.host} over {endpoint.label}",
+            # Another daemon has other images: runs made there are not valid here. Only the address
+            # counts; certificates and keys are credentials, not identity.
+            "fingerprint": endpoint.host,
+        }
+        return [check]
 
     def start_container(self, image: str, *, workspace: str | None) -> dict[str, Any]:
         machine_id = f"rig-{secrets.token_hex(6)}"
@@ -90,12 +117,22 @@ class DockerController(BaseController):
         if workspace:
             labels["rig.workspace"] = workspace
         body = {
-            "Image": image, "Entrypoint": KEEPALIVE[:1], "Cmd": KEEPALIVE[1:], "WorkingDir": workdir,
-            "Labels": labels, "AttachStdout": False, "AttachStderr": False, "Tty": False,
+            "Image": image,
+            "Entrypoint": KEEPALIVE[:1],
+            "Cmd": KEEPALIVE[1:],
+            "WorkingDir": workdir,
+            "Labels": labels,
+            "AttachStdout": False,
+            "AttachStderr": False,
+            "Tty": False,
             "HostConfig": {"NetworkMode": str(self.config.get("network") or "none"), "Init": True},
         }
         response = self.client.request(
-            "POST", "/containers/create", params={"name": machine_id}, json=body, ok=(201, 404),
+            "POST",
+            "/containers/create",
+            params={"name": machine_id},
+            json=body,
+            ok=(201, 404),
             what="container create",
         )
         if response.status_code == 404:
@@ -116,12 +153,20 @@ class DockerController(BaseController):
         except BaseException:
             self.remove_container(container_id, None)
             raise
-        return {"id": machine_id, "container_id": container_id, "image": image, "workdir": workdir,
-                "created_at": now_iso()}
+        return {
+            "id": machine_id,
+            "container_id": container_id,
+            "image": image,
+            "workdir": workdir,
+            "created_at": now_iso(),
+        }
 
     def remove_container(self, container_id: str, machine_id: str | None) -> None:
         self.client.request(
-            "DELETE", f"/containers/{container_id}", params={"force": "true", "v": "true"}, ok=(204, 404),
+            "DELETE",
+            f"/containers/{container_id}",
+            params={"force": "true", "v": "true"},
+            ok=(204, 404),
             what="container removal",
         )
         if machine_id:
@@ -133,7 +178,10 @@ class DockerController(BaseController):
         # Without a record, the container name (which is the machine id) still finds it.
         container = value.get("container_id") if isinstance(value, dict) else machine_id
         response = self.client.request(
-            "DELETE", f"/containers/{container}", params={"force": "true", "v": "true"}, ok=(204, 404),
+            "DELETE",
+            f"/containers/{container}",
+            params={"force": "true", "v": "true"},
+            ok=(204, 404),
             what="container removal",
         )
         self.setup.storage.delete(f"machine:{machine_id}")
@@ -142,14 +190,22 @@ class DockerController(BaseController):
     def commit(self, machine: DockerMachine) -> dict[str, Any]:
         tag = f"{machine.id}-{secrets.token_hex(4)}"
         created = self.client.json(
-            "POST", "/commit", params={"container": machine.container_id, "repo": SNAPSHOT_REPO, "tag": tag},
-            json={}, what="commit",
+            "POST",
+            "/commit",
+            params={"container": machine.container_id, "repo": SNAPSHOT_REPO, "tag": tag},
+            json={},
+            what="commit",
         )
         image_id = created["Id"]
-        self.setup.storage.set(f"snapshot:{image_id}", {
-            "image_id": image_id, "tag": f"{SNAPSHOT_REPO}:{tag}", "created_at": now_iso(),
-            "source_machine": machine.id,
-        })
+        self.setup.storage.set(
+            f"snapshot:{image_id}",
+            {
+                "image_id": image_id,
+                "tag": f"{SNAPSHOT_REPO}:{tag}",
+                "created_at": now_iso(),
+                "source_machine": machine.id,
+            },
+        )
         return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image_id": image_id}
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
@@ -169,12 +225,18 @@ class DockerController(BaseController):
         return self.setup.storage.delete(f"snapshot:{image_id}") or response.status_code == 200
 
     def list_machines(self) -> list[dict[str, Any]]:
-        return [{"provider": PROVIDER_ID, **item["value"]} for item in self.setup.storage.entries("machine:")
-                if isinstance(item["value"], dict)]
+        return [
+            {"provider": PROVIDER_ID, **item["value"]}
+            for item in self.setup.storage.entries("machine:")
+            if isinstance(item["value"], dict)
+        ]
 
     def list_snapshots(self) -> list[dict[str, Any]]:
-        return [{"provider": PROVIDER_ID, "kind": IMAGE_KIND, **item["value"]}
-                for item in self.setup.storage.entries("snapshot:") if isinstance(item["value"], dict)]
+        return [
+            {"provider": PROVIDER_ID, "kind": IMAGE_KIND, **item["value"]}
+            for item in self.setup.storage.entries("snapshot:")
+            if isinstance(item["value"], dict)
+        ]
 
     def close(self) -> None:
         self.client.close()
@@ -185,6 +247,10 @@ class DockerPlugin:
 
     def create_provider(self, setup: ProviderSetup) -> DockerController:
         return DockerController(setup)
+
+    def diagnose(self, config: Mapping[str, Any]) -> dict[str, Any]:
+        """For ``rig doctor``: the endpoint this config resolves to, how it is reached, the server's version."""
+        return diagnose(config)
 
 
 plugin = DockerPlugin()

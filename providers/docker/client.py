@@ -1,21 +1,33 @@
-"""A small Docker Engine API client over httpx: DOCKER_HOST, version negotiation, clear errors."""
+"""A small Docker Engine API client over httpx: unix, tcp+TLS and ssh endpoints, version negotiation, clear errors."""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import json
 import os
 import threading
+import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 
+from providers.docker.endpoint import DEFAULT_HOST, Endpoint, resolve_endpoint
+from providers.docker.errors import transport_error
+from providers.docker.processes import stop_all
 from rigcli.errors import ProviderError
 
-DEFAULT_HOST = "unix:///var/run/docker.sock"
 API_VERSION = "1.41"  # the newest API whose fields we use; Debian's docker.io 20.10 speaks exactly this
 MIN_API_VERSION = "1.24"
+
+
+class RunningExec(Protocol):
+    """An exec in flight, as the client sees it: it can be told to stop its process group."""
+
+    def terminate_quietly(self) -> None: ...
+    def kill_quietly(self) -> None: ...
 
 
 def _version_tuple(version: str) -> tuple[int, ...]:
@@ -33,17 +45,26 @@ def negotiate(server_version: str | None, ours: str = API_VERSION) -> str:
 
 
 def resolve_host(configured: str | None = None) -> str:
+    """The host string as given (config, then DOCKER_HOST, then the default socket), not normalised."""
     return configured or os.environ.get("DOCKER_HOST") or DEFAULT_HOST
 
 
 class DockerClient:
     """One connection pool to one daemon; thread-safe (exec streams read on worker threads)."""
 
-    def __init__(self, host: str | None = None) -> None:
-        self.host = resolve_host(host)
+    def __init__(self, endpoint: Endpoint | str | None = None, *, timeout: float = 600.0) -> None:
+        if not isinstance(endpoint, Endpoint):
+            endpoint = resolve_endpoint({"host": endpoint} if endpoint else {})
+        self.endpoint = endpoint
+        self.host = endpoint.host
+        self._timeout = timeout
         self._client: httpx.Client | None = None
         self._version: str | None = None
+        self._server: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self._running: set[RunningExec] = set()
+        self._close_when_idle = False
+        _CLIENTS.add(self)
 
     def _http(self) -> httpx.Client:
         with self._lock:
@@ -52,47 +73,67 @@ class DockerClient:
             return self._client
 
     def _connect(self) -> httpx.Client:
-        timeout = httpx.Timeout(connect=10.0, read=600.0, write=600.0, pool=30.0)
-        if self.host.startswith("unix://"):
-            transport = httpx.HTTPTransport(uds=self.host[len("unix://"):])
-            return httpx.Client(transport=transport, base_url="http://docker", timeout=timeout)
-        if self.host.startswith(("tcp://", "http://")):
-            base = "http://" + self.host.split("://", 1)[1]
-            return httpx.Client(base_url=base, timeout=timeout)
-        raise ProviderError(
-            f"DOCKER_HOST {self.host} is not supported by the docker provider (use unix:// or tcp://)"
-        )
+        limit = self._timeout
+        timeout = httpx.Timeout(connect=min(10.0, limit), read=limit, write=limit, pool=min(30.0, limit))
+        endpoint = self.endpoint
+        transport: httpx.BaseTransport
+        if endpoint.mode == "unix":
+            transport = httpx.HTTPTransport(uds=endpoint.socket_path)
+        elif endpoint.mode == "tls":
+            transport = httpx.HTTPTransport(verify=endpoint.ssl_context())
+        elif endpoint.mode == "ssh":
+            from providers.docker.ssh import SshTransport  # only ssh users pay for it
 
-    def unreachable(self, exc: Exception) -> ProviderError:
-        reason = str(exc).strip() or type(exc).__name__
-        return ProviderError(f"Cannot reach the Docker daemon at {self.host} ({reason}); is dockerd running?")
+            transport = SshTransport(endpoint.host)
+        else:
+            transport = httpx.HTTPTransport()
+        return httpx.Client(transport=transport, base_url=endpoint.base_url, timeout=timeout)
 
     @property
     def api_version(self) -> str:
+        return self._negotiated()
+
+    def _negotiated(self) -> str:
         if self._version is None:
             info = self._send("GET", "/version", versioned=False)
+            if info.status_code == 400 and "HTTPS server" in info.text:
+                raise ProviderError(
+                    f"Cannot reach the Docker daemon at {self.host}: it expects TLS and was spoken to without it; "
+                    "set tls_verify=True and cert_path (or DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH)"
+                )
             if info.status_code != 200:
                 raise ProviderError(f"Docker daemon at {self.host} answered /version with HTTP {info.status_code}")
-            server = info.json().get("ApiVersion")
+            self._server = dict(info.json())
+            server = self._server.get("ApiVersion")
             version = negotiate(server if isinstance(server, str) else None)
             if _version_tuple(version) < _version_tuple(MIN_API_VERSION):
                 raise ProviderError(f"Docker daemon at {self.host} speaks API {version}; rig needs {MIN_API_VERSION}+")
             self._version = version
         return self._version
 
+    def server_info(self) -> dict[str, Any]:
+        """The daemon's /version answer (connecting if needed): ``Version``, ``ApiVersion``, ..."""
+        self._negotiated()
+        return dict(self._server)
+
     def _url(self, path: str, versioned: bool) -> str:
         return f"/v{self.api_version}{path}" if versioned else path
 
     def _send(self, method: str, path: str, *, versioned: bool = True, **kwargs: Any) -> httpx.Response:
+        if _hijacks(path):
+            kwargs["headers"] = {**kwargs.get("headers", {}), "Connection": "close"}
         try:
             return self._http().request(method, self._url(path, versioned), **kwargs)
-        except (httpx.ConnectError, httpx.ConnectTimeout, FileNotFoundError, ConnectionError) as exc:
-            raise self.unreachable(exc) from None
-        except httpx.HTTPError as exc:
-            raise ProviderError(f"Docker request {method} {path} failed: {exc}") from None
+        except (httpx.TransportError, OSError) as exc:
+            raise transport_error(self.endpoint, exc, f"{method} {path}") from None
 
     def request(
-        self, method: str, path: str, *, ok: tuple[int, ...] = (200, 201, 204), what: str | None = None,
+        self,
+        method: str,
+        path: str,
+        *,
+        ok: tuple[int, ...] = (200, 201, 204),
+        what: str | None = None,
         **kwargs: Any,
     ) -> httpx.Response:
         """Send a request; a status outside ``ok`` becomes a ProviderError quoting the daemon."""
@@ -113,18 +154,60 @@ class DockerClient:
         timeout = httpx.Timeout(connect=10.0, read=None, write=60.0, pool=30.0)
         try:
             with self._http().stream(
-                method, self._url(path, True), content=json.dumps(body).encode(),
-                headers={"Content-Type": "application/json"}, timeout=timeout,
+                method,
+                self._url(path, True),
+                content=json.dumps(body).encode(),
+                headers={"Content-Type": "application/json", **({"Connection": "close"} if _hijacks(path) else {})},
+                timeout=timeout,
             ) as response:
                 yield response
-        except (httpx.ConnectError, httpx.ConnectTimeout, FileNotFoundError, ConnectionError) as exc:
-            raise self.unreachable(exc) from None
+        except (httpx.TransportError, OSError) as exc:
+            raise transport_error(self.endpoint, exc, f"{method} {path}") from None
+
+    # -- execs in flight: stopped on cancellation and at exit, before the connections go ------------
+
+    @contextmanager
+    def running(self, execution: RunningExec) -> Iterator[None]:
+        with self._lock:
+            self._running.add(execution)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running.discard(execution)
+                idle = self._close_when_idle and not self._running
+            if idle:
+                self.close()
+
+    def cancel(self) -> None:
+        """The run was interrupted: SIGTERM every exec now; close the connections once they have ended."""
+        with self._lock:
+            running = list(self._running)
+            self._close_when_idle = True
+        for execution in running:
+            execution.terminate_quietly()
+        if not running:
+            self.close()
+
+    def shutdown(self) -> None:
+        """At exit: SIGKILL what still runs in containers, then close (ending any ssh processes)."""
+        with self._lock:
+            running = list(self._running)
+        for execution in running:
+            execution.kill_quietly()
+        self.close()
 
     def close(self) -> None:
         with self._lock:
-            if self._client is not None:
-                self._client.close()
-                self._client = None
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+
+def _hijacks(path: str) -> bool:
+    """The daemon takes over these connections for a raw stream, and over TLS then only half-closes them
+    (close_notify): such a connection must not go back to the pool, where the next request would find it dead."""
+    return path.startswith("/exec/") and path.endswith("/start")
 
 
 def daemon_message(response: httpx.Response) -> str:
@@ -135,5 +218,18 @@ def daemon_message(response: httpx.Response) -> str:
         message = None
     return str(message or response.text.strip() or response.reason_phrase).strip()
 
+
+_CLIENTS: weakref.WeakSet[DockerClient] = weakref.WeakSet()
+
+
+def _shutdown_all() -> None:
+    for client in list(_CLIENTS):
+        # At exit nobody is left to tell about a failure, and the next client still gets its turn.
+        with contextlib.suppress(Exception):
+            client.shutdown()
+    stop_all()
+
+
+atexit.register(_shutdown_all)  # registered after processes' own hook, so it runs first
 
 __all__ = ["API_VERSION", "DEFAULT_HOST", "DockerClient", "daemon_message", "negotiate", "resolve_host"]

@@ -18,6 +18,7 @@ from rigcli.provider_kit import AttachSpec, BaseMachine, CommandRecorder, Comman
 
 if TYPE_CHECKING:
     from providers.docker import DockerRuntime
+    from providers.docker.client import DockerClient
 
 
 class DockerMachine(BaseMachine["DockerRuntime"]):
@@ -44,32 +45,50 @@ class DockerMachine(BaseMachine["DockerRuntime"]):
         return posixpath.normpath(posixpath.join(self.workdir, str(path)))
 
     @property
-    def _client(self) -> Any:
+    def _client(self) -> DockerClient:
         return self._runtime.client
 
     def _cwd(self, cwd: str | os.PathLike[str] | None) -> str:
         return self.resolve(str(cwd)) if cwd is not None else self.workdir
 
     def _run(
-        self, command: str, *, env: dict[str, str], cwd: str, timeout: float | None, recorder: CommandRecorder,
+        self,
+        command: str,
+        *,
+        env: dict[str, str],
+        cwd: str,
+        timeout: float | None,
+        recorder: CommandRecorder,
         cancellation: Cancellation,
     ) -> CommandResult:
         return run_exec(
-            self._client, self.container_id, command, env=env, cwd=cwd, timeout=timeout, recorder=recorder,
+            self._client,
+            self.container_id,
+            command,
+            env=env,
+            cwd=cwd,
+            timeout=timeout,
+            recorder=recorder,
             cancellation=cancellation,
         )
 
     def exists(self, path: str) -> bool:
         response = self._client.request(
-            "HEAD", f"/containers/{self.container_id}/archive", params={"path": self.resolve(path)},
-            ok=(200, 404), what="file lookup",
+            "HEAD",
+            f"/containers/{self.container_id}/archive",
+            params={"path": self.resolve(path)},
+            ok=(200, 404),
+            what="file lookup",
         )
         return bool(response.status_code == 200)
 
     def read_text(self, path: str) -> str:
         target = self.resolve(path)
         response = self._client.request(
-            "GET", f"/containers/{self.container_id}/archive", params={"path": target}, ok=(200, 404),
+            "GET",
+            f"/containers/{self.container_id}/archive",
+            params={"path": target},
+            ok=(200, 404),
             what=f"read of {target}",
         )
         if response.status_code == 404:
@@ -93,8 +112,12 @@ class DockerMachine(BaseMachine["DockerRuntime"]):
             archive.addfile(info, io.BytesIO(data))
         for attempt in (1, 2):
             response = self._client.request(
-                "PUT", f"/containers/{self.container_id}/archive", params={"path": folder or "/"},
-                content=buffer.getvalue(), headers={"Content-Type": "application/x-tar"}, ok=(200, 404),
+                "PUT",
+                f"/containers/{self.container_id}/archive",
+                params={"path": folder or "/"},
+                content=buffer.getvalue(),
+                headers={"Content-Type": "application/x-tar"},
+                ok=(200, 404),
                 what=f"write of {target}",
             )
             if response.status_code == 200:
@@ -112,13 +135,24 @@ class DockerMachine(BaseMachine["DockerRuntime"]):
         self._runtime.controller.remove_container(self.container_id, self.id)
 
     def attach(self, command: str) -> AttachSpec:
-        """``docker exec -it`` from the user's terminal (needs the docker CLI on PATH)."""
+        """``docker exec -it`` from the user's terminal (needs the docker CLI on PATH), on the same endpoint."""
         argv = ("docker", "exec", "-it", "-w", self.workdir, self.container_id, "sh", "-lc", command)
-        return AttachSpec(argv, cwd=None, env={"DOCKER_HOST": self._client.host})
+        endpoint = self._client.endpoint
+        env = {"DOCKER_HOST": endpoint.host, "DOCKER_TLS_VERIFY": "1" if endpoint.mode == "tls" else ""}
+        if endpoint.cert_path:
+            env["DOCKER_CERT_PATH"] = endpoint.cert_path
+        return AttachSpec(argv, cwd=None, env=env)
 
     def to_json(self) -> dict[str, Any]:
-        return {"provider": "docker", "id": self.id, "container_id": self.container_id, "image": self.image,
-                "workdir": self.workdir, "created_at": self.created_at, "source_image": self.source_image}
+        return {
+            "provider": "docker",
+            "id": self.id,
+            "container_id": self.container_id,
+            "image": self.image,
+            "workdir": self.workdir,
+            "created_at": self.created_at,
+            "source_image": self.source_image,
+        }
 
 
 __all__ = ["DockerMachine"]

@@ -1,0 +1,176 @@
+"""Which daemon to talk to and how: host, TLS and ssh settings, from provider config or DOCKER_* like the docker CLI."""
+
+from __future__ import annotations
+
+import os
+import ssl
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from rigcli.errors import ProviderError
+
+DEFAULT_HOST = "unix:///var/run/docker.sock"
+TLS_PORT, PLAIN_PORT = 2376, 2375  # the docker CLI's defaults for a tcp:// host without a port
+CERT_FILES = ("ca.pem", "cert.pem", "key.pem")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A resolved daemon address: ``host`` is normalised and is what identifies the daemon."""
+
+    host: str
+    mode: str  # "unix" | "tls" | "tcp" (no TLS) | "ssh"
+    cert_path: str | None = None  # TLS only: the folder with ca.pem, cert.pem and key.pem
+
+    @property
+    def label(self) -> str:
+        """The transport in a few words, for doctor, checks and messages."""
+        return {
+            "unix": "unix socket",
+            "tls": f"tcp with mutual TLS (certificates in {self.cert_path})",
+            "tcp": "tcp without TLS (unauthenticated)",
+            "ssh": "ssh (docker system dial-stdio on the remote host)",
+        }[self.mode]
+
+    @property
+    def mode_label(self) -> str:
+        return {"unix": "unix socket", "tls": "TLS", "tcp": "no TLS", "ssh": "ssh"}[self.mode]
+
+    @property
+    def warning(self) -> str | None:
+        if self.mode != "tcp":
+            return None
+        return (
+            f"The Docker daemon at {self.host} is reached without TLS: it is unauthenticated and anyone who can "
+            "reach that port controls its host. Set tls_verify=True and cert_path (or DOCKER_TLS_VERIFY and "
+            "DOCKER_CERT_PATH)."
+        )
+
+    @property
+    def socket_path(self) -> str:
+        return self.host[len("unix://") :]
+
+    @property
+    def base_url(self) -> str:
+        """What httpx is given; unix and ssh connections ignore the authority."""
+        if self.mode == "tls":
+            return "https://" + self.host[len("tcp://") :]
+        if self.mode == "tcp":
+            return "http://" + self.host[len("tcp://") :]
+        return "http://docker"
+
+    def cert_file(self, name: str) -> str:
+        return str(Path(self.cert_path or ".") / name)
+
+    def ssl_context(self) -> ssl.SSLContext:
+        """Verify the daemon against ``ca.pem`` and present ``cert.pem``/``key.pem``, as ``docker --tlsverify`` does."""
+        missing = [name for name in CERT_FILES if not Path(self.cert_file(name)).is_file()]
+        if missing:
+            raise ProviderError(
+                f"Cannot reach the Docker daemon at {self.host}: TLS certificate files missing: no "
+                f"{', '.join(missing)} in {self.cert_path} (set cert_path= or DOCKER_CERT_PATH)"
+            )
+        try:
+            context = ssl.create_default_context(cafile=self.cert_file("ca.pem"))
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            raise self._bad_file("ca.pem", exc) from None
+        try:
+            context.load_cert_chain(self.cert_file("cert.pem"), self.cert_file("key.pem"))
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            raise self._bad_file("cert.pem/key.pem", exc) from None
+        return context
+
+    def _bad_file(self, name: str, exc: Exception) -> ProviderError:
+        reason = getattr(exc, "reason", None) or str(exc) or type(exc).__name__
+        return ProviderError(
+            f"Cannot reach the Docker daemon at {self.host}: certificate problem: cannot load {name} from "
+            f"{self.cert_path} ({reason})"
+        )
+
+
+def resolve_endpoint(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Endpoint:
+    """The endpoint from config ``host``/``tls_verify``/``cert_path``, each falling back to its DOCKER_* variable."""
+    env = os.environ if environ is None else environ
+    host = _option(config, "host", str) or env.get("DOCKER_HOST") or DEFAULT_HOST
+    configured_tls = _flag(config, "tls_verify")
+    # Like the docker CLI: any non-empty DOCKER_TLS_VERIFY turns verification on (even "0").
+    tls = configured_tls if configured_tls is not None else bool(env.get("DOCKER_TLS_VERIFY"))
+    cert_path = _option(config, "cert_path", str) or env.get("DOCKER_CERT_PATH") or "~/.docker"
+    scheme, sep, rest = host.partition("://")
+    if not sep:
+        raise _unsupported(host)
+    if scheme == "unix":
+        if not rest.startswith("/"):
+            raise ProviderError(f"Docker host {host} needs an absolute socket path (unix:///path/to/docker.sock)")
+        return Endpoint(host, "unix")
+    if scheme in ("tcp", "http"):
+        return _tcp(host, rest, tls, os.path.expanduser(cert_path))
+    if scheme == "ssh":
+        return Endpoint(_ssh_host(host), "ssh")
+    raise _unsupported(host)
+
+
+def _option(config: Mapping[str, Any], key: str, kind: type) -> Any:
+    value = config.get(key)
+    if value is None or (kind is str and value == ""):
+        return None
+    if not isinstance(value, kind):
+        raise ProviderError(f"docker provider config {key}= must be a {kind.__name__}, not {value!r}")
+    return value
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _flag(config: Mapping[str, Any], key: str) -> bool | None:
+    """A bool, or its spelling in a string (so ``env("BUILD_TLS_VERIFY", "")`` works); empty means unset."""
+    value = config.get(key)
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        if value.strip().lower() in _TRUE + _FALSE:
+            return value.strip().lower() in _TRUE
+    if value is None or isinstance(value, bool):
+        return value
+    raise ProviderError(f"docker provider config {key}= must be True or False, not {value!r}")
+
+
+def _unsupported(host: str) -> ProviderError:
+    return ProviderError(
+        f"Docker host {host} is not supported by the docker provider "
+        "(use unix:///path, tcp://host:port or ssh://user@host[:port])"
+    )
+
+
+def _tcp(host: str, rest: str, tls: bool, cert_path: str) -> Endpoint:
+    address = rest.rstrip("/")
+    if not address or "/" in address:
+        raise ProviderError(f"Docker host {host} must be tcp://host[:port]")
+    try:
+        port = urlsplit(f"//{address}").port
+    except ValueError:
+        raise ProviderError(f"Docker host {host} has an invalid port") from None
+    if port is None:
+        address = f"{address}:{TLS_PORT if tls else PLAIN_PORT}"
+    if tls:
+        return Endpoint(f"tcp://{address}", "tls", cert_path)
+    return Endpoint(f"tcp://{address}", "tcp")
+
+
+def _ssh_host(host: str) -> str:
+    parts = urlsplit(host)
+    try:
+        parts.port  # noqa: B018 - validates the port
+    except ValueError:
+        raise ProviderError(f"Docker host {host} has an invalid port") from None
+    if not parts.hostname or parts.password is not None or parts.query or parts.fragment:
+        raise ProviderError(f"Docker host {host} must be ssh://[user@]host[:port]")
+    if parts.path not in ("", "/"):
+        raise ProviderError(f"Docker host {host} has a path after the host; use ssh://[user@]host[:port]")
+    return f"ssh://{parts.netloc}"
+
+
+__all__ = ["CERT_FILES", "DEFAULT_HOST", "Endpoint", "resolve_endpoint"]
