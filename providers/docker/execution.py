@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import secrets
 import struct
@@ -23,8 +24,7 @@ _STREAMS = {1: "stdout", 2: "stderr"}
 # but not `--`, so the form below is the portable one.
 _WRAPPER = '{ echo $$ >"$0"; } 2>/dev/null; sh -c "$1"; rc=$?; rm -f "$0"; exit $rc'
 _SIGNAL = (
-    'p=$(cat "$0" 2>/dev/null) && [ -n "$p" ] && kill -"$1" -"$p" 2>/dev/null; '
-    '[ "$1" = KILL ] && rm -f "$0"; true'
+    'p=$(cat "$0" 2>/dev/null) && [ -n "$p" ] && kill -"$1" -"$p" 2>/dev/null; [ "$1" = KILL ] && rm -f "$0"; true'
 )
 
 
@@ -52,7 +52,7 @@ class FrameDecoder:
                 self._header = b""
                 continue
             take = bytes(view[: self._remaining])
-            view = view[len(take):]
+            view = view[len(take) :]
             self._remaining -= len(take)
             yield _STREAMS.get(self._stream, "stdout"), take
 
@@ -71,12 +71,20 @@ def run_exec(
 ) -> CommandResult:
     """Run ``sh -c command`` in the container; on timeout, cancel or Ctrl-C its process group dies."""
     pidfile = f"/tmp/.rig-exec-{secrets.token_hex(8)}"
-    created = client.json("POST", f"/containers/{container}/exec", what="exec create", json={
-        "AttachStdin": False, "AttachStdout": True, "AttachStderr": True, "Tty": False,
-        "Cmd": ["sh", "-c", _WRAPPER, pidfile, command],
-        "Env": [f"{key}={value}" for key, value in env.items()],
-        "WorkingDir": cwd,
-    })
+    created = client.json(
+        "POST",
+        f"/containers/{container}/exec",
+        what="exec create",
+        json={
+            "AttachStdin": False,
+            "AttachStdout": True,
+            "AttachStderr": True,
+            "Tty": False,
+            "Cmd": ["sh", "-c", _WRAPPER, pidfile, command],
+            "Env": [f"{key}={value}" for key, value in env.items()],
+            "WorkingDir": cwd,
+        },
+    )
     exec_id = created["Id"]
     recorder.started()
     chunks: queue.Queue[tuple[str, bytes] | BaseException | None] = queue.Queue(maxsize=64)
@@ -84,19 +92,27 @@ def run_exec(
         target=_read_stream, args=(client, exec_id, chunks), name=f"rig-docker-exec-{exec_id[:12]}", daemon=True
     )
     cancelled = threading.Event()
-    remove_callback = cancellation.add_callback(cancelled.set)
     stopper = _Stopper(client, container, pidfile, grace)
-    reader.start()
-    try:
-        timed_out = _pump(chunks, recorder, timeout, cancelled, stopper)
-        if stopper.signalled and not stopper.killed:
-            stopper.finish()  # leftovers that ignored SIGTERM and do not hold the stream
-    except BaseException:
-        stopper.stop_now(chunks)
-        raise
-    finally:
-        remove_callback()
-    exit_code = _exit_code(client, exec_id, stopped=stopper.signalled)
+
+    def on_cancel() -> None:
+        cancelled.set()
+        # Signalled here, on the interrupting thread, not later from ours: after Ctrl-C rig exits
+        # without waiting for handler threads, and the command must not outlive it.
+        stopper.terminate_quietly()
+
+    with client.running(stopper):
+        remove_callback = cancellation.add_callback(on_cancel)
+        reader.start()
+        try:
+            timed_out = _pump(chunks, recorder, timeout, cancelled, stopper)
+            if stopper.signalled and not stopper.killed:
+                stopper.finish()  # leftovers that ignored SIGTERM and do not hold the stream
+        except BaseException:
+            stopper.stop_now(chunks)
+            raise
+        finally:
+            remove_callback()
+        exit_code = _exit_code(client, exec_id, stopped=stopper.signalled)
     was_cancelled = cancelled.is_set() and not timed_out
     result = recorder.finish(exit_code, timed_out=timed_out, cancelled=was_cancelled)
     if was_cancelled:
@@ -123,7 +139,8 @@ class _Stopper:
     """Signals the exec'd process group from a second exec: TERM, then KILL after the grace period.
 
     Clocks start when a signal has been delivered: while orphans still hold an exec's output
-    the daemon can take seconds to answer, and that time is not the command's grace.
+    the daemon can take seconds to answer, and that time is not the command's grace. Any thread
+    may signal (the interrupting one does); each signal is sent once.
     """
 
     def __init__(self, client: DockerClient, container: str, pidfile: str, grace: float) -> None:
@@ -134,25 +151,43 @@ class _Stopper:
         self.kill_at: float | None = None
         self.killed_at: float | None = None
         self.signalled = False
+        self._lock = threading.Lock()
 
     @property
     def killed(self) -> bool:
         return self.killed_at is not None
 
     def terminate(self) -> None:
-        if self.kill_at is None:
+        with self._lock:
+            if self.kill_at is not None:
+                return
             self.kill_at = float("inf")  # set before the call so a slow daemon is not asked twice
+        try:
             self._signal("TERM")
+        finally:  # even when it failed: the clock must run, or nothing would ever move on to KILL
             self.kill_at = time.monotonic() + self.grace
+
+    def terminate_quietly(self) -> None:
+        with contextlib.suppress(ProviderError):
+            self.terminate()
+
+    def kill_quietly(self) -> None:
+        with contextlib.suppress(ProviderError):
+            self.finish()
 
     def tick(self) -> None:
         if self.kill_at is not None and not self.killed and time.monotonic() >= self.kill_at:
             self.finish()
 
     def finish(self) -> None:
-        self.killed_at = float("inf")
-        self._signal("KILL")
-        self.killed_at = time.monotonic()
+        with self._lock:
+            if self.killed_at is not None:
+                return
+            self.killed_at = float("inf")
+        try:
+            self._signal("KILL")
+        finally:  # even when it failed, so that given_up() can end the wait
+            self.killed_at = time.monotonic()
 
     def given_up(self) -> bool:
         """Long after SIGKILL the stream is still open: something outside the group holds it."""
@@ -177,10 +212,17 @@ class _Stopper:
 
     def _signal(self, name: str) -> None:
         self.signalled = True
-        created = self.client.json("POST", f"/containers/{self.container}/exec", what="exec create", json={
-            "AttachStdout": True, "AttachStderr": True, "Tty": False,
-            "Cmd": ["sh", "-c", _SIGNAL, self.pidfile, name],
-        })
+        created = self.client.json(
+            "POST",
+            f"/containers/{self.container}/exec",
+            what="exec create",
+            json={
+                "AttachStdout": True,
+                "AttachStderr": True,
+                "Tty": False,
+                "Cmd": ["sh", "-c", _SIGNAL, self.pidfile, name],
+            },
+        )
         # Attached (not detached) so the signal has been sent by the time this returns.
         self.client.request(
             "POST", f"/exec/{created['Id']}/start", json={"Detach": False, "Tty": False}, what="exec start"
@@ -188,7 +230,10 @@ class _Stopper:
 
 
 def _pump(
-    chunks: queue.Queue[Any], recorder: CommandRecorder, timeout: float | None, cancelled: threading.Event,
+    chunks: queue.Queue[Any],
+    recorder: CommandRecorder,
+    timeout: float | None,
+    cancelled: threading.Event,
     stopper: _Stopper,
 ) -> bool:
     deadline = None if timeout is None else time.monotonic() + timeout
