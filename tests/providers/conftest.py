@@ -135,3 +135,81 @@ def docker(docker_daemon: DockerDaemon, make_harness: MakeHarness, project: Path
     for snapshot in harness.controller.list_snapshots():
         api.delete(f"/images/{snapshot['image_id']}", params={"force": "true"})
     harness.controller.close()
+
+
+# -- Docker endpoints ------------------------------------------------------------------------------
+# Every test that uses a docker daemon runs once per endpoint: the unix socket, tcp with mutual TLS,
+# and ssh (see docker_endpoints.py). The fixture below takes over the name ``docker_daemon`` from
+# the unix-only one above, so the existing docker tests are parametrized without being copied.
+
+import docker_endpoints  # noqa: E402 - kept with the fixtures that use it
+
+
+@pytest.fixture(scope="session")
+def docker_daemons() -> Iterator[Callable[[str], docker_endpoints.EndpointDaemon]]:
+    """``docker_daemons(endpoint)``: that endpoint's daemon, connected once per session on first use.
+
+    Skips when absent, unless RIG_REQUIRE_DOCKER=1 (then fails).
+    """
+    image = os.environ.get("RIG_TEST_DOCKER_IMAGE", "rig/base:busybox")
+    connected: dict[str, docker_endpoints.EndpointDaemon | str] = {}
+
+    def daemon(endpoint: str) -> docker_endpoints.EndpointDaemon:
+        if endpoint not in connected:
+            try:
+                connected[endpoint] = docker_endpoints.connect(endpoint, image)
+            except docker_endpoints.Unavailable as exc:
+                connected[endpoint] = str(exc)
+        found = connected[endpoint]
+        if isinstance(found, str):
+            if os.environ.get("RIG_REQUIRE_DOCKER") == "1":
+                pytest.fail(f"RIG_REQUIRE_DOCKER=1 but {found}")
+            pytest.skip(found)
+        return found
+
+    yield daemon
+    for found in connected.values():
+        if not isinstance(found, str):
+            found.api.close()
+
+
+@pytest.fixture(scope="session", params=docker_endpoints.ENDPOINTS)
+def docker_daemon(  # noqa: F811
+    request: pytest.FixtureRequest, docker_daemons: Callable[[str], docker_endpoints.EndpointDaemon]
+) -> docker_endpoints.EndpointDaemon:
+    """The daemon behind one endpoint, with the test image (each docker test runs once per endpoint)."""
+    return docker_daemons(request.param)
+
+
+@pytest.fixture(autouse=True)
+def _docker_endpoint_environment(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point DOCKER_HOST/DOCKER_TLS_VERIFY/DOCKER_CERT_PATH at the test's endpoint, as a docker CLI user would.
+
+    Per test rather than per session: a session fixture's environment would leak into other tests.
+    """
+    if "docker_daemon" in request.fixturenames:
+        docker_endpoints.point_environment(monkeypatch, request.getfixturevalue("docker_daemon"))
+
+
+@pytest.fixture
+def docker_on(
+    docker_daemons: Callable[[str], docker_endpoints.EndpointDaemon],
+    make_harness: MakeHarness,
+    project: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[Callable[[str], Harness]]:
+    """``docker_on(endpoint)``: the ``docker`` harness on an endpoint chosen at run time (test_exec's ``box``)."""
+    from providers.docker import plugin
+
+    made: list[tuple[Harness, docker_endpoints.EndpointDaemon]] = []
+
+    def make(endpoint: str) -> Harness:
+        daemon = docker_daemons(endpoint)
+        docker_endpoints.point_environment(monkeypatch, daemon)
+        harness = make_harness(plugin, {"image": daemon.image})
+        made.append((harness, daemon))
+        return harness
+
+    yield make
+    for harness, daemon in made:
+        docker_endpoints.remove_project_resources(daemon.api, project, harness.controller)

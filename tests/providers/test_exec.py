@@ -6,6 +6,7 @@ import threading
 from typing import Any
 
 import pytest
+from docker_endpoints import ENDPOINTS
 from provider_helpers import Harness, PeakRss, process_dead
 
 from rigcli.authoring.values import SecretValue
@@ -15,10 +16,13 @@ from rigcli.provider_kit.commands import OUTPUT_LIMIT, CommandFailedError
 FIFTY_MB = 50 * 1024 * 1024
 
 
-@pytest.fixture(params=["local", "docker"])
+@pytest.fixture(params=["local", *(f"docker-{endpoint}" for endpoint in ENDPOINTS)])
 def box(request: pytest.FixtureRequest) -> Harness:
-    harness: Harness = request.getfixturevalue(request.param)
-    return harness
+    if request.param == "local":
+        local: Harness = request.getfixturevalue("local")
+        return local
+    docker: Harness = request.getfixturevalue("docker_on")(request.param.removeprefix("docker-"))
+    return docker
 
 
 def grandchild_dead(machine: Any, pid: int) -> bool:
