@@ -1,4 +1,9 @@
-"""rig doctor: versions, paths, the project (if any), installed providers and Docker reachability."""
+"""rig doctor: versions, paths, the project (if any), installed providers and Docker reachability.
+
+Docker is reported through the docker plugin's ``diagnose(config)`` hook (endpoint, transport,
+server version or a one-line failure): once for the DOCKER_* environment, and once for each
+docker provider the project defines.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import os
 import platform
 import sys
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 from rigcli._version import __version__
@@ -14,8 +20,7 @@ from rigcli.cli.session import GlobalOptions
 from rigcli.errors import RigError
 
 PACKAGES = ("typer", "rich", "pydantic", "sqlmodel", "httpx", "platformdirs")
-DEFAULT_DOCKER_SOCKET = "/var/run/docker.sock"
-DOCKER_TIMEOUT = 2.0
+DOCKER_PROVIDER = "docker"
 
 
 def doctor(opts: GlobalOptions) -> int:
@@ -64,43 +69,69 @@ def _project(opts: GlobalOptions) -> dict[str, Any]:
         return {"found": False, "message": str(exc)}
     state = location.effective_state_path
     return {
-        "found": True, "project_dir": str(location.project_dir), "config_path": str(location.config_path),
-        "state_path": str(state), "state_exists": state.exists(),
+        "found": True,
+        "project_dir": str(location.project_dir),
+        "config_path": str(location.config_path),
+        "state_path": str(state),
+        "state_exists": state.exists(),
+        "docker_providers": _docker_providers(location.config_path, location.project_dir),
     }
 
 
-def docker_status() -> dict[str, Any]:
-    """Ask the Docker Engine for /version; never raises, never waits more than a couple of seconds."""
-    host = os.environ.get("DOCKER_HOST") or f"unix://{DEFAULT_DOCKER_SOCKET}"
-    try:
-        import httpx
+def _docker_plugin() -> Any:
+    for entry in metadata.entry_points(group="rig.providers"):
+        if entry.name == DOCKER_PROVIDER:
+            return entry.load()
+    return None
 
-        if host.startswith("unix://"):
-            socket_path = host[len("unix://"):]
-            if not os.path.exists(socket_path):
-                return {"host": host, "reachable": False, "error": f"no socket at {socket_path}"}
-            client = httpx.Client(transport=httpx.HTTPTransport(uds=socket_path), base_url="http://docker",
-                                  timeout=DOCKER_TIMEOUT)
-        elif host.startswith("tcp://"):
-            client = httpx.Client(base_url="http://" + host[len("tcp://"):], timeout=DOCKER_TIMEOUT)
-        else:
-            return {"host": host, "reachable": False, "error": "unsupported DOCKER_HOST scheme"}
-        with client:
-            response = client.get("/version")
-            response.raise_for_status()
-            data = response.json()
-        return {"host": host, "reachable": True, "version": data.get("Version"), "api_version": data.get("ApiVersion")}
-    except Exception as exc:  # doctor reports problems, it does not have them
+
+def _diagnose(config: dict[str, Any]) -> dict[str, Any]:
+    """The docker plugin's report for ``config``; doctor reports problems, it does not have them."""
+    host = config.get("host") or os.environ.get("DOCKER_HOST")
+    try:
+        diagnose = getattr(_docker_plugin(), "diagnose", None)
+        if diagnose is None:
+            return {"host": host, "reachable": False, "error": "the docker provider is not installed"}
+        report: dict[str, Any] = diagnose(config)
+        return report
+    except Exception as exc:
         return {"host": host, "reachable": False, "error": f"{type(exc).__name__}: {exc}"}
+
+
+def _docker_providers(config_path: Path, project_dir: Path) -> list[dict[str, Any]] | dict[str, str]:
+    """Each docker provider the project's workflows use (by scope name), diagnosed with its resolved config."""
+    from rigcli.config_loader import load_config
+    from rigcli.graph import compile_workflow
+
+    try:
+        loaded = load_config(config_path, project_dir)
+        found: dict[int, tuple[str, Any]] = {}
+        for root in loaded.workflows:
+            compiled = compile_workflow(root, loaded.providers, lambda fragment: "")
+            for scope in [compiled.root_providers, *compiled.all_scopes()]:
+                for name, definition in scope.items():
+                    if definition.provider_id == DOCKER_PROVIDER:
+                        found.setdefault(id(definition), (name, definition))
+        configs = [(name, definition.resolve_config()) for name, definition in found.values()]
+    except Exception as exc:  # a broken rig_config.py is reported by the commands that run it
+        return {"error": f"could not read the project's providers: {exc}"}
+    return [{"name": name, **_diagnose(config)} for name, config in configs]
+
+
+def docker_status() -> dict[str, Any]:
+    """The daemon DOCKER_HOST/DOCKER_TLS_VERIFY/DOCKER_CERT_PATH point at; never raises, waits a few seconds at most."""
+    return _diagnose({})
+
+
+def _docker_text(docker: dict[str, Any]) -> str:
+    where = f"{docker.get('host')} ({docker['transport']})" if docker.get("transport") else str(docker.get("host"))
+    if docker.get("reachable"):
+        return f"{where}, Docker {docker.get('version')}, API {docker.get('api_version')}"
+    return f"not reachable: {docker.get('error')}"
 
 
 def _pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
     project = report["project"]
-    docker = report["docker"]
-    if docker["reachable"]:
-        docker_text = f"reachable at {docker['host']} (Docker {docker['version']}, API {docker['api_version']})"
-    else:
-        docker_text = f"not reachable at {docker['host']}: {docker['error']}"
     pairs: list[tuple[str, Any]] = [
         ("rig", report["version"]),
         ("python", f"{report['python']['version']} ({report['python']['executable']})"),
@@ -115,7 +146,12 @@ def _pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
         pairs += [("project", project["project_dir"]), ("config", project["config_path"]), ("state", state)]
     else:
         pairs.append(("project", f"none ({project['message']})"))
-    pairs += [("providers", ", ".join(report["providers"]) or "none"), ("docker", docker_text)]
+    pairs += [("providers", ", ".join(report["providers"]) or "none"), ("docker", _docker_text(report["docker"]))]
+    providers = project.get("docker_providers") or []
+    if isinstance(providers, dict):
+        pairs.append(("docker providers", providers["error"]))
+    for item in providers if isinstance(providers, list) else []:
+        pairs.append((f"docker provider {item['name']}", _docker_text(item)))
     return pairs
 
 
