@@ -25,6 +25,10 @@ class NotFoundError(RigError):
     """An unknown workflow, workspace, operation or cache task was named."""
 
 
+class UnknownWorkspaceError(NotFoundError):
+    """No workspace of that name exists (``rm --missing-ok`` treats it as done)."""
+
+
 class ProviderError(RigError):
     """A provider could not be set up or refused an action."""
 
@@ -71,5 +75,6 @@ __all__ = [
     "StateError",
     "StateLockedError",
     "TaskError",
+    "UnknownWorkspaceError",
     "UsageError",
 ]

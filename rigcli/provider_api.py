@@ -5,12 +5,20 @@ Built-ins register through the ``rig.providers`` entry-point group exactly like 
 plugins; a project can also pass a plugin inline with ``define_provider(..., plugin=obj)``.
 ``create_provider`` returns a ``ProviderController``, whose ``runtime(context)`` is what handlers
 receive. A controller may also implement any of the optional hooks below (``SupportsChecks``,
-``SupportsArtifactValidation``, ``SupportsResourceCleanup``). Every method may be a plain or an
-``async`` function. Annotate a plugin object as ``ProviderPlugin`` and mypy checks it.
+``SupportsArtifactValidation``, ``SupportsResourceCleanup``, ``SupportsEffects``). Every method
+may be a plain or an ``async`` function. Annotate a plugin object as ``ProviderPlugin`` and mypy
+checks it.
+
+Effects: a provider that makes machines, containers, images or snapshots journals each one
+through ``EffectJournal`` *before* the call that makes it (``effects.requested``), under an id the
+resource itself carries (its directory name, a ``rig.effect`` label), then ``confirmed`` and, when
+it removes it, ``deleted``. With ``SupportsEffects`` rig can then remove exactly what a killed
+``fork`` left behind (``rig rm``) and collect what nothing refers to (``rig gc``).
 """
 
 from __future__ import annotations
 
+import secrets
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -106,6 +114,49 @@ class Cancellation:
             callback()
 
 
+class EffectEntry(TypedDict):
+    """One journaled (or found) effect as a provider sees it: its id, kind and how to find it."""
+
+    id: str
+    kind: str  # the provider's own word: machine, snapshot, container, image, ...
+    resource: dict[str, JsonValue]  # what requested/confirmed recorded; ``id``/``*_id`` values name it
+
+
+class EffectJournal(Protocol):
+    """``setup.effects`` and ``context.effects``: the write-ahead journal of what a provider makes.
+
+    ``requested`` before the call that makes the resource: pass the id the resource will carry
+    (a directory name, a container name or label), or take the generated one and put it on the
+    resource, so rig finds it even if the process dies or the reply is lost. ``confirmed`` once it
+    exists, with whatever finds it from now on (an image id); ``deleted`` once it is gone (unknown
+    ids are fine). ``context.effects`` also records the run or workspace the resource is made for,
+    which is how ``rig gc`` knows what is still referred to; ``setup.effects`` records no owner.
+    A failed journal write raises, and the resource must then not be made.
+    """
+
+    def requested(self, kind: str, resource: Mapping[str, JsonValue], *, effect_id: str | None = None) -> str: ...
+    def confirmed(self, effect_id: str, resource: Mapping[str, JsonValue] | None = None) -> None: ...
+    def deleted(self, effect_id: str) -> None: ...
+
+
+class UnjournaledEffects:
+    """The journal of a setup made outside rig's engine (tests, scripts): ids, and no record."""
+
+    def requested(self, kind: str, resource: Mapping[str, JsonValue], *, effect_id: str | None = None) -> str:
+        return effect_id or new_effect_id(kind)
+
+    def confirmed(self, effect_id: str, resource: Mapping[str, JsonValue] | None = None) -> None:
+        return None
+
+    def deleted(self, effect_id: str) -> None:
+        return None
+
+
+def new_effect_id(prefix: str) -> str:
+    """A fresh effect id, ``<prefix>-<16 hex>``: safe as a directory name, container name and label."""
+    return f"{prefix}-{secrets.token_hex(8)}"
+
+
 @dataclass(frozen=True)
 class ProviderSetup:
     """Handed to ``create_provider``: resolved config plus rig-owned storage and host access."""
@@ -118,6 +169,7 @@ class ProviderSetup:
     project_dir: str
     state_dir: str
     cancellation: Cancellation = field(default_factory=Cancellation)
+    effects: EffectJournal = field(default_factory=UnjournaledEffects)  # no owner: see RuntimeContext
 
 
 @dataclass(frozen=True)
@@ -132,6 +184,7 @@ class RuntimeContext:
     local: LocalHost
     cancellation: Cancellation
     workspace: str | None = None
+    effects: EffectJournal = field(default_factory=UnjournaledEffects)  # owned by this run or workspace
 
 
 class ProviderCheck(TypedDict, total=False):
@@ -201,6 +254,24 @@ class SupportsResourceCleanup(Protocol):
     def cleanup_resource(self, resource: Mapping[str, JsonValue]) -> object | Awaitable[object]: ...
 
 
+@runtime_checkable
+class SupportsEffects(Protocol):
+    """Optional: remove what the effects journal says this provider made, and find what it made.
+
+    ``remove_effect`` gets an effect this provider journaled (or found): remove the resource and
+    everything half-made under its id (temp copies). True when something was removed, False when
+    it was already gone (that counts as removed). Raise ``RigError`` when the answer is unknowable
+    (a daemon is down): the effect stays journaled and ``rig rm``/``rig gc`` say why. Idempotent.
+
+    ``find_effects`` lists what this provider can see that rig made for this project (its
+    directory names, its labels), journaled or not; ``rig gc`` collects the unreferenced ones.
+    Never report anything rig did not make. Raise ``RigError`` when it cannot look.
+    """
+
+    def remove_effect(self, effect: EffectEntry) -> bool | Awaitable[bool]: ...
+    def find_effects(self) -> Sequence[EffectEntry] | Awaitable[Sequence[EffectEntry]]: ...
+
+
 def is_artifact_ref(value: object) -> TypeGuard[Mapping[str, JsonValue]]:
     """Any dict with string ``provider`` and ``kind`` keys is an artifact ref."""
     return isinstance(value, Mapping) and isinstance(value.get("provider"), str) and isinstance(value.get("kind"), str)
@@ -222,6 +293,8 @@ def find_artifacts(value: object) -> list[Mapping[str, JsonValue]]:
 
 __all__ = [
     "Cancellation",
+    "EffectEntry",
+    "EffectJournal",
     "EventData",
     "InteractionBroker",
     "InteractionRequest",
@@ -235,7 +308,10 @@ __all__ = [
     "StoredRecord",
     "SupportsArtifactValidation",
     "SupportsChecks",
+    "SupportsEffects",
     "SupportsResourceCleanup",
+    "UnjournaledEffects",
     "find_artifacts",
     "is_artifact_ref",
+    "new_effect_id",
 ]

@@ -21,7 +21,14 @@ from providers.local.machine import LocalMachine
 from providers.local.store import LocalStore, MachineRecord, SnapshotRecord
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject, JsonValue
-from rigcli.provider_api import ProviderPlugin, ProviderSetup, RuntimeContext, SupportsArtifactValidation
+from rigcli.provider_api import (
+    EffectEntry,
+    ProviderPlugin,
+    ProviderSetup,
+    RuntimeContext,
+    SupportsArtifactValidation,
+    SupportsEffects,
+)
 from rigcli.provider_kit import BaseController, BaseRuntime, ref_id
 
 PROVIDER_ID = "local"
@@ -42,15 +49,17 @@ class LocalRuntime(BaseRuntime["LocalController"]):
 
     def create_machine(self) -> LocalMachine:
         """A new, empty machine directory."""
-        machine = LocalMachine(self, self.store.create_machine())
-        self.event("machine.created", machine=machine.id, path=machine.path)
+        machine = LocalMachine(self, self.store.create_machine(self.context.effects))
+        self.event("machine.created", machine=machine.id, path=machine.path, effect_id=machine.id)
         return machine
 
     def from_snapshot(self, ref: object) -> LocalMachine:
         """A new machine holding a copy of the snapshot's files."""
         snapshot_id = snapshot_id_of(ref)
-        machine = LocalMachine(self, self.store.create_machine(snapshot_id))
-        self.event("machine.created", machine=machine.id, path=machine.path, snapshot_id=snapshot_id)
+        machine = LocalMachine(self, self.store.create_machine(self.context.effects, snapshot_id))
+        self.event(
+            "machine.created", machine=machine.id, path=machine.path, snapshot_id=snapshot_id, effect_id=machine.id
+        )
         return machine
 
     def from_id(self, machine_id: str) -> LocalMachine:
@@ -85,8 +94,18 @@ class LocalController(BaseController):
         record = self.store.get_machine(machine_id)
         if record is None:
             return False
-        self.store.delete_machine(record)
+        self.store.delete_machine(record, self.setup.effects)
         return True
+
+    def remove_effect(self, effect: EffectEntry) -> bool:
+        """Remove a journaled (or found) machine or snapshot and its half-made copies; False if gone."""
+        removed = self.store.remove_effect(effect["id"])
+        self.setup.effects.deleted(effect["id"])
+        return removed
+
+    def find_effects(self) -> list[EffectEntry]:
+        """Machine and snapshot directories (and records) under this project's .rig/ that rig made."""
+        return self.store.find_effects()
 
     def list_machines(self) -> list[JsonObject]:
         return [self._machine_json(record) for record in self.store.list_machines()]
@@ -96,7 +115,7 @@ class LocalController(BaseController):
 
     def delete_snapshot(self, ref: object) -> bool:
         """Remove a snapshot's files and record; False when there was nothing to remove."""
-        return self.store.delete_snapshot(snapshot_id_of(ref))
+        return self.store.delete_snapshot(snapshot_id_of(ref), self.setup.effects)
 
     def _machine_json(self, record: MachineRecord) -> JsonObject:
         path = self.store.machine_dir(record)
@@ -121,8 +140,9 @@ class LocalController(BaseController):
         }
 
 
-if TYPE_CHECKING:  # mypy checks the optional hook against the contract (cleanup comes from BaseController)
+if TYPE_CHECKING:  # mypy checks the optional hooks against the contract (cleanup comes from BaseController)
     _validates: type[SupportsArtifactValidation] = LocalController
+    _effects: type[SupportsEffects] = LocalController
 
 
 class LocalPlugin:

@@ -83,11 +83,13 @@ class LocalMachine(BaseMachine["LocalRuntime"]):
 
     def _snapshot(self) -> JsonObject:
         """Copy the machine into an immutable snapshot (``cp -a --reflink=auto``)."""
-        record = self._runtime.store.create_snapshot(Path(self.path), source_machine=self.id)
+        record = self._runtime.store.create_snapshot(
+            Path(self.path), source_machine=self.id, effects=self._runtime.context.effects
+        )
         return {"provider": "local", "kind": "dirSnapshot", "snapshot_id": record.id}
 
     def _remove(self) -> None:
-        self._runtime.store.delete_machine(self._record)
+        self._runtime.store.delete_machine(self._record, self._runtime.context.effects)
 
     def attach(self, command: str) -> AttachSpec:
         """Run ``command`` on the host, attached to the terminal, in this machine's directory."""

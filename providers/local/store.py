@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import shutil
 import subprocess
@@ -12,11 +13,16 @@ from pathlib import Path
 
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject, JsonValue
-from rigcli.provider_api import KeyValueStore
+from rigcli.provider_api import EffectEntry, EffectJournal, KeyValueStore
 from rigcli.provider_kit import now_iso
 
 MARKER = "snapshot.json"  # written last, inside the temp dir, before the rename: present means complete
 FILES = "files"
+# What rig names its directories: <id>, .tmp-<id> while being written, .del-<id>-<hex> while being
+# removed. The id (m-… machine, s-… snapshot) is also the effect id, so a directory left by a killed
+# rig is found from the journal, and nothing else under machines/ or snapshots/ is ever taken as ours.
+_OURS = re.compile(r"^(?:\.tmp-|\.del-)?(?P<id>(?P<prefix>[ms])-[0-9a-f]{12})(?:-[0-9a-f]{6})?$")
+_KINDS = {"m": ("machine", "machines", "machine_id"), "s": ("snapshot", "snapshots", "snapshot_id")}
 
 
 def new_id(prefix: str) -> str:
@@ -98,10 +104,12 @@ class LocalStore:
     def machine_dir(self, record: MachineRecord) -> Path:
         return self.root / record.path
 
-    def create_machine(self, snapshot_id: str | None = None) -> MachineRecord:
+    def create_machine(self, effects: EffectJournal, snapshot_id: str | None = None) -> MachineRecord:
         machine_id = new_id("m")
         relative = f"machines/{machine_id}"
         target = self.root / relative
+        # Journaled before the directory exists: a rig killed from here on leaves a findable effect.
+        effects.requested("machine", {"machine_id": machine_id, "path": relative}, effect_id=machine_id)
         target.parent.mkdir(parents=True, exist_ok=True)
         if snapshot_id is None:
             target.mkdir()
@@ -115,13 +123,14 @@ class LocalStore:
                 raise
         record = MachineRecord(machine_id, relative, now_iso(), snapshot_id)
         self.storage.set(f"machine:{machine_id}", asdict(record))
+        effects.confirmed(machine_id)
         return record
 
     def get_machine(self, machine_id: str) -> MachineRecord | None:
         stored = self.storage.get(f"machine:{machine_id}")
         return MachineRecord.from_json(stored["value"]) if stored else None
 
-    def delete_machine(self, record: MachineRecord) -> None:
+    def delete_machine(self, record: MachineRecord, effects: EffectJournal) -> None:
         target = self.machine_dir(record)
         if target.exists():
             # Rename first so a half-deleted tree never looks like a live machine.
@@ -129,6 +138,7 @@ class LocalStore:
             os.replace(target, doomed)
             remove_tree(doomed)
         self.storage.delete(f"machine:{record.id}")
+        effects.deleted(record.id)
 
     def list_machines(self) -> list[MachineRecord]:
         records = [MachineRecord.from_json(item["value"]) for item in self.storage.entries("machine:")]
@@ -157,10 +167,12 @@ class LocalStore:
             return False
         return isinstance(marker, dict) and marker.get("id") == snapshot_id and (base / FILES).is_dir()
 
-    def create_snapshot(self, source: Path, *, source_machine: str | None) -> SnapshotRecord:
+    def create_snapshot(self, source: Path, *, source_machine: str | None, effects: EffectJournal) -> SnapshotRecord:
         snapshot_id = new_id("s")
         target = self.snapshot_dir(snapshot_id)
         staging = target.parent / f".tmp-{snapshot_id}"
+        resource: JsonObject = {"snapshot_id": snapshot_id, "path": f"snapshots/{snapshot_id}"}
+        effects.requested("snapshot", resource, effect_id=snapshot_id)
         staging.mkdir(parents=True)
         try:
             copy_tree(source, staging / FILES)
@@ -171,20 +183,59 @@ class LocalStore:
             shutil.rmtree(staging, ignore_errors=True)
             raise
         self.storage.set(f"snapshot:{snapshot_id}", asdict(record))
+        effects.confirmed(snapshot_id)
         return record
 
-    def delete_snapshot(self, snapshot_id: str) -> bool:
+    def delete_snapshot(self, snapshot_id: str, effects: EffectJournal) -> bool:
         target = self.snapshot_dir(snapshot_id)
         existed = target.exists()
         if existed:
             doomed = target.parent / f".del-{snapshot_id}-{secrets.token_hex(3)}"
             os.replace(target, doomed)
             remove_tree(doomed)
-        return self.storage.delete(f"snapshot:{snapshot_id}") or existed
+        forgotten = self.storage.delete(f"snapshot:{snapshot_id}")
+        effects.deleted(snapshot_id)
+        return forgotten or existed
 
     def list_snapshots(self) -> list[SnapshotRecord]:
         records = [SnapshotRecord.from_json(item["value"]) for item in self.storage.entries("snapshot:")]
         return [record for record in records if record is not None]
+
+    # -- by effect id: what rm and gc use -------------------------------------------------------
+    def remove_effect(self, effect_id: str) -> bool:
+        """Remove everything under this id (the directory, a half-written or half-removed copy, the
+        record); True when anything was there. An id rig would not have made is refused."""
+        matched = _OURS.match(effect_id)
+        if matched is None or matched["id"] != effect_id:
+            raise ProviderError(f"{effect_id!r} is not a local machine or snapshot id")
+        kind, folder, _ = _KINDS[matched["prefix"]]
+        parent = self.root / folder
+        found = False
+        if parent.is_dir():
+            for entry in parent.iterdir():
+                named = _OURS.match(entry.name)
+                if named is not None and named["id"] == effect_id:
+                    found = True
+                    remove_tree(entry)
+        return self.storage.delete(f"{kind}:{effect_id}") or found
+
+    def find_effects(self) -> list[EffectEntry]:
+        """Every id this store can see: directories named as rig names them, and stored records."""
+        ids: dict[str, None] = {}
+        for folder in ("machines", "snapshots"):
+            parent = self.root / folder
+            names = sorted(entry.name for entry in parent.iterdir()) if parent.is_dir() else []
+            ids.update((named["id"], None) for named in map(_OURS.match, names) if named is not None)
+        for prefix in ("machine:", "snapshot:"):
+            for item in self.storage.entries(prefix):
+                named = _OURS.match(item["key"][len(prefix) :])
+                if named is not None:
+                    ids[named["id"]] = None
+        found: list[EffectEntry] = []
+        for effect_id in ids:
+            kind, folder, key = _KINDS[effect_id[0]]
+            found.append({"id": effect_id, "kind": kind, "resource": {key: effect_id, "path": f"{folder}/{effect_id}"}})
+        return found
 
 
 __all__ = ["LocalStore", "MachineRecord", "SnapshotRecord", "copy_tree", "new_id", "now_iso"]

@@ -137,10 +137,19 @@ def rm(
     name: Annotated[str | None, typer.Argument(help="Workspace name.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Remove every workspace.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Forget the workspace even if its remove hook fails; leftovers go to rig gc."),
+    ] = False,
+    missing_ok: Annotated[
+        bool, typer.Option("--missing-ok", help="A workspace that does not exist is not an error.")
+    ] = False,
 ) -> int:
     from rigcli.cli.commands.workspace import rm as body
 
-    return _with_session(ctx, lambda session: body(session, name, all_=all_, yes=yes))
+    return _with_session(
+        ctx, lambda session: body(session, name, all_=all_, yes=yes, force=force, missing_ok=missing_ok)
+    )
 
 
 @app.command(help="List workflows and workspaces, snapshots, or the project's configuration.")

@@ -59,7 +59,14 @@ class Engine(Protocol):
 
     # -- workspaces -------------------------------------------------------------------------------
     async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord: ...
-    async def remove_workspace(self, name: str, workflow: str | None = None) -> WorkspaceRecord: ...
+    async def remove_workspace(self, name: str, workflow: str | None = None, *, force: bool = False) -> WorkspaceRecord:
+        """Remove it in any state (reconciled from the effects journal); UnknownWorkspaceError if absent.
+
+        ``force`` deletes the record even when the remove hook fails or a resource's removal is
+        uncertain; what could not be removed stays journaled for ``collect_garbage``.
+        """
+        ...
+
     def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]: ...
 
     def workspace_workflow(self, name: str, workflow: str | None = None) -> str:

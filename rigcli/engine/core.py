@@ -9,6 +9,7 @@ from pathlib import Path
 from rigcli.cachekeys import fragment_hash, task_key
 from rigcli.config_loader import LoadedConfig, load_config
 from rigcli.engine.driver import is_cancellation
+from rigcli.engine.effects import StoreEffects
 from rigcli.engine.evaluate import Evaluation, Restart, RunIndex
 from rigcli.engine.hostadapter import SuppliedHost, adapt_local
 from rigcli.engine.interactions import host_presenter
@@ -140,6 +141,7 @@ class EngineCore:
             state_dir=Path(store.path).parent,
             secret_key_path=host_dir / ".fingerprint-key",
             cancellation=self.cancellation,
+            effects=lambda provider_id, owner: StoreEffects(store, provider_id, owner),
         )
         return store, stores, hub
 

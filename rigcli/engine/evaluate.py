@@ -289,7 +289,7 @@ class Evaluation:
         )
         self.emit(NodeStarted(node_path=task.path, index=task.index + 1, total=len(self.workflow.tasks), run_id=run_id))
         try:
-            output = await self._call(task, ctx)
+            output = await self._call(task, ctx, run_id)
         except Restart:
             store.finish_run(run_id, status="succeeded", output=None)
             store.invalidate_runs([run_id], cascade=False)
@@ -315,14 +315,15 @@ class Evaluation:
         self.emit(NodeCompleted(node_path=task.path, run_id=run_id))
         return output, run_id
 
-    async def _call(self, task: TaskSpec, ctx: JsonValue) -> JsonValue:
+    async def _call(self, task: TaskSpec, ctx: JsonValue, run_id: str) -> JsonValue:
         fixed: dict[str, object] = {
             "step": Step(ctx=ctx, path=task.path, workflow=self.workflow.name),
             "config": freeze(task.config),
             "local": self.session.local,
             "log": capture.handler_logger(task.path),
         }
-        factories = self.session.runtime_factories(task.providers, node_path=task.path)
+        # What providers make here belongs to this run: gc keeps it while a live cache entry refers to it.
+        factories = self.session.runtime_factories(task.providers, node_path=task.path, owner=("run", run_id))
         console = capture.NodeConsole(task.path, self.emit)
         kwargs = await build_kwargs(task.node.handler, fixed, factories)
         result = await call_handler(task.node.handler, kwargs, console)

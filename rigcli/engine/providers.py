@@ -16,11 +16,13 @@ from rigcli.errors import ProviderError, RigError
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import (
     Cancellation,
+    EffectJournal,
     KeyValueStore,
     LocalHost,
     ProviderController,
     ProviderPlugin,
     ProviderSetup,
+    UnjournaledEffects,
 )
 
 ENTRY_POINT_GROUP = "rig.providers"
@@ -29,6 +31,8 @@ if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
 ProviderFactory = Callable[[ProviderSetup], "ProviderController | Awaitable[ProviderController]"]
+# The journal for (provider id, owner): ("run", id) or ("workspace", id), or None for no owner.
+EffectsFactory = Callable[[str, "tuple[str, str] | None"], EffectJournal]
 
 
 async def maybe_await(value: T | Awaitable[T]) -> T:
@@ -62,6 +66,7 @@ class ProviderHub:
         state_dir: Path,
         secret_key_path: Path,
         cancellation: Cancellation,
+        effects: EffectsFactory | None = None,
     ) -> None:
         self._explicit = {plugin.provider_id: plugin for plugin in plugins}
         self._factory = provider_factory
@@ -72,6 +77,7 @@ class ProviderHub:
         self._state_dir = state_dir
         self._secret_key_path = secret_key_path
         self.cancellation = cancellation
+        self._effects = effects
         self._entry_points: dict[str, EntryPoint] | None = None
         # Keyed by id(definition): definitions are immutable and live as long as the loaded config.
         self._controllers: dict[int, ProviderController] = {}
@@ -117,7 +123,12 @@ class ProviderHub:
             project_dir=str(self._project_dir),
             state_dir=str(self._state_dir),
             cancellation=self.cancellation,
+            effects=self.effects_for(definition.provider_id),
         )
+
+    def effects_for(self, provider_id: str, owner: tuple[str, str] | None = None) -> EffectJournal:
+        """The effects journal of ``provider_id``, recording ``owner`` (a run or workspace) if given."""
+        return self._effects(provider_id, owner) if self._effects is not None else UnjournaledEffects()
 
     async def controller(self, definition: ProviderDefinition) -> ProviderController:
         key = id(definition)
@@ -222,4 +233,11 @@ def _load_secret_key(path: Path) -> bytes:
     return path.read_bytes()
 
 
-__all__ = ["ENTRY_POINT_GROUP", "ProviderFactory", "ProviderHub", "entry_point_plugins", "maybe_await"]
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "EffectsFactory",
+    "ProviderFactory",
+    "ProviderHub",
+    "entry_point_plugins",
+    "maybe_await",
+]

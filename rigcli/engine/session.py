@@ -124,9 +124,13 @@ class ProviderSession:
         return None
 
     def runtime_factories(
-        self, scope: Scope, *, node_path: str, workspace: str | None = None
+        self, scope: Scope, *, node_path: str, workspace: str | None = None, owner: tuple[str, str] | None = None
     ) -> dict[str, RuntimeFactory]:
-        """One lazy runtime maker per provider in scope, so handlers only start what they use."""
+        """One lazy runtime maker per provider in scope, so handlers only start what they use.
+
+        ``owner`` (``("run", id)`` or ``("workspace", id)``) is recorded on every effect the
+        runtimes journal: what ``rm`` cleans and what ``gc`` counts as referred to.
+        """
 
         def maker(name: str, definition: ProviderDefinition) -> RuntimeFactory:
             async def make() -> object:
@@ -142,6 +146,7 @@ class ProviderSession:
                         node_path=node_path, emit=self.emit, presenter=self.presenter, local=self.local
                     ),
                     workspace=workspace,
+                    effects=self.hub.effects_for(definition.provider_id, owner),
                 )
                 return await maybe_await(controller.runtime(context))
 

@@ -8,18 +8,28 @@ import uuid
 from rigcli.authoring.project import check_workspace_name
 from rigcli.engine import capture
 from rigcli.engine.core import EngineCore
+from rigcli.engine.effects import Owner
 from rigcli.engine.driver import need_event_loop
 from rigcli.engine.inputs import WorkspaceResolver, operation_info, validate_input
 from rigcli.engine.invoke import NamedContext, build_kwargs, call_handler, freeze, json_result
-from rigcli.engine.providers import maybe_await
+from rigcli.engine.reconcile import remove_workspace_effects
 from rigcli.engine.results import OperationInfo
 from rigcli.engine.session import ProviderSession
-from rigcli.errors import AmbiguousWorkspaceError, InputError, NotFoundError, RigError, TaskError, UsageError
+from rigcli.errors import (
+    AmbiguousWorkspaceError,
+    InputError,
+    NotFoundError,
+    RigError,
+    TaskError,
+    UnknownWorkspaceError,
+    UsageError,
+)
 from rigcli.events import (
     Event,
     OperationCompleted,
     OperationStarted,
     ProviderEvent,
+    StateWarning,
     WorkspaceCreateStarted,
     WorkspaceOperationCompleted,
     WorkspaceOperationStarted,
@@ -30,10 +40,13 @@ from rigcli.events import (
 from rigcli.graph import CompiledWorkflow, HookSpec
 from rigcli.host import operation_consent
 from rigcli.jsonutil import JsonValue
-from rigcli.provider_api import SupportsResourceCleanup
 from rigcli.records import WorkspaceRecord, utc_now
 
 REMOVE = "remove"  # every workflow that creates workspaces has this workspace operation built in
+
+
+def _message(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, RigError) else f"{type(exc).__name__}: {exc}"
 
 
 class WorkspaceMixin(EngineCore):
@@ -47,11 +60,11 @@ class WorkspaceMixin(EngineCore):
             selected = self.select(workflow)
             record = store.get_workspace(name, selected.name)
             if record is None:
-                raise NotFoundError(f'Unknown workspace "{name}" in workflow {selected.name}')
+                raise UnknownWorkspaceError(f'Unknown workspace "{name}" in workflow {selected.name}')
             return selected, record
         matches = [item for item in store.list_workspaces() if item["name"] == name]
         if not matches:
-            raise NotFoundError(f'Unknown workspace "{name}"')
+            raise UnknownWorkspaceError(f'Unknown workspace "{name}"')
         if len(matches) > 1:
             raise AmbiguousWorkspaceError(name, [item["workflow"] for item in matches])
         record = matches[0]
@@ -76,6 +89,7 @@ class WorkspaceMixin(EngineCore):
         workspace: NamedContext | None,
         input_value: object = None,
         consented: bool = False,
+        owner: Owner | None = None,
     ) -> object:
         """Call a hook; ``consented``: an operation the user named, so its host commands need no asking."""
         await need_event_loop()  # hooks run in a worker thread that reports back to the loop
@@ -89,7 +103,7 @@ class WorkspaceMixin(EngineCore):
             "step": None,
         }
         factories = session.runtime_factories(
-            hook.providers, node_path=node_path, workspace=workspace.name if workspace else None
+            hook.providers, node_path=node_path, workspace=workspace.name if workspace else None, owner=owner
         )
         # Entered here, on the loop, so the consent is in the context the handler's thread copies.
         with operation_consent() if consented else contextlib.nullcontext():
@@ -146,6 +160,7 @@ class WorkspaceMixin(EngineCore):
                     node_path=node_path,
                     workflow_ctx=applied.context,
                     workspace=NamedContext(name, freeze({})),
+                    owner=("workspace", record["id"]),  # what rm cleans, even if this process dies
                 )
                 ctx = json_result(
                     result if result is not None else {}, f"Workflow {selected.name} workspace create result"
@@ -168,50 +183,67 @@ class WorkspaceMixin(EngineCore):
             return ready
 
     async def remove_workspace(
-        self, name: str, workflow: str | None = None, *, consented: bool = False
+        self, name: str, workflow: str | None = None, *, consented: bool = False, force: bool = False
     ) -> WorkspaceRecord:
-        """Run the remove hook (or clean a failed create's leftovers), then delete the record."""
+        """Remove a workspace in any state: its remove hook if its create completed, then everything
+        the effects journal says was made for it; the record goes only once all of that is gone.
+
+        ``force``: delete the record even when the remove hook fails or a resource's removal is
+        uncertain; what could not be removed stays journaled for ``rig gc`` (a warning says so).
+        """
         store = self.project.store
         with self.project.stores.writing("rm"):
             # Read under the lock: a concurrent rm must find the record gone, not remove it twice.
             selected, record = self.find_workspace(name, workflow)
-            store.save_workspace({**record, "status": "removing", "updated_at": utc_now()})
+            # Only a workspace whose create completed (ready, or removing since) gets the user's
+            # remove hook; a cut-off or failed create has nothing the hook could rely on. Such a
+            # record keeps its status while it is cleaned, so a retry still knows.
+            created = record.get("status") in ("ready", "removing")
+            if created:
+                record = store.save_workspace({**record, "status": "removing", "updated_at": utc_now()})
             self.emit(WorkspaceRemoveStarted(workflow=selected.name, workspace=name))
+            problems: list[str] = []
             try:
-                session = await self.session(selected, "require")
-                if selected.remove_hook is not None and record.get("status") != "failed":
-                    await self._run_hook(
-                        selected,
-                        session,
-                        selected.remove_hook,
-                        node_path=f"workspace:{name}:remove",
-                        workflow_ctx=record.get("workflow_ctx"),
-                        workspace=NamedContext(name, freeze(record.get("ctx"))),
-                        consented=consented,
-                    )
-                await self._clean_resources(selected, session, record)
+                run_hook = created and selected.remove_hook is not None
+                session = await self.session(selected, "require" if run_hook else "plan")
+                if run_hook and selected.remove_hook is not None:
+                    try:
+                        await self._run_hook(
+                            selected,
+                            session,
+                            selected.remove_hook,
+                            node_path=f"workspace:{name}:remove",
+                            workflow_ctx=record.get("workflow_ctx"),
+                            workspace=NamedContext(name, freeze(record.get("ctx"))),
+                            consented=consented,
+                            owner=("workspace", record["id"]),
+                        )
+                    except Exception as exc:
+                        if not force:
+                            raise
+                        problems.append(f"the remove hook failed: {_message(exc)}")
+                outcome = await remove_workspace_effects(store, session, record, created=created)
+                if outcome.failed:
+                    problems.append(outcome.summary())
+                    if not force:
+                        raise RigError(problems[-1])
             except Exception as exc:
-                message = str(exc) if isinstance(exc, RigError) else f"{type(exc).__name__}: {exc}"
-                store.save_workspace({**record, "status": "removing", "error": message, "updated_at": utc_now()})
+                message = _message(exc)
+                store.save_workspace({**record, "error": message, "updated_at": utc_now()})
                 raise TaskError(
-                    f"Workspace {name} remove failed (run rig rm {name} again to retry): {message}"
+                    f"Workspace {name} was not removed: {message}. Its record is kept: run rig rm {name} "
+                    f"again once that is fixed, or rig rm --force {name} to forget it"
                 ) from exc
             store.delete_workspace(name, selected.name)
+            if problems:
+                self.emit(
+                    StateWarning(
+                        message=f"Workspace {name} removed with --force, but {'; '.join(problems)}; "
+                        "what could not be removed stays in the effects journal for rig gc"
+                    )
+                )
             self.emit(WorkspaceRemoveCompleted(workflow=selected.name, workspace=name))
             return record
-
-    async def _clean_resources(
-        self, workflow: CompiledWorkflow, session: ProviderSession, record: WorkspaceRecord
-    ) -> None:
-        """Leftovers of a failed create: ask their providers to clean them up (idempotently)."""
-        if record.get("status") != "failed":
-            return
-        for resource in record.get("resources") or []:
-            if not isinstance(resource, dict):
-                continue
-            controller = session.controller_for(str(resource.get("provider_id", "")), workflow.root_providers)
-            if isinstance(controller, SupportsResourceCleanup):
-                await maybe_await(controller.cleanup_resource(resource))
 
     def _chosen(self, workflow: str | None) -> list[CompiledWorkflow]:
         return [self.select(workflow)] if workflow else list(self.project.workflows.values())
@@ -258,6 +290,7 @@ class WorkspaceMixin(EngineCore):
                 workflow_ctx=record.get("workflow_ctx"),
                 workspace=NamedContext(workspace, freeze(record.get("ctx"))),
                 input_value=value,
+                owner=("workspace", record["id"]),  # machines an operation makes are the workspace's
                 consented=True,
             )
             output = json_result(result, f"Workspace operation {operation} result")

@@ -9,6 +9,7 @@ import pytest
 
 from rigcli import create_engine
 from rigcli.errors import NotFoundError, TaskError
+from rigcli.state import create_state_store
 
 CONFIG = """
 from rigcli import define_provider, workflow
@@ -65,6 +66,52 @@ def test_a_name_of_a_failed_create_cannot_be_reused_until_removed(tmp_path: Path
             await engine.fork(name="dev")
         with pytest.raises(Exception, match='run "rig rm dev" to clean it up first'):
             await engine.fork(name="dev")
+        engine.close()
+
+    asyncio.run(scenario())
+
+
+OWNED_CONFIG = """
+from rigcli import define_provider, workflow
+
+app = workflow("owned", providers={"box": define_provider("local")})
+
+def build(step, box):
+    machine = box.create_machine()
+    return {"ctx": {"base": machine.snapshot_ref(), "build_machine": machine.id}}
+
+def create(workflow, workspace, box):
+    return {"machine": box.from_snapshot(workflow.ctx["base"]).id}
+
+workflows = app.sequence("root").task("build", build).workspace(create=create)
+"""
+
+
+def test_effects_are_owned_by_the_run_or_workspace_they_were_made_for(tmp_path: Path) -> None:
+    (tmp_path / "rig_config.py").write_text(OWNED_CONFIG)
+
+    async def scenario() -> None:
+        engine = create_engine(tmp_path)
+        await engine.load()
+        record = await engine.fork(name="dev")
+        [run] = engine.list_node_runs()
+        store = create_state_store(project_dir=tmp_path)
+        owners = {
+            effect.id: (effect.kind, effect.status, effect.owner_kind, effect.owner_id)
+            for effect in store.list_effects()
+        }
+        ctx = run.output if isinstance(run.output, dict) else {}
+        assert owners == {
+            ctx["build_machine"]: ("machine", "confirmed", "run", run.id),
+            ctx["base"]["snapshot_id"]: ("snapshot", "confirmed", "run", run.id),
+            record["ctx"]["machine"]: ("machine", "confirmed", "workspace", record["id"]),
+        }
+        [attached] = record["resources"]
+        assert attached["effect_id"] == record["ctx"]["machine"]  # the event names its effect
+
+        await engine.remove_workspace(name="dev")
+        assert store.get_effect(record["ctx"]["machine"]).status == "deleted"
+        store.close()
         engine.close()
 
     asyncio.run(scenario())

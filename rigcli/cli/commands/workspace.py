@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
-from rigcli.errors import RigError, UsageError
+from rigcli.errors import RigError, UnknownWorkspaceError, UsageError
 from rigcli.records import WorkspaceRecord
 
 
@@ -24,17 +24,33 @@ def _label(record: WorkspaceRecord, several_workflows: bool) -> str:
     return f"{record['workflow']}/{record['name']}" if several_workflows else str(record["name"])
 
 
-def rm(session: Session, name: str | None, *, all_: bool = False, yes: bool = False) -> int:
+def rm(
+    session: Session,
+    name: str | None,
+    *,
+    all_: bool = False,
+    yes: bool = False,
+    force: bool = False,
+    missing_ok: bool = False,
+) -> int:
     if name is not None and all_:
         raise UsageError("rm accepts either a workspace name or --all, not both")
     if name is None and not all_ and not session.opts.interactive:
         raise UsageError("rm needs a workspace name or --all when not running in an interactive terminal")
     engine = session.engine
     if name is not None:
-        workflow = session.workspace_workflow(name)
-        confirm_destructive(session, f"Remove workspace {name}?", yes=yes, command="rm")
-        with session.watch():
-            removed = session.run(engine.remove_workspace(name=name, workflow=workflow))
+        try:
+            workflow = session.workspace_workflow(name)
+            confirm_destructive(session, f"Remove workspace {name}?", yes=yes, command="rm")
+            with session.watch():
+                removed = session.run(engine.remove_workspace(name=name, workflow=workflow, force=force))
+        except UnknownWorkspaceError:
+            # Another rm may have removed it meanwhile (it is looked up again under the lock).
+            if not missing_ok:
+                raise
+            if session.opts.json:
+                emit_json(None)
+            return 0
         if session.opts.json:
             emit_json(removed)
         return 0
@@ -53,7 +69,9 @@ def rm(session: Session, name: str | None, *, all_: bool = False, yes: bool = Fa
     removed_all = []
     with session.watch():
         for record in records:
-            removed_all.append(session.run(engine.remove_workspace(name=record["name"], workflow=record["workflow"])))
+            removed_all.append(
+                session.run(engine.remove_workspace(name=record["name"], workflow=record["workflow"], force=force))
+            )
     if session.opts.json:
         emit_json({"removed": removed_all})
     elif not records:

@@ -1,0 +1,115 @@
+"""Remove journaled effects through their providers: what ``rm`` and ``gc`` share.
+
+A resource already gone counts as removed. An answer that cannot be had (a daemon is down, no
+provider to ask) is never taken as "gone": the effect stays journaled with the reason, and the
+caller keeps whatever refers to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from rigcli.authoring.values import ProviderDefinition
+from rigcli.engine.effects import as_entry
+from rigcli.engine.providers import maybe_await
+from rigcli.engine.session import ProviderSession
+from rigcli.errors import RigError
+from rigcli.jsonutil import JsonValue
+from rigcli.provider_api import EffectEntry, ProviderController, SupportsEffects, SupportsResourceCleanup
+from rigcli.records import EffectRecord, WorkspaceRecord
+from rigcli.state.api import StateStore
+from rigcli.state.effects import LIVE_EFFECT_STATUSES
+
+
+@dataclass
+class Outcome:
+    """What one removal pass did: removed effects, and the ones kept with why."""
+
+    removed: list[EffectRecord] = field(default_factory=list)
+    failed: list[tuple[EffectRecord, str]] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """``2 resources could not be removed (docker container c-1: daemon unreachable; ...)``."""
+        first = "; ".join(f"{e.provider_id} {e.kind} {e.id}: {why}" for e, why in self.failed[:3])
+        more = f"; and {len(self.failed) - 3} more" if len(self.failed) > 3 else ""
+        noun = "resource" if len(self.failed) == 1 else "resources"
+        return f"{len(self.failed)} {noun} could not be removed ({first}{more})"
+
+
+def _message(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, RigError) else f"{type(exc).__name__}: {exc}"
+
+
+async def controller_of(session: ProviderSession, provider_id: str) -> ProviderController | None:
+    """The controller this command has for ``provider_id``, else one made from a bare definition."""
+    found = session.controller_for(provider_id, {})
+    if found is not None:
+        return found
+    try:
+        return await session.hub.controller(ProviderDefinition(provider_id))
+    except RigError:
+        return None
+
+
+async def remove_effect(session: ProviderSession, entry: EffectEntry, provider_id: str) -> bool:
+    """Ask the provider to remove one effect; raises RigError when it cannot tell."""
+    controller = await controller_of(session, provider_id)
+    if controller is None:
+        raise RigError(f"provider {provider_id} is not available to remove it")
+    if not isinstance(controller, SupportsEffects):
+        raise RigError(f"provider {provider_id} cannot remove what it journaled (no remove_effect)")
+    return bool(await maybe_await(controller.remove_effect(entry)))
+
+
+async def remove_effects(store: StateStore, session: ProviderSession, effects: Sequence[EffectRecord]) -> Outcome:
+    """Remove each effect and mark it deleted; keep the ones whose fate is uncertain, with why."""
+    outcome = Outcome()
+    for effect in effects:
+        try:
+            await remove_effect(session, as_entry(effect), effect.provider_id)
+        except Exception as exc:  # anything but a clear answer keeps the effect journaled
+            reason = _message(exc)
+            store.note_effect_error(effect.id, reason)
+            outcome.failed.append((effect, reason))
+            continue
+        store.delete_effect(effect.id)
+        outcome.removed.append(effect)
+    return outcome
+
+
+async def remove_workspace_effects(
+    store: StateStore, session: ProviderSession, record: WorkspaceRecord, *, created: bool
+) -> Outcome:
+    """Everything journaled for this workspace; for an unfinished create, also its attached leftovers.
+
+    Leftovers are the ``*.created`` events attached to the record while ``create`` ran; those of
+    providers that journal their effects are covered by the journal, the others are handed to
+    ``cleanup_resource`` (providers from before the journal).
+    """
+    effects = store.list_effects(owner_kind="workspace", owner_id=record["id"], statuses=LIVE_EFFECT_STATUSES)
+    outcome = await remove_effects(store, session, effects)
+    if created:
+        return outcome
+    for resource in record.get("resources") or []:
+        if not isinstance(resource, Mapping) or resource.get("effect_id"):
+            continue
+        await _clean_legacy(session, resource, outcome)
+    return outcome
+
+
+async def _clean_legacy(session: ProviderSession, resource: Mapping[str, JsonValue], outcome: Outcome) -> None:
+    provider_id = str(resource.get("provider_id", ""))
+    controller = session.controller_for(provider_id, {})
+    if isinstance(controller, SupportsEffects) or not isinstance(controller, SupportsResourceCleanup):
+        return  # journaled providers are cleaned from the journal; others cannot be asked
+    try:
+        await maybe_await(controller.cleanup_resource(resource))
+    except Exception as exc:
+        name = str(resource.get("machine") or resource.get("type") or "resource")
+        kind = str(resource.get("type", ""))
+        unjournaled = EffectRecord(name, provider_id, kind, "confirmed", {}, None, None, None, "", "")
+        outcome.failed.append((unjournaled, _message(exc)))
+
+
+__all__ = ["Outcome", "controller_of", "remove_effect", "remove_effects", "remove_workspace_effects"]
