@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import MakeHarness
 
 from providers.local import plugin
 from rigcli.engine.effects import StoreEffects
@@ -32,7 +31,7 @@ class WatchedEffects(StoreEffects):
 
 
 @pytest.fixture
-def journaled(make_harness: MakeHarness, project: Path) -> Iterator[tuple[Any, Any, Any, WatchedEffects]]:
+def journaled(make_harness: Any, project: Path) -> Iterator[tuple[Any, Any, Any, WatchedEffects]]:
     """(store, controller, runtime, run journal): the local provider wired to a real effects journal."""
     store = create_state_store(project_dir=project)
     store.sync_schema()
