@@ -14,6 +14,11 @@ through ``EffectJournal`` *before* the call that makes it (``effects.requested``
 resource itself carries (its directory name, a ``rig.effect`` label), then ``confirmed`` and, when
 it removes it, ``deleted``. With ``SupportsEffects`` rig can then remove exactly what a killed
 ``fork`` left behind (``rig rm``) and collect what nothing refers to (``rig gc``).
+
+Secrets: a ``secret(...)`` value in the config is masked as ``***`` everywhere rig shows or
+stores anything. A value the provider learns itself (a token from a login, a generated
+password) is masked the same way once the provider calls ``setup.mark_secret(value)`` or
+``context.mark_secret(value)``.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypedDict, TypeGuard, runtime_checkable
 
+from rigcli import masking
 from rigcli.events import ProviderEventData
 from rigcli.jsonutil import JsonValue
 
@@ -171,6 +177,10 @@ class ProviderSetup:
     cancellation: Cancellation = field(default_factory=Cancellation)
     effects: EffectJournal = field(default_factory=UnjournaledEffects)  # no owner: see RuntimeContext
 
+    def mark_secret(self, value: str) -> None:
+        """Mask ``value`` as ``***`` in every event, log line, error, JSON document and stored row."""
+        masking.register(value)
+
 
 @dataclass(frozen=True)
 class RuntimeContext:
@@ -185,6 +195,10 @@ class RuntimeContext:
     cancellation: Cancellation
     workspace: str | None = None
     effects: EffectJournal = field(default_factory=UnjournaledEffects)  # owned by this run or workspace
+
+    def mark_secret(self, value: str) -> None:
+        """Mask ``value`` as ``***`` in every event, log line, error, JSON document and stored row."""
+        masking.register(value)
 
 
 class ProviderCheck(TypedDict, total=False):

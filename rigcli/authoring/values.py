@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from rigcli import masking
 from rigcli.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -15,7 +16,15 @@ if TYPE_CHECKING:
 
 
 class SecretValue(str):
-    """A resolved secret: the real string for providers, masked wherever it is shown."""
+    """A resolved secret: the real string for providers, masked wherever it is shown.
+
+    Making one registers it with the process-wide masker, so wherever it travels (a log line, a
+    returned ctx, an exception message) it is shown as ``***``.
+    """
+
+    def __new__(cls, value: str) -> SecretValue:
+        masking.register(value)
+        return super().__new__(cls, value)
 
     def __repr__(self) -> str:
         return "SecretValue('***')"
@@ -37,6 +46,11 @@ class EnvRef:
             value = self.default
         return SecretValue(value) if self.secret else value
 
+    def declare(self) -> None:
+        """Register a secret's current value for masking without resolving anything else."""
+        if self.secret:
+            masking.register(os.environ.get(self.name) or self.default)
+
 
 def env(name: str, default: str | None = None) -> EnvRef:
     """An environment variable as a provider config value; missing without default is an error."""
@@ -55,6 +69,14 @@ class ProviderDefinition:
     provider_id: str
     config: Mapping[str, object] = field(default_factory=dict)  # values may be env(), secret(), resolvers
     plugin: ProviderPlugin | None = None
+
+    def declare_secrets(self) -> None:
+        """Mask this definition's ``secret(...)`` values from now on, even before it resolves.
+
+        Called when a project loads, so a handler that prints such a value is masked even in a
+        command that never starts the provider. Resolvers are not called here (they may be slow).
+        """
+        _declare(self.config)
 
     def resolve_config(self) -> dict[str, object]:
         resolved = _resolve(self.config, f"provider {self.provider_id} config")
@@ -79,6 +101,17 @@ def define_provider(
     if plugin is not None and not hasattr(plugin, "create_provider"):
         raise ConfigError(f"Provider {provider_id} plugin must have create_provider(setup)")
     return ProviderDefinition(provider_id, merged, plugin)
+
+
+def _declare(value: object) -> None:
+    if isinstance(value, EnvRef):
+        value.declare()
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _declare(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _declare(item)
 
 
 def _resolve(value: object, where: str) -> object:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from rigcli._version import __version__
 from rigcli.errors import RigError
+from rigcli.masking import mask_text
 
 INTERNAL_ERROR = 3
 INTERRUPTED = 130
@@ -24,11 +25,19 @@ def debug_enabled() -> bool:
 
 
 def print_error(message: str) -> None:
-    """One line on stderr; a multi-line message keeps its extra lines indented under it."""
-    first, *more = str(message).strip().splitlines() or [""]
+    """One line on stderr; a multi-line message keeps its extra lines indented under it.
+
+    The one way errors reach the user, so secrets are masked here.
+    """
+    first, *more = mask_text(str(message)).strip().splitlines() or [""]
     lines = [f"error: {first}", *(f"  {line}" for line in more)]
     sys.stderr.write("\n".join(lines) + "\n")
     sys.stderr.flush()
+
+
+def _print_traceback(exc: BaseException) -> None:
+    """RIG_DEBUG=1: the traceback on stderr, secrets masked like every other error."""
+    sys.stderr.write(mask_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
 
 
 def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> int:
@@ -37,7 +46,7 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
         return body()
     except RigError as exc:
         if debug_enabled():
-            traceback.print_exc()
+            _print_traceback(exc)
         print_error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
@@ -46,7 +55,7 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
     except SystemExit as exc:
         # Command bodies return their code, so this came from project code calling sys.exit().
         if debug_enabled():
-            traceback.print_exc()
+            _print_traceback(exc)
         print_error(f"project code called sys.exit({exc.code!r}) (rig_config.py or a handler)")
         return 1
     except BrokenPipeError:
@@ -59,7 +68,7 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
 
 def report_internal_error(exc: BaseException, *, argv: list[str] | None = None) -> int:
     if debug_enabled():
-        traceback.print_exception(type(exc), exc, exc.__traceback__)
+        _print_traceback(exc)
     summary = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
     log_path = _write_crash_log(exc, argv)
     where = f" (traceback in {log_path})" if log_path else ""
@@ -77,16 +86,17 @@ def _write_crash_log(exc: BaseException, argv: list[str] | None) -> Path | None:
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = directory / f"rig-{stamp}-{os.getpid()}.log"
         body = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-        path.write_text(
+        report = (
             "# rig crash report\n\n"
             f"- rig: {__version__}\n"
             f"- python: {sys.version.split()[0]} ({sys.executable})\n"
             f"- platform: {platform.platform()}\n"
             f"- command: rig {' '.join(argv if argv is not None else sys.argv[1:])}\n"
             f"- cwd: {os.getcwd()}\n\n"
-            f"```\n{body}```\n",
-            encoding="utf-8",
+            f"```\n{body}```\n"
         )
+        # Tracebacks quote exception messages and locals' reprs: a secret must not reach the file.
+        path.write_text(mask_text(report), encoding="utf-8")
         return path
     except Exception:
         return None  # the one-line message still goes out; a broken log dir must not mask the error

@@ -5,11 +5,23 @@ from __future__ import annotations
 import json
 import sys
 
+from rigcli import masking
+
 
 def emit_json(document: object) -> None:
-    """The command's whole stdout in --json mode: one indented document and a newline."""
-    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False, default=_fallback) + "\n")
+    """The command's whole stdout in --json mode: one indented document and a newline.
+
+    Every --json document passes here, so secrets are masked here.
+    """
+    sys.stdout.write(json.dumps(shown(document), indent=2, ensure_ascii=False, default=_fallback) + "\n")
     sys.stdout.flush()
+
+
+def shown(value: object) -> object:
+    """``value`` as it may be shown to the user: JSON-shaped, with secrets masked."""
+    if not masking.active():
+        return value
+    return masking.mask_value(json.loads(json.dumps(value, ensure_ascii=False, default=_fallback)))
 
 
 def _fallback(value: object) -> object:
@@ -33,4 +45,4 @@ def stderr_is_terminal() -> bool:
         return False
 
 
-__all__ = ["emit_json", "stderr_is_terminal", "stdout_is_terminal"]
+__all__ = ["emit_json", "shown", "stderr_is_terminal", "stdout_is_terminal"]

@@ -103,6 +103,7 @@ class EngineCore:
             compiled = compile_workflow(root, config.providers, lambda f: fragment_hash(f.node, self.fingerprint))
             workflows[compiled.name] = compiled
         self._keys = {}
+        _declare_secrets(workflows.values())
         if self._project is None:
             store, stores, hub = self._open_state()
             self._project = LoadedProject(config, workflows, store, stores, hub)
@@ -326,6 +327,17 @@ class EngineCore:
         if self._project is not None:
             self._project.stores.close()
             self._project.store.close()
+
+
+def _declare_secrets(workflows: Iterable[CompiledWorkflow]) -> None:
+    """Register every ``secret(...)`` the project names, so output is masked from the first line on."""
+    seen: set[int] = set()
+    for workflow in workflows:
+        for scope in workflow.all_scopes():
+            for definition in scope.values():
+                if id(definition) not in seen:
+                    seen.add(id(definition))
+                    definition.declare_secrets()
 
 
 __all__ = ["MAX_ATTEMPTS", "EngineCore", "LoadedProject"]

@@ -8,6 +8,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from rigcli import masking
 from rigcli.authoring.values import SecretValue
 from rigcli.errors import ProviderError
 from rigcli.provider_api import EventData
@@ -94,7 +95,7 @@ class Redactor:
     def __call__(self, text: str) -> str:
         for value in self._values:
             text = text.replace(value, "***")
-        return text
+        return masking.mask_text(text)  # and whatever else is registered (values providers marked)
 
 
 def _secret_strings(value: object) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from rigcli._version import __version__
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue
+from rigcli.masking import mask_text, mask_value
 from rigcli.state.migrations import (
     RIG_VERSION_KEY,
     SCHEMA_VERSION_KEY,
@@ -31,7 +32,13 @@ Row = tuple[Any, ...]
 
 
 def dumps(value: JsonValue) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    """A JSON column's text; every stored JSON value passes here, so secrets are masked here."""
+    return json.dumps(mask_value(value), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def stored_text(value: str | None) -> str | None:
+    """A free-text column's value (an error message) with secrets masked."""
+    return None if value is None else mask_text(value)
 
 
 def _connect(path: str) -> sqlite3.Connection:

@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Sequence
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json
 from rigcli.records import NodeRun, utc_now
-from rigcli.state.database import Row, StateDatabase, dumps
+from rigcli.state.database import Row, StateDatabase, dumps, stored_text
 from rigcli.state.process import this_host
 
 RUN_STATUSES = ("running", "succeeded", "failed", "interrupted")
@@ -139,7 +139,14 @@ class RunJournal(StateDatabase):
             cursor = db.execute(
                 "UPDATE workflow_node_runs SET status = ?, output_json = ?, artifacts_json = ?, "
                 "error = ?, finished_at = ? WHERE id = ? AND status = 'running'",
-                (status, None if output is None else dumps(output), dumps(artifact_list), error, utc_now(), run_id),
+                (
+                    status,
+                    None if output is None else dumps(output),
+                    dumps(artifact_list),
+                    stored_text(error),
+                    utc_now(),
+                    run_id,
+                ),
             )
             if cursor.rowcount == 0:
                 row = db.execute("SELECT status FROM workflow_node_runs WHERE id = ?", (run_id,)).fetchone()

@@ -11,7 +11,7 @@ from typing import cast
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 from rigcli.records import WorkspaceRecord, utc_now
-from rigcli.state.database import Row, StateDatabase, dumps
+from rigcli.state.database import Row, StateDatabase, dumps, stored_text
 
 WORKSPACE_STATUSES = ("creating", "ready", "failed", "removing")
 
@@ -61,7 +61,7 @@ def _write_row(db: sqlite3.Connection, record: WorkspaceRecord, *, exists: bool)
         dumps(record["ctx"]),
         record["status"],
         dumps(record["resources"]),
-        record["error"],
+        stored_text(record["error"]),
         record["created_at"],
         record["updated_at"],
     )

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from rigcli.cli.commands.workspace import confirm_destructive
 from rigcli.cli.opargs import InputField, convert, fields_from_schema, option_rows, parse_operation_args, usage_line
-from rigcli.cli.output import emit_json
+from rigcli.cli.output import emit_json, shown
 from rigcli.cli.session import Session
 from rigcli.engine.results import OperationInfo
 from rigcli.errors import NotFoundError, RigError, UsageError
@@ -153,7 +153,7 @@ def _show(session: Session, result: JsonValue) -> int:
     else:
         from rigcli.render.tables import print_value
 
-        print_value(result)
+        print_value(shown(result))
     return 0
 
 
