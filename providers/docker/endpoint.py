@@ -37,7 +37,7 @@ class Endpoint:
 
     @property
     def mode_label(self) -> str:
-        return {"unix": "unix socket", "tls": "TLS", "tcp": "no TLS", "ssh": "ssh"}[self.mode]
+        return {"unix": "unix socket", "tls": "TLS", "tcp": "no TLS, unauthenticated", "ssh": "ssh"}[self.mode]
 
     @property
     def warning(self) -> str | None:

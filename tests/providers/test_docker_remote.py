@@ -106,6 +106,7 @@ def test_plain_tcp_warns_once_that_the_daemon_is_unauthenticated(make_harness: A
     harness = make_harness(plugin, {"host": "tcp://127.0.0.1:1", "tls_verify": False})
     check = harness.controller.checks("plan", workflow="web", local=None)[0]
     assert "unauthenticated" in check["message"]
+    assert check["value"] == "tcp://127.0.0.1:1 (no TLS, unauthenticated)"  # what rig plan shows
     harness.controller.runtime(harness.context)
     warnings = harness.of_type("docker.unauthenticated")
     assert len(warnings) == 1 and "unauthenticated" in warnings[0]["message"]
