@@ -179,17 +179,32 @@ class LockHolder(TypedDict):
 
     pid: int  # 0 when the holder could not be identified
     host: str
+    user: str  # the OS user running it ("" when unknown)
     command: str
     started_at: str
 
 
+def held_for(holder: LockHolder, *, now: datetime | None = None) -> str:
+    """How long the holder has held the lock, as ``12s`` / ``3m 05s`` / ``2h 01m`` ("" when unknown)."""
+    if not holder["started_at"] or parse_timestamp(holder["started_at"]) == VERY_OLD:
+        return ""
+    seconds = max(0, int(age_seconds(holder["started_at"], now=now)))
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60}m {seconds % 60:02d}s"
+    return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
+
+
 def describe_holder(holder: LockHolder) -> str:
-    """``rig apply (pid 12 on box, since ...)``: the holder as one phrase for messages."""
+    """``rig apply (pid 12 on box by dev, held for 3s since ...)``: the holder as one phrase for messages."""
     if not holder["pid"]:
         return "another rig process"
     command = f"rig {holder['command']}" if holder["command"] else "rig"
-    since = f", since {holder['started_at']}" if holder["started_at"] else ""
-    return f"{command} (pid {holder['pid']} on {holder['host'] or 'an unknown host'}{since})"
+    by = f" by {holder['user']}" if holder.get("user") else ""
+    duration = held_for(holder)
+    since = f", held for {duration} since {holder['started_at']}" if duration else ""
+    return f"{command} (pid {holder['pid']} on {holder['host'] or 'an unknown host'}{by}{since})"
 
 
 __all__ = [
@@ -202,6 +217,7 @@ __all__ = [
     "WorkspaceRecord",
     "age_seconds",
     "describe_holder",
+    "held_for",
     "parse_timestamp",
     "utc_datetime",
     "utc_now",

@@ -1,28 +1,57 @@
 """The state store contract: what the engine may ask of a project's (or a fragment's) state.
 
-One implementation per backend (``SQLiteStateStore`` today). Reads never take the writer lock;
-everything that writes runs inside ``lock(...)`` held by the caller for the whole command.
+One implementation per backend (``SQLiteStateStore``, ``PostgresStateStore``), both over the same
+queries (dialect.py). Reads never take the writer lock; everything that writes runs inside
+``lock(...)`` held by the caller for the whole command.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from rigcli.jsonutil import JsonValue
+from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.records import ApplyRecord, EffectRecord, LockHolder, NodeRun, WorkspaceRecord
 
 if TYPE_CHECKING:
     from rigcli.provider_api import KeyValueStore
-    from rigcli.state.lock import HolderCallback
+    from rigcli.state.lock import Cancelled, HolderCallback
     from rigcli.state.migrations import SchemaSyncResult
+
+
+@dataclass(frozen=True)
+class StateStatus:
+    """Where a state lives and what is in it, read without creating, migrating or locking anything."""
+
+    backend: str  # "sqlite" | "postgresql"
+    url: str  # the file path, or the URL with its password masked
+    exists: bool  # False until the first command creates it
+    schema_version: int | None
+    server_version: str | None  # the SQLite library's or the PostgreSQL server's version
+    lock: LockHolder | None  # who holds the writer lock now
+
+    def to_json(self) -> JsonObject:
+        lock: JsonValue = None
+        if self.lock is not None:
+            holder = self.lock
+            lock = {key: holder[key] for key in ("pid", "host", "user", "command", "started_at")}
+        return {
+            "backend": self.backend,
+            "url": self.url,
+            "exists": self.exists,
+            "schema_version": self.schema_version,
+            "server_version": self.server_version,
+            "lock": lock,
+        }
 
 
 class StateStore(Protocol):
     """Run journal, workspaces, applies, provider storage and metadata of one state database."""
 
-    path: str  # where it lives (a file path today), shown in messages and `rig ls config`
+    path: str  # where it lives: a file path, or a PostgreSQL URL with its password masked
+    backend: str  # "sqlite" | "postgresql"
 
     # -- lifecycle ------------------------------------------------------------------------------
     def sync_schema(self) -> SchemaSyncResult:
@@ -31,6 +60,15 @@ class StateStore(Protocol):
 
     def close(self) -> None: ...
 
+    def status(self) -> StateStatus:
+        """Backend, masked location, schema version and lock holder; never creates, migrates or waits."""
+        ...
+
+    def fragment_store(self, fragment_hash: str) -> StateStore | None:
+        """The store of a global fragment beside this one (PostgreSQL: the fragments schema), or None
+        when fragments live in their own files under ``$RIG_HOME``."""
+        ...
+
     def lock(
         self,
         command: str,
@@ -38,8 +76,13 @@ class StateStore(Protocol):
         wait: bool = True,
         on_wait: HolderCallback | None = None,
         on_takeover: HolderCallback | None = None,
+        cancelled: Cancelled | None = None,
     ) -> AbstractContextManager[LockHolder]:
-        """Hold the one-writer lock; ``command`` names us to waiters (see state/lock.py)."""
+        """Hold the one-writer lock; ``command`` names us to waiters (see state/lock.py).
+
+        A wait for another holder ends with InterruptedRunError, having taken nothing, as soon as
+        ``cancelled()`` returns True (it is asked a few times a second).
+        """
         ...
 
     # -- metadata, applies, provider storage ------------------------------------------------------
@@ -164,4 +207,4 @@ class StateStore(Protocol):
         ...
 
 
-__all__ = ["StateStore"]
+__all__ = ["StateStatus", "StateStore"]

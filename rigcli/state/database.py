@@ -1,4 +1,12 @@
-"""The SQLite connection behind a state store: opened on first use, short write transactions."""
+"""The connection behind a state store: opened on first use, short write transactions.
+
+``_read()`` and ``_write()`` are the contract every state module writes SQL against: they yield
+a ``dialect.Connection`` (``execute``/``executemany`` with ``?`` placeholders, cursors with
+``fetchone``/``fetchall``/``rowcount``). This class implements it over SQLite;
+``postgres/database.py`` overrides the connection hooks (``_connection``, ``_driver_error``,
+``sync_schema``, ``close``) and nothing else, so runs, workspaces, provider storage and effects
+share one set of queries on both backends.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +16,13 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from rigcli._version import __version__
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue
 from rigcli.masking import mask_text, mask_value
+from rigcli.state.dialect import SQLITE, Connection, Dialect, Row
 from rigcli.state.migrations import (
     RIG_VERSION_KEY,
     SCHEMA_VERSION_KEY,
@@ -27,8 +36,6 @@ from rigcli.state.migrations import (
 BUSY_TIMEOUT_SECONDS = 15.0
 
 _Self = TypeVar("_Self", bound="StateDatabase")
-# A row as sqlite3 returns it: each column's type comes from the schema, which Python cannot see.
-Row = tuple[Any, ...]
 
 
 def dumps(value: JsonValue) -> str:
@@ -51,6 +58,9 @@ def _connect(path: str) -> sqlite3.Connection:
 
 class StateDatabase:
     """One connection per store, shared by threads under a lock; reads never take the state lock."""
+
+    dialect: Dialect = SQLITE
+    backend = "sqlite"  # "sqlite" | "postgresql", as `rig ls --json` and `rig doctor` show it
 
     def __init__(
         self,
@@ -123,7 +133,7 @@ class StateDatabase:
                 self._db.close()
                 self._db = None
 
-    def _connection(self) -> sqlite3.Connection:
+    def _connection(self) -> Connection:
         if self._db is None:
             if self.read_only:
                 self._open_read_only()
@@ -152,38 +162,51 @@ class StateDatabase:
         self._db = db
 
     @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
+    def _read(self) -> Iterator[Connection]:
         with self._mutex:
             if self._deferred and os.path.exists(self.path):
                 self._materialize()
             try:
                 yield self._connection()
-            except sqlite3.OperationalError as error:
-                raise self._state_error(error) from error
+            except Exception as error:
+                mapped = self._driver_error(error)
+                if mapped is None:
+                    raise
+                raise mapped from error
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> Iterator[Connection]:
         """One short write transaction; never hold it across a handler or a provider call."""
         if self.read_only:
             raise StateError(f"State database {self.path} was opened read-only")
         with self._mutex:
             if self._deferred:
                 self._materialize()
-            db = self._connection()
             try:
-                db.execute("BEGIN IMMEDIATE")
+                db = self._connection()
+                self.dialect.begin_write(db)
                 try:
                     yield db
                     db.execute("COMMIT")
                 except BaseException:
-                    if db.in_transaction:
-                        db.execute("ROLLBACK")
+                    self._rollback(db)
                     raise
-            except sqlite3.OperationalError as error:
-                raise self._state_error(error) from error
+            except Exception as error:
+                mapped = self._driver_error(error)
+                if mapped is None:
+                    raise
+                raise mapped from error
 
-    def _state_error(self, error: sqlite3.Error) -> StateError:
-        return StateError(f"State database {self.path}: {error}")
+    def _rollback(self, db: Connection) -> None:
+        assert isinstance(db, sqlite3.Connection)
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+
+    def _driver_error(self, error: Exception) -> StateError | None:
+        """The one-line StateError for a driver error, or None for anything else (re-raised as is)."""
+        if isinstance(error, sqlite3.OperationalError):
+            return StateError(f"State database {self.path}: {error}")
+        return None
 
     def __enter__(self: _Self) -> _Self:
         return self

@@ -5,6 +5,11 @@ holder info it leaves behind in the file is how the next writer notices and repo
 Locking twice from one process is refused at once rather than deadlocking on our own flock: a
 second thread waits for the first (or fails with ``wait=False``), the same thread gets a
 StateError, since nested writers are a bug.
+
+Waiting polls (a non-blocking try every ``POLL_SECONDS``) instead of blocking in ``flock``: a
+blocked call cannot notice that the command was interrupted meanwhile, and the event loop's
+thread may be the one waiting. ``cancelled()`` is asked between tries; once it says so the wait
+ends with InterruptedRunError and nothing has been taken.
 """
 
 from __future__ import annotations
@@ -18,15 +23,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from rigcli.errors import StateError, StateLockedError
+from rigcli.errors import InterruptedRunError, StateError, StateLockedError
 from rigcli.records import LockHolder, describe_holder, utc_now
-from rigcli.state.process import this_host
+from rigcli.state.process import pid_alive, this_host, this_user
 
 # How long to wait for a holder that has the flock but has not written its info yet.
 _INFO_GRACE_SECONDS = 1.0
+# Between tries while waiting for a holder: how late a waiter notices a release or an interrupt.
+POLL_SECONDS = 0.05
 
 
 HolderCallback = Callable[[LockHolder], object]
+Cancelled = Callable[[], bool]
 
 
 @dataclass
@@ -41,7 +49,7 @@ _registry: dict[str, _InProcess] = {}
 
 
 def _unknown_holder() -> LockHolder:
-    return {"pid": 0, "host": "", "command": "", "started_at": ""}
+    return {"pid": 0, "host": "", "user": "", "command": "", "started_at": ""}
 
 
 def _locked_error(state_path: str, holder: LockHolder) -> StateLockedError:
@@ -62,6 +70,7 @@ def _read_holder(fd: int) -> LockHolder | None:
     return {
         "pid": data["pid"],
         "host": str(data.get("host", "")),
+        "user": str(data.get("user", "")),
         "command": str(data.get("command", "")),
         "started_at": str(data.get("started_at", "")),
     }
@@ -87,11 +96,30 @@ def _current_holder(fd: int) -> LockHolder | None:
             return None
 
 
+def wait_until(acquire: Callable[[], bool], cancelled: Cancelled | None, state_path: str) -> None:
+    """Try ``acquire`` until it succeeds; between tries, give up if ``cancelled()`` says so."""
+    while not acquire():
+        if cancelled is not None and cancelled():
+            raise InterruptedRunError(f"Interrupted while waiting for the state lock on {state_path}")
+        time.sleep(POLL_SECONDS)
+
+
 @contextmanager
-def _in_process(state_path: str, *, wait: bool, on_wait: HolderCallback | None) -> Iterator[tuple[_InProcess, bool]]:
-    """Serialise threads of this process; yields the entry and whether on_wait was already called."""
+def in_process(
+    state_path: str,
+    *,
+    wait: bool,
+    on_wait: HolderCallback | None,
+    key: str | None = None,
+    cancelled: Cancelled | None = None,
+) -> Iterator[tuple[_InProcess, bool]]:
+    """Serialise threads of this process; yields the entry and whether on_wait was already called.
+
+    ``key`` names the lock (default: the real path of ``state_path``, which names it in messages).
+    Set ``entry.holder`` once the lock is held, so a waiting thread can say who holds it.
+    """
     with _registry_mutex:
-        entry = _registry.setdefault(os.path.realpath(state_path), _InProcess())
+        entry = _registry.setdefault(key or os.path.realpath(state_path), _InProcess())
     me = threading.get_ident()
     if entry.owner == me:
         msg = f"State lock on {state_path} is already held by this thread; nested writers are not supported"
@@ -104,7 +132,7 @@ def _in_process(state_path: str, *, wait: bool, on_wait: HolderCallback | None) 
         if on_wait is not None:
             on_wait(holder)
         waited = True
-        entry.mutex.acquire()
+        wait_until(lambda: entry.mutex.acquire(timeout=POLL_SECONDS), cancelled, state_path)
     entry.owner = me
     try:
         yield entry, waited
@@ -122,15 +150,16 @@ def state_lock(
     wait: bool = True,
     on_wait: HolderCallback | None = None,
     on_takeover: HolderCallback | None = None,
+    cancelled: Cancelled | None = None,
 ) -> Iterator[LockHolder]:
     """Hold the writer lock of ``state_path`` for the ``with`` body; yields our own holder info.
 
     Held elsewhere: ``wait=False`` raises StateLockedError naming the holder; ``wait=True`` calls
-    ``on_wait(holder)`` once, then blocks. ``on_takeover(previous)`` reports a holder that died
-    while holding it.
+    ``on_wait(holder)`` once, then waits until it is free or ``cancelled()`` (InterruptedRunError).
+    ``on_takeover(previous)`` reports a holder that died while holding it.
     """
     lock_path = f"{state_path}.lock"
-    with _in_process(state_path, wait=wait, on_wait=on_wait) as (entry, waited):
+    with in_process(state_path, wait=wait, on_wait=on_wait, cancelled=cancelled) as (entry, waited):
         os.makedirs(os.path.dirname(lock_path) or ".", exist_ok=True)
         fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
@@ -141,13 +170,14 @@ def state_lock(
                         raise _locked_error(state_path, holder)
                     if on_wait is not None and not waited:
                         on_wait(holder)
-                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    wait_until(lambda: _try_flock(fd), cancelled, state_path)
             previous = _read_holder(fd)
             if previous is not None and on_takeover is not None:
                 on_takeover(previous)
             mine: LockHolder = {
                 "pid": os.getpid(),
                 "host": this_host(),
+                "user": this_user(),
                 "command": command,
                 "started_at": utc_now(),
             }
@@ -163,4 +193,27 @@ def state_lock(
             os.close(fd)  # releases the flock
 
 
-__all__ = ["HolderCallback", "state_lock"]
+def peek_holder(state_path: str) -> LockHolder | None:
+    """Who holds ``state_path``'s lock, read without touching the flock (``rig ls``/``doctor``).
+
+    A holder that died leaves its info behind until the next writer takes over, so info of a
+    process that is gone from this host counts as free.
+    """
+    with _registry_mutex:
+        entry = _registry.get(os.path.realpath(state_path))
+    if entry is not None and entry.holder is not None:
+        return entry.holder
+    try:
+        fd = os.open(f"{state_path}.lock", os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        holder = _read_holder(fd)
+    finally:
+        os.close(fd)
+    if holder is None or (holder["host"] == this_host() and not pid_alive(holder["pid"])):
+        return None
+    return holder
+
+
+__all__ = ["POLL_SECONDS", "Cancelled", "HolderCallback", "in_process", "peek_holder", "state_lock", "wait_until"]

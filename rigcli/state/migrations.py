@@ -4,6 +4,12 @@ Never edit or reorder a shipped migration: a database records the names it has a
 (``state.migrations``) and their count (``state.schemaVersion``), and every migration runs on
 fresh databases too. Each one is explicit DDL in its own transaction; this module never
 imports tables.py, whose classes describe only the latest schema.
+
+The migrations are portable DDL (TEXT, INTEGER, BOOLEAN, named indexes, ``ALTER TABLE ADD
+COLUMN``) and run unchanged on SQLite and PostgreSQL through the dialect seam (dialect.py);
+classifying a database and applying what is pending is shared too. What happens to a database
+that cannot be migrated is the backend's call: a SQLite file in rig's own place is moved aside
+(below), a shared PostgreSQL schema never is (postgres/schema.py).
 """
 
 from __future__ import annotations
@@ -16,8 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rigcli.errors import StateError
+from rigcli.state.dialect import SQLITE, Connection, Dialect
 
-Migration = Callable[[sqlite3.Connection], None]
+Migration = Callable[[Connection], None]
 
 MIGRATIONS: list[Migration] = []
 SCHEMA_VERSION_KEY = "state.schemaVersion"
@@ -31,7 +38,7 @@ def migration(fn: Migration) -> Migration:
 
 
 @migration
-def m001_initial(db: sqlite3.Connection) -> None:
+def m001_initial(db: Connection) -> None:
     db.execute(
         """CREATE TABLE runtime_metadata (
             "key" TEXT NOT NULL PRIMARY KEY,
@@ -100,7 +107,7 @@ def m001_initial(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m002_effects_journal(db: sqlite3.Connection) -> None:
+def m002_effects_journal(db: Connection) -> None:
     """Effects on the outside world (machines, containers, images, snapshots), journaled before they happen."""
     db.execute(
         """CREATE TABLE effects (
@@ -123,7 +130,7 @@ def m002_effects_journal(db: sqlite3.Connection) -> None:
 
 
 @migration
-def m003_workspace_owner(db: sqlite3.Connection) -> None:
+def m003_workspace_owner(db: Connection) -> None:
     """Who made each workspace (``user@host``): a team shares one state."""
     db.execute("ALTER TABLE workspaces ADD COLUMN owner TEXT")
 
@@ -159,19 +166,19 @@ def _is_transient(error: sqlite3.Error) -> bool:
     )
 
 
-def _metadata(db: sqlite3.Connection, key: str) -> object:
+def _metadata(db: Connection, key: str) -> object:
     row = db.execute('SELECT value_json FROM runtime_metadata WHERE "key" = ?', (key,)).fetchone()
     return None if row is None else json.loads(row[0])
 
 
-def _inspect(db: sqlite3.Connection) -> _Found:
-    """Classify a database without writing to it (a newer one must stay byte-identical)."""
+def _inspect(db: Connection, dialect: Dialect = SQLITE, transient: type[Exception] | None = None) -> _Found:
+    """Classify a database without writing to it (a newer one must stay byte-identical).
+
+    ``transient``: the driver's error type for access problems, which are raised, never
+    taken as a sign that the database is not ours (SQLite's are told apart by message).
+    """
     try:
-        tables = sorted(
-            row[0]
-            for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-            if not row[0].startswith("sqlite_")
-        )
+        tables = dialect.list_tables(db)
         if not tables:
             return _Found("known", fresh=True)
         if "runtime_metadata" not in tables:
@@ -180,6 +187,10 @@ def _inspect(db: sqlite3.Connection) -> _Found:
         written_by = _metadata(db, RIG_VERSION_KEY)
     except (sqlite3.Error, ValueError) as error:
         if isinstance(error, sqlite3.Error) and _is_transient(error):
+            raise
+        return _Found("foreign", reason=f"unreadable database ({error})")
+    except Exception as error:
+        if transient is not None and isinstance(error, transient):
             raise
         return _Found("foreign", reason=f"unreadable database ({error})")
     written = written_by if isinstance(written_by, str) else None
@@ -193,21 +204,20 @@ def _inspect(db: sqlite3.Connection) -> _Found:
     return _Found("known", applied=names, version=version, written_by=written)
 
 
-def _applied(db: sqlite3.Connection) -> tuple[str, ...]:
-    exists = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'runtime_metadata'")
-    if exists.fetchone() is None:
+def _applied(db: Connection, dialect: Dialect = SQLITE) -> tuple[str, ...]:
+    if "runtime_metadata" not in dialect.list_tables(db):
         return ()
     value = _metadata(db, MIGRATIONS_KEY)
     return tuple(value) if isinstance(value, list) else ()
 
 
-def _apply_pending(db: sqlite3.Connection) -> list[str]:
+def _apply_pending(db: Connection, dialect: Dialect = SQLITE) -> list[str]:
     applied_now: list[str] = []
     for fn in MIGRATIONS:
-        db.execute("BEGIN IMMEDIATE")
+        dialect.begin_migration(db)
         try:
             # Re-read inside the write transaction: another process may have just migrated.
-            done = _applied(db)
+            done = _applied(db, dialect)
             if fn.__name__ not in done:
                 fn(db)
                 names = [*done, fn.__name__]

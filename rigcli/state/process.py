@@ -1,8 +1,9 @@
-"""Which process and host is this, and is another process on this host still alive."""
+"""Which process, user and host is this, and is another process on this host still alive."""
 
 from __future__ import annotations
 
 import functools
+import getpass
 import os
 import socket
 
@@ -12,6 +13,20 @@ from rigcli.records import NodeRun
 @functools.lru_cache(maxsize=1)
 def this_host() -> str:
     return socket.gethostname()
+
+
+@functools.lru_cache(maxsize=1)
+def this_user() -> str:
+    """The OS user (``$USER``/``$LOGNAME`` first, like ``whoami`` for people), or the uid if unknown."""
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError, ImportError):  # no passwd entry (some containers)
+        return str(os.getuid())
+
+
+def this_owner() -> str:
+    """``user@host``: who made a workspace, shown to teammates sharing the state."""
+    return f"{this_user()}@{this_host()}"
 
 
 def pid_alive(pid: int) -> bool:
@@ -41,4 +56,4 @@ def left_by_dead_process(run: NodeRun) -> bool:
     return not pid_alive(run.pid)
 
 
-__all__ = ["left_by_dead_process", "pid_alive", "this_host"]
+__all__ = ["left_by_dead_process", "pid_alive", "this_host", "this_owner", "this_user"]

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
-import uuid
+import secrets
+import time
 from collections.abc import Collection, Iterable, Sequence
 
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json
 from rigcli.records import NodeRun, utc_now
-from rigcli.state.database import Row, StateDatabase, dumps, stored_text
+from rigcli.state.database import StateDatabase, dumps, stored_text
+from rigcli.state.dialect import Connection, Row, placeholders
 from rigcli.state.process import this_host
 
 RUN_STATUSES = ("running", "succeeded", "failed", "interrupted")
@@ -22,8 +23,9 @@ _COLUMNS = (
     "upstream_run_ids_json, output_json, artifacts_json, status, invalidated, created_at, "
     "finished_at, error, pid, host"
 )
-# Newest first; rowid breaks ties between runs recorded within the same microsecond.
-_NEWEST_FIRST = "ORDER BY created_at DESC, rowid DESC"
+# Newest first; the id breaks ties between runs recorded within the same microsecond (run ids
+# sort in creation order, see new_run_id; PostgreSQL has no rowid to do it).
+_NEWEST_FIRST = "ORDER BY created_at DESC, id DESC"
 _CHUNK = 500  # stays below SQLite's bound-parameter limit on old builds (999)
 
 
@@ -54,11 +56,12 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
         yield items[start : start + _CHUNK]
 
 
-def _marks(count: int) -> str:
-    return ", ".join("?" * count)
+def new_run_id() -> str:
+    """32 hex digits that sort in creation order: nanoseconds since the epoch, then 64 random bits."""
+    return f"{time.time_ns():016x}{secrets.token_hex(8)}"
 
 
-def _invalidate(db: sqlite3.Connection, seeds: Iterable[str], *, cascade: bool) -> int:
+def _invalidate(db: Connection, seeds: Iterable[str], *, cascade: bool) -> int:
     targets = set(seeds)
     if cascade and targets:
         dependants: dict[str, list[str]] = {}
@@ -76,7 +79,8 @@ def _invalidate(db: sqlite3.Connection, seeds: Iterable[str], *, cascade: bool) 
     changed = 0
     for chunk in _chunks(sorted(targets)):
         cursor = db.execute(
-            f"UPDATE workflow_node_runs SET invalidated = 1 WHERE invalidated = 0 AND id IN ({_marks(len(chunk))})",
+            f"UPDATE workflow_node_runs SET invalidated = TRUE WHERE invalidated = FALSE "
+            f"AND id IN ({placeholders(len(chunk))})",
             chunk,
         )
         changed += cursor.rowcount
@@ -96,11 +100,11 @@ class RunJournal(StateDatabase):
         upstream_run_ids: Sequence[str],
     ) -> str:
         """Record a ``running`` run owned by this process; call before the handler starts."""
-        run_id = uuid.uuid4().hex
+        run_id = new_run_id()
         with self._write() as db:
             db.execute(
                 f"INSERT INTO workflow_node_runs ({_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, '[]', 'running', 0, ?, NULL, NULL, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, '[]', 'running', FALSE, ?, NULL, NULL, ?, ?)",
                 (
                     run_id,
                     workflow,
@@ -172,7 +176,7 @@ class RunJournal(StateDatabase):
         if statuses is not None:
             if not statuses:
                 return []
-            clauses.append(f"status IN ({_marks(len(statuses))})")
+            clauses.append(f"status IN ({placeholders(len(statuses))})")
             params.extend(statuses)
         where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
         with self._read() as db:
@@ -188,7 +192,7 @@ class RunJournal(StateDatabase):
         with self._read() as db:
             rows = db.execute(
                 f"SELECT {_COLUMNS} FROM workflow_node_runs WHERE workflow = ? AND status = 'succeeded' "
-                f"ORDER BY node_path, created_at DESC, rowid DESC",
+                f"ORDER BY node_path, created_at DESC, id DESC",
                 (workflow,),
             )
             for row in rows:
@@ -213,8 +217,8 @@ class RunJournal(StateDatabase):
                 seeds.extend(
                     row[0]
                     for row in db.execute(
-                        f"SELECT id FROM workflow_node_runs WHERE workflow = ? AND invalidated = 0 "
-                        f"AND node_path IN ({_marks(len(chunk))})",
+                        f"SELECT id FROM workflow_node_runs WHERE workflow = ? AND invalidated = FALSE "
+                        f"AND node_path IN ({placeholders(len(chunk))})",
                         (workflow, *chunk),
                     )
                 )
@@ -228,4 +232,4 @@ class RunJournal(StateDatabase):
             return db.execute("DELETE FROM workflow_node_runs WHERE workflow = ?", (workflow,)).rowcount
 
 
-__all__ = ["FINISHED_STATUSES", "RUN_STATUSES", "RunJournal"]
+__all__ = ["FINISHED_STATUSES", "RUN_STATUSES", "RunJournal", "new_run_id"]

@@ -4,69 +4,27 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 
-from rigcli.jsonutil import JsonValue
 from rigcli.layout import default_state_path
-from rigcli.records import ApplyRecord, LockHolder, utc_now
-from rigcli.state.database import dumps
-from rigcli.state.effects import EffectsJournal
-from rigcli.state.lock import HolderCallback, state_lock
+from rigcli.records import LockHolder
+from rigcli.state.api import StateStatus
+from rigcli.state.lock import Cancelled, HolderCallback, peek_holder, state_lock
+from rigcli.state.migrations import SCHEMA_VERSION_KEY
 from rigcli.state.paths import fragments_dir
-from rigcli.state.provider_storage import ProjectProviderStorage
-from rigcli.state.runs import RunJournal
-from rigcli.state.workspaces import WorkspaceTable
+from rigcli.state.queries import StoreQueries
 
 StatePath = str | os.PathLike[str]
 
 
-class SQLiteStateStore(RunJournal, WorkspaceTable, EffectsJournal):
+class SQLiteStateStore(StoreQueries):
     """Run journal, workspaces, applies, provider storage and metadata of one state database.
 
     Opening is lazy: the first use runs ``sync_schema`` (call it yourself to see its warnings).
     Reads never take the writer lock; commands that write wrap their work in ``lock(...)``.
     """
-
-    def get_metadata(self, key: str) -> JsonValue | None:
-        with self._read() as db:
-            row = db.execute('SELECT value_json FROM runtime_metadata WHERE "key" = ?', (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
-
-    def set_metadata(self, key: str, value: JsonValue) -> None:
-        with self._write() as db:
-            db.execute(
-                'INSERT INTO runtime_metadata ("key", value_json) VALUES (?, ?) '
-                'ON CONFLICT("key") DO UPDATE SET value_json = excluded.value_json',
-                (key, dumps(value)),
-            )
-
-    def record_apply(
-        self, workflow: str, *, provider_fingerprint: str, cached_node_count: int, node_count: int
-    ) -> ApplyRecord:
-        record: ApplyRecord = {
-            "workflow": workflow,
-            "provider_fingerprint": provider_fingerprint,
-            "cached_node_count": cached_node_count,
-            "node_count": node_count,
-            "applied_at": utc_now(),
-        }
-        with self._write() as db:
-            db.execute(
-                "INSERT INTO workflow_applies "
-                "(workflow, provider_fingerprint, cached_node_count, node_count, applied_at) "
-                "VALUES (:workflow, :provider_fingerprint, :cached_node_count, :node_count, :applied_at) "
-                "ON CONFLICT(workflow) DO UPDATE SET "
-                "provider_fingerprint = excluded.provider_fingerprint, "
-                "cached_node_count = excluded.cached_node_count, node_count = excluded.node_count, "
-                "applied_at = excluded.applied_at",
-                dict(record),
-            )
-        return record
-
-    def provider_storage(self, provider_id: str) -> ProjectProviderStorage:
-        """``setup.storage`` for ``provider_id``: its JSON records in this database."""
-        return ProjectProviderStorage(self, provider_id)
 
     @contextmanager
     def lock(
@@ -76,10 +34,40 @@ class SQLiteStateStore(RunJournal, WorkspaceTable, EffectsJournal):
         wait: bool = True,
         on_wait: HolderCallback | None = None,
         on_takeover: HolderCallback | None = None,
+        cancelled: Cancelled | None = None,
     ) -> Iterator[LockHolder]:
         """Hold this database's writer lock (see lock.state_lock); ``command`` names us to waiters."""
-        with state_lock(self.path, command, wait=wait, on_wait=on_wait, on_takeover=on_takeover) as holder:
+        with state_lock(
+            self.path, command, wait=wait, on_wait=on_wait, on_takeover=on_takeover, cancelled=cancelled
+        ) as holder:
             yield holder
+
+    def status(self) -> StateStatus:
+        """The file, its schema version and the lock holder; nothing is created, migrated or locked."""
+        version: int | None = None
+        exists = os.path.isfile(self.path)
+        if exists:
+            try:
+                with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=2.0)) as db:
+                    row = db.execute(
+                        'SELECT value_json FROM runtime_metadata WHERE "key" = ?', (SCHEMA_VERSION_KEY,)
+                    ).fetchone()
+                found = None if row is None else json.loads(row[0])
+                version = found if isinstance(found, int) else None
+            except (sqlite3.Error, ValueError):
+                version = None  # not (yet) a rig database: the next writer reports it properly
+        return StateStatus(
+            backend=self.backend,
+            url=self.path,
+            exists=exists,
+            schema_version=version,
+            server_version=sqlite3.sqlite_version,
+            lock=peek_holder(self.path),
+        )
+
+    def fragment_store(self, fragment_hash: str) -> None:
+        """SQLite fragments live in files of their own under ``$RIG_HOME`` (engine/stores.py)."""
+        return None
 
     def __repr__(self) -> str:
         return f"SQLiteStateStore({self.path!r})"

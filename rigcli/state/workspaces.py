@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import uuid
 from collections.abc import Mapping
 from typing import cast
@@ -11,7 +10,9 @@ from typing import cast
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 from rigcli.records import WorkspaceRecord, utc_now
-from rigcli.state.database import Row, StateDatabase, dumps, stored_text
+from rigcli.state.database import StateDatabase, dumps, stored_text
+from rigcli.state.dialect import Connection, Row
+from rigcli.state.process import this_owner
 
 WORKSPACE_STATUSES = ("creating", "ready", "failed", "removing")
 
@@ -26,6 +27,7 @@ _COLUMN_NAMES = (
     "error",
     "created_at",
     "updated_at",
+    "owner",
 )
 _COLUMNS = ", ".join(_COLUMN_NAMES)
 _RECORD_KEYS = tuple(column.removesuffix("_json") for column in _COLUMN_NAMES)
@@ -44,15 +46,16 @@ def _to_record(row: Row) -> WorkspaceRecord:
         "error": row[7],
         "created_at": row[8],
         "updated_at": row[9],
+        "owner": row[10],
     }
 
 
-def _select(db: sqlite3.Connection, name: str, workflow: str) -> WorkspaceRecord | None:
+def _select(db: Connection, name: str, workflow: str) -> WorkspaceRecord | None:
     row = db.execute(f"SELECT {_COLUMNS} FROM workspaces WHERE workflow = ? AND name = ?", (workflow, name)).fetchone()
     return None if row is None else _to_record(row)
 
 
-def _write_row(db: sqlite3.Connection, record: WorkspaceRecord, *, exists: bool) -> None:
+def _write_row(db: Connection, record: WorkspaceRecord, *, exists: bool) -> None:
     values = (
         record["id"],
         record["name"],
@@ -64,6 +67,7 @@ def _write_row(db: sqlite3.Connection, record: WorkspaceRecord, *, exists: bool)
         stored_text(record["error"]),
         record["created_at"],
         record["updated_at"],
+        record.get("owner"),
     )
     if exists:
         assignments = ", ".join(f"{column} = ?" for column in _COLUMN_NAMES)
@@ -80,7 +84,8 @@ class WorkspaceTable(StateDatabase):
         """Insert or update the workspace named by ``record``'s (workflow, name); return what is stored.
 
         Fields left out keep their stored value (or a default: a new id, status ``ready``, no
-        resources, now); ``updated_at`` defaults to now.
+        resources, now, and ``owner`` — ``user@host`` of this process — for a new record);
+        ``updated_at`` defaults to now.
         """
         unknown = sorted(set(record) - _FIELDS)
         if unknown:
@@ -111,6 +116,7 @@ class WorkspaceTable(StateDatabase):
                     "resources": [],
                     "error": None,
                     "created_at": now,
+                    "owner": this_owner(),
                 }
             )
             plain = to_plain_json(dict(record))

@@ -1,4 +1,11 @@
-"""Fixtures for the state tests: a real SQLite store in tmp_path, and per-user dirs kept out of $HOME."""
+"""Fixtures for the state tests: a real store (SQLite in tmp_path, or a schema of the session's
+PostgreSQL) and per-user dirs kept out of $HOME.
+
+``store`` is parametrized over both backends: every test that takes it is a conformance test
+both must pass (in the spirit of Terraform's TestBackendStates / TestBackendStateLocks).
+``state_location`` is where that store lives, for tests that reach it from another process or
+with the driver directly (tests/backends.py).
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from rigcli.state import StateStore, create_state_store
+from tests.backends import BACKENDS
 
 
 @pytest.fixture(autouse=True)
@@ -25,10 +33,27 @@ def project_dir(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(params=BACKENDS)
+def state_location(request: pytest.FixtureRequest, project_dir: Path) -> str:
+    """A SQLite path (its directory made) or a PostgreSQL URL with a fresh schema of its own."""
+    if request.param == "sqlite":
+        (project_dir / ".rig").mkdir()  # the database file exists from sync on (tests read it directly)
+        return str(project_dir / ".rig" / "state.sqlite")
+    from tests.pg_server import unique_schema
+
+    server = request.getfixturevalue("postgres_server")
+    schema = unique_schema()
+    return str(server.url(schema, fragments_schema=f"{schema}_fragments"))
+
+
 @pytest.fixture
-def store(project_dir: Path) -> Iterator[StateStore]:
-    (project_dir / ".rig").mkdir()  # the database file exists from sync on (tests read it directly)
-    state = create_state_store(project_dir=project_dir)
+def store(state_location: str, project_dir: Path) -> Iterator[StateStore]:
+    from rigcli.state.factory import open_state_store
+
+    if state_location.startswith("postgresql://"):
+        state = open_state_store(None, project_dir=str(project_dir), state_path=state_location)
+    else:
+        state = create_state_store(project_dir=project_dir)
     state.sync_schema()
     yield state
     state.close()

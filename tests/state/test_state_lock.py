@@ -1,4 +1,4 @@
-"""The writer lock: one writer per database, a named holder, and takeover after a crashed holder."""
+"""The writer lock on both backends: one writer per database, a named holder, takeover after a crashed holder."""
 
 from __future__ import annotations
 
@@ -17,12 +17,13 @@ import pytest
 from rigcli.errors import StateError, StateLockedError
 from rigcli.records import LockHolder
 from rigcli.state import StateStore
-from rigcli.state.process import this_host
+from rigcli.state.process import this_host, this_user
 
 _HOLDER = """
 import sys
-from rigcli.state.lock import state_lock
-with state_lock(sys.argv[1], "apply"):
+from rigcli.state.factory import open_state_store
+store = open_state_store(None, project_dir=sys.argv[2], state_path=sys.argv[1])
+with store.lock("apply"):
     print("locked", flush=True)
     sys.stdin.readline()
 print("released", flush=True)
@@ -30,10 +31,13 @@ print("released", flush=True)
 
 
 @pytest.fixture
-def holder(store: StateStore) -> Iterator[subprocess.Popen[str]]:
+def holder(store: StateStore, state_location: str, project_dir: Path) -> Iterator[subprocess.Popen[str]]:
     """Another rig process holding the store's lock until its stdin gets a line."""
     proc = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, store.path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _HOLDER, state_location, str(project_dir)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "locked"
@@ -44,13 +48,38 @@ def holder(store: StateStore) -> Iterator[subprocess.Popen[str]]:
 
 
 def test_lock_records_holder_while_held_and_clears_it_on_release(store: StateStore) -> None:
-    lock_file = Path(f"{store.path}.lock")
+    assert store.status().lock is None
     with store.lock("fork") as mine:
         assert mine["pid"] == os.getpid() and mine["command"] == "fork" and mine["host"] == this_host()
-        assert json.loads(lock_file.read_text()) == mine
-    assert lock_file.read_text() == ""
+        assert mine["user"] == this_user()
+        assert store.status().lock == mine
+        if store.backend == "sqlite":
+            assert json.loads(Path(f"{store.path}.lock").read_text()) == mine
+    assert store.status().lock is None
+    if store.backend == "sqlite":
+        assert Path(f"{store.path}.lock").read_text() == ""
     with store.lock("rm"):  # free again
         pass
+
+
+def test_another_process_sees_the_holder_without_waiting(
+    store: StateStore, holder: subprocess.Popen[str], state_location: str, project_dir: Path
+) -> None:
+    from rigcli.state.factory import open_state_store
+
+    other = open_state_store(None, project_dir=str(project_dir), state_path=state_location)
+    try:
+        seen = other.status().lock
+        assert seen is not None
+        assert (seen["pid"], seen["host"], seen["user"], seen["command"]) == (
+            holder.pid,
+            this_host(),
+            this_user(),
+            "apply",
+        )
+        assert other.list_runs() == []  # reads never wait
+    finally:
+        other.close()
 
 
 def test_no_wait_names_the_holder(store: StateStore, holder: subprocess.Popen[str]) -> None:

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
 from rigcli.errors import ProviderError
 from rigcli.provider_api import KeyValueStore
 from rigcli.state import StateStore
+from tests.backends import rows
 
 
-def test_round_trip_and_the_row_shape(store: StateStore) -> None:
+def test_round_trip_and_the_row_shape(store: StateStore, state_location: str) -> None:
     storage: KeyValueStore = store.provider_storage("test")
     assert storage.get("ready") is None
     storage.set("ready", {"value": "provider"})
@@ -22,9 +22,9 @@ def test_round_trip_and_the_row_shape(store: StateStore) -> None:
     assert (record["provider_id"], record["key"], record["value"]) == ("test", "ready", {"value": "provider"})
     assert record["created_at"] == record["updated_at"]
 
-    db = sqlite3.connect(store.path)
-    row = db.execute("SELECT value_json FROM provider_state WHERE provider_id = 'test' AND key = 'ready'").fetchone()
-    db.close()
+    [row] = rows(
+        state_location, "SELECT value_json FROM provider_state WHERE provider_id = 'test' AND \"key\" = 'ready'"
+    )
     assert json.loads(row[0])["value"] == "provider"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -15,6 +14,7 @@ from rigcli.errors import StateError, TaskError
 from rigcli.records import VERY_OLD, NodeRun, age_seconds, parse_timestamp
 from rigcli.state import StateStore
 from rigcli.state.process import left_by_dead_process, this_host
+from tests.backends import execute
 
 
 def _start(store: StateStore, path: str, upstream: Sequence[str] = (), workflow: str = "web") -> str:
@@ -40,11 +40,8 @@ def _run(store: StateStore, run_id: str) -> NodeRun | None:
     return next((run for run in store.list_runs() if run.id == run_id), None)
 
 
-def _sql(store: StateStore, statement: str, *params: object) -> None:
-    db = sqlite3.connect(store.path)
-    db.execute(statement, params)
-    db.commit()
-    db.close()
+def _sql(location: str, statement: str, *params: object) -> None:
+    execute(location, statement, params)
 
 
 def test_run_is_recorded_running_before_it_finishes(store: StateStore) -> None:
@@ -108,11 +105,11 @@ def test_runs_by_path_has_only_succeeded_runs_newest_first(store: StateStore) ->
     assert [run.id for run in store.runs_by_path("api")["a"]] == [other_workflow]
 
 
-def test_newest_first_follows_created_at_then_insertion(store: StateStore) -> None:
+def test_newest_first_follows_created_at_then_insertion(store: StateStore, state_location: str) -> None:
     first, second, third = _succeed(store, "a"), _succeed(store, "a"), _succeed(store, "a")
     # Same timestamp for all: insertion order decides; an older created_at (in "Z" form) goes last.
-    _sql(store, "UPDATE workflow_node_runs SET created_at = '2030-01-01T00:00:00.000000+00:00'")
-    _sql(store, "UPDATE workflow_node_runs SET created_at = '2026-11-27T13:00:00.000Z' WHERE id = ?", third)
+    _sql(state_location, "UPDATE workflow_node_runs SET created_at = '2030-01-01T00:00:00.000000+00:00'")
+    _sql(state_location, "UPDATE workflow_node_runs SET created_at = '2026-11-27T13:00:00.000Z' WHERE id = ?", third)
     assert [run.id for run in store.runs_by_path("web")["a"]] == [second, first, third]
     assert [run.id for run in store.list_runs(workflow="web")] == [second, first, third]
 
@@ -173,7 +170,7 @@ def test_delete_runs(store: StateStore) -> None:
     assert store.list_runs() == []
 
 
-def test_running_runs_of_dead_processes_on_this_host_are_in_doubt(store: StateStore) -> None:
+def test_running_runs_of_dead_processes_on_this_host_are_in_doubt(store: StateStore, state_location: str) -> None:
     finished = subprocess.Popen([sys.executable, "-c", "pass"])
     finished.wait()
     sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
@@ -183,9 +180,16 @@ def test_running_runs_of_dead_processes_on_this_host_are_in_doubt(store: StateSt
         mine = _start(store, "mine")
         elsewhere = _start(store, "elsewhere")
         done = _succeed(store, "done")
-        _sql(store, "UPDATE workflow_node_runs SET pid = ? WHERE id IN (?, ?, ?)", finished.pid, dead, elsewhere, done)
-        _sql(store, "UPDATE workflow_node_runs SET pid = ? WHERE id = ?", sleeper.pid, live_child)
-        _sql(store, "UPDATE workflow_node_runs SET host = ? WHERE id = ?", f"not-{this_host()}", elsewhere)
+        _sql(
+            state_location,
+            "UPDATE workflow_node_runs SET pid = ? WHERE id IN (?, ?, ?)",
+            finished.pid,
+            dead,
+            elsewhere,
+            done,
+        )
+        _sql(state_location, "UPDATE workflow_node_runs SET pid = ? WHERE id = ?", sleeper.pid, live_child)
+        _sql(state_location, "UPDATE workflow_node_runs SET host = ? WHERE id = ?", f"not-{this_host()}", elsewhere)
 
         in_doubt = {run.id: left_by_dead_process(run) for run in store.list_runs()}
         assert in_doubt == {dead: True, live_child: False, mine: False, elsewhere: False, done: False}
@@ -204,12 +208,12 @@ def test_running_runs_of_dead_processes_on_this_host_are_in_doubt(store: StateSt
         sleeper.wait()
 
 
-def test_created_at_written_by_hand_is_read_in_any_iso_form(store: StateStore) -> None:
+def test_created_at_written_by_hand_is_read_in_any_iso_form(store: StateStore, state_location: str) -> None:
     # Port of "expires task cache when cacheTTL has elapsed": rows aged with raw SQL in "Z" form.
     run_id = _succeed(store, "daily-check")
     assert age_seconds(store.runs_by_path("web")["daily-check"][0].created_at) < 60
     two_days_ago = (datetime.now(timezone.utc) - timedelta(days=2)).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    _sql(store, "UPDATE workflow_node_runs SET created_at = ?", two_days_ago)
+    _sql(state_location, "UPDATE workflow_node_runs SET created_at = ?", two_days_ago)
     run = _run(store, run_id)
     assert run is not None and run.created_at == two_days_ago
     assert 2 * 86400 - 60 < age_seconds(run.created_at) < 2 * 86400 + 60

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 
 import pytest
 
 from rigcli.errors import StateError
 from rigcli.state import StateStore
+from rigcli.state.process import this_owner
+from tests.backends import dict_rows
 
 
 def test_save_accepts_the_minimal_shape_and_defaults_status(store: StateStore) -> None:
@@ -34,6 +35,7 @@ def test_save_accepts_the_minimal_shape_and_defaults_status(store: StateStore) -
         "error": None,
         "created_at": "2026-05-10T00:00:00.000Z",
         "updated_at": "2026-05-10T00:00:00.000Z",
+        "owner": this_owner(),  # user@host of whoever created it
     }
     assert store.list_workspaces() == [saved]
     assert store.get_workspace("demo", "smoke") == saved
@@ -112,22 +114,17 @@ def test_status_moves_through_the_effects_journal(store: StateStore) -> None:
         store.save_workspace({"name": "dev", "workflow": "web", "colour": "red"})
 
 
-def _last_apply(store: StateStore, workflow: str) -> dict[str, object] | None:
-    """The workflow_applies row, read with the standard library (not through rig)."""
-    db = sqlite3.connect(store.path)
-    db.row_factory = sqlite3.Row
-    try:
-        row = db.execute("SELECT * FROM workflow_applies WHERE workflow = ?", (workflow,)).fetchone()
-    finally:
-        db.close()
-    return None if row is None else dict(row)
+def _last_apply(location: str, workflow: str) -> dict[str, object] | None:
+    """The workflow_applies row, read with the driver directly (not through rig)."""
+    found = dict_rows(location, "SELECT * FROM workflow_applies WHERE workflow = ?", (workflow,))
+    return found[0] if found else None
 
 
-def test_record_and_read_last_apply(store: StateStore) -> None:
-    assert _last_apply(store, "web") is None
+def test_record_and_read_last_apply(store: StateStore, state_location: str) -> None:
+    assert _last_apply(state_location, "web") is None
     store.record_apply("web", provider_fingerprint="p1", cached_node_count=1, node_count=3)
     latest = store.record_apply("web", provider_fingerprint="p2", cached_node_count=3, node_count=3)
-    stored = _last_apply(store, "web")
+    stored = _last_apply(state_location, "web")
     assert stored == latest
     assert stored is not None and (stored["provider_fingerprint"], stored["cached_node_count"]) == ("p2", 3)
-    assert _last_apply(store, "api") is None
+    assert _last_apply(state_location, "api") is None
