@@ -109,12 +109,18 @@ def _forget_project_modules(project_dir: Path) -> None:
     _PROJECT_ROOTS.add(os.path.realpath(project_dir))
     roots = tuple(root + os.sep for root in _PROJECT_ROOTS)
     shadowed = _project_module_names(project_dir)
+    # Resolving every loaded module's path costs more than a cached plan itself: modules loaded
+    # from the interpreter's own directories, as written, are never a project's.
+    interpreter = tuple({place + os.sep for place in (sys.prefix, sys.base_prefix, sys.exec_prefix)})
     for name, module in list(sys.modules.items()):
         file = getattr(module, "__file__", None)
         if not file:
             continue
         top = name.partition(".")[0]
-        if os.path.realpath(file).startswith(roots) or (top in shadowed and not _is_installed(file)):
+        if top in shadowed:
+            if not _is_installed(file):
+                del sys.modules[name]
+        elif not file.startswith(interpreter) and os.path.realpath(file).startswith(roots):
             del sys.modules[name]
 
 
