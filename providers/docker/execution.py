@@ -18,6 +18,9 @@ from rigcli.provider_kit import CommandRecorder, CommandResult
 
 GRACE_SECONDS = 2.0
 _ABANDON_SECONDS = 10.0  # dockerd itself waits a few seconds for orphans before closing an exec's output
+# Signals are sent while Ctrl-C is being handled and at exit: a daemon that stopped answering
+# must not hold rig there for the usual ten-minute request timeout.
+_SIGNAL_TIMEOUT = 10.0
 _STREAMS = {1: "stdout", 2: "stderr"}
 # The exec'd process leads its own process group inside the container; recording its pid lets
 # a second exec signal that whole group (grandchildren included). busybox `kill` takes -PGID
@@ -222,10 +225,15 @@ class _Stopper:
                 "Tty": False,
                 "Cmd": ["sh", "-c", _SIGNAL, self.pidfile, name],
             },
+            timeout=_SIGNAL_TIMEOUT,
         )
         # Attached (not detached) so the signal has been sent by the time this returns.
         self.client.request(
-            "POST", f"/exec/{created['Id']}/start", json={"Detach": False, "Tty": False}, what="exec start"
+            "POST",
+            f"/exec/{created['Id']}/start",
+            json={"Detach": False, "Tty": False},
+            what="exec start",
+            timeout=_SIGNAL_TIMEOUT,
         )
 
 

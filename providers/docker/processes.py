@@ -6,6 +6,7 @@ import atexit
 import concurrent.futures
 import contextlib
 import ctypes
+import functools
 import os
 import queue
 import signal
@@ -71,8 +72,8 @@ def _killpg(pgid: int, sig: signal.Signals) -> None:
         os.killpg(pgid, sig)
 
 
-def _die_with_parent() -> Callable[[], None] | None:
-    """A preexec hook asking Linux to SIGKILL the child when its parent thread dies (rig killed with -9)."""
+@functools.cache
+def _prctl() -> Callable[[int, int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
@@ -81,6 +82,15 @@ def _die_with_parent() -> Callable[[], None] | None:
         return None
     prctl.argtypes = [ctypes.c_int, ctypes.c_ulong]
     prctl.restype = ctypes.c_int
+    found: Callable[[int, int], int] = prctl
+    return found
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A preexec hook asking Linux to SIGKILL the child when its parent thread dies (rig killed with -9)."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
     parent, sigkill = os.getpid(), int(signal.SIGKILL)
 
     def hook() -> None:
