@@ -1,4 +1,4 @@
-"""The commands people run all day (plan, apply), dispatched without assembling the Typer app.
+"""The commands people run all day (plan, apply, fork), dispatched without assembling the Typer app.
 
 Importing Typer (and the pydantic it brings) costs more than a cached ``rig plan`` itself, so
 these command lines are recognised here and run through the same command bodies, options,
@@ -43,10 +43,24 @@ HOT_COMMANDS: dict[tuple[str, ...], CommandBody] = {
 }
 
 
+def _fork_body(words: list[str]) -> CommandBody | None:
+    """``fork NAME`` / ``create NAME`` with a plain name; options and prompts go to Typer."""
+    if len(words) != 2 or words[0] not in ("fork", "create") or words[1].startswith("-"):
+        return None
+    name = words[1]
+
+    def fork(session: Session) -> int:
+        from rigcli.cli.commands.workflow import fork as body
+
+        return body(session, name)
+
+    return fork
+
+
 def dispatch(argv: list[str]) -> int | None:
     """Run a hot command line and return its exit code, or None when Typer should handle it."""
     hoisted = hoist(argv)
-    body = HOT_COMMANDS.get(tuple(hoisted.rest))
+    body = HOT_COMMANDS.get(tuple(hoisted.rest)) or _fork_body(hoisted.rest)
     if body is None or hoisted.values.get("version"):
         return None
     values = hoisted.values
