@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 import contextlib
-import os
-import signal
 from collections.abc import Awaitable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from rigcli.cli.interrupts import Interrupted, Interrupts, interrupted_error
 from rigcli.cli.terminal_host import CliHost
 from rigcli.discovery import ProjectLocation, find_project
 from rigcli.errors import AmbiguousWorkspaceError, InterruptedRunError
-from rigcli.events import Event, StateLockWaiting, StateWarning
+from rigcli.events import Event, StateLockTakeover, StateLockWaiting, StateWarning
 from rigcli.host import stdio_is_terminal
 
 if TYPE_CHECKING:
-    from asyncio import AbstractEventLoop
-    from types import FrameType
+    from asyncio import AbstractEventLoop, Task
 
     from rigcli.engine.api import Engine
 
@@ -48,13 +46,17 @@ class Session:
         self._location: ProjectLocation | None = None
         self._engine: Engine | None = None
         self._loop: AbstractEventLoop | None = None
+        self._task: tuple[AbstractEventLoop, Task[object]] | None = None  # what the loop runs now
         self._watching = False
+        self._interrupts = Interrupts(self._interrupt)
 
     def __enter__(self) -> Session:
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
         self.close()
+        if isinstance(exc, Interrupted):  # outside an engine call (a prompt, say): same line and code
+            raise interrupted_error(exc.signum) from None
 
     @property
     def location(self) -> ProjectLocation:
@@ -81,8 +83,8 @@ class Session:
         return self._engine
 
     def _notice(self, event: Event) -> None:
-        """State warnings and lock waits reach stderr in every command, even with no renderer."""
-        if self._watching or not isinstance(event, (StateWarning, StateLockWaiting)):
+        """State warnings and lock waits and takeovers reach stderr in every command, even with no renderer."""
+        if self._watching or not isinstance(event, (StateWarning, StateLockWaiting, StateLockTakeover)):
             return
         from rigcli.render.lines import EventFormatter
         from rigcli.render.tables import print_message
@@ -93,22 +95,33 @@ class Session:
     def run(self, coro: Coroutine[object, object, T]) -> T:
         """Run one engine coroutine: by hand while it needs no event loop, then on the session's loop.
 
-        A cached plan or a no-op apply never needs the loop (nor asyncio's import). Until then a
-        signal interrupts with its exit code at once; once the loop runs, the first
-        SIGINT/SIGTERM is graceful (see ``_run_on_loop``).
+        A cached plan or a no-op apply never needs the loop (nor asyncio's import). The first
+        SIGINT, SIGTERM or SIGHUP of the command is graceful (see interrupts.py): the engine's
+        cancellation stops running commands (their process groups are killed) and ends any wait
+        for the state lock, the running task is cancelled so its node is recorded ``interrupted``,
+        nothing new starts, and the command exits 128 + the signal's number. A second signal
+        leaves at once.
         """
-        from rigcli.engine.driver import drive
+        from rigcli.engine.driver import drive, is_cancellation
 
-        with _signals_interrupt():
+        interrupts = self._interrupts
+        interrupts.install()
+        try:
+            interrupts.check()
+        except InterruptedRunError:
+            coro.close()
+            raise
+        try:
             return drive(coro, self._run_on_loop)
+        except BaseException as exc:
+            signum = exc.signum if isinstance(exc, Interrupted) else interrupts.received
+            stopped = isinstance(exc, (InterruptedRunError, KeyboardInterrupt)) or is_cancellation(exc)
+            if signum is None or not stopped:
+                raise
+            raise interrupted_error(signum) from None
 
     def _run_on_loop(self, rest: Awaitable[T]) -> T:
-        """Finish a coroutine on the loop, which lives as long as the session so engine state can span calls.
-
-        The first SIGINT/SIGTERM is graceful: the engine's cancellation stops running commands
-        (their process groups are killed), the running task is cancelled so its node is recorded
-        ``interrupted``, and nothing new starts. A second signal leaves at once.
-        """
+        """Finish a coroutine on the loop, which lives as long as the session so engine state can span calls."""
         import asyncio
 
         if self._loop is None:
@@ -119,34 +132,28 @@ class Session:
             return await rest
 
         task = loop.create_task(finish())
-        received: list[int] = []
-
-        def on_signal(signum: int) -> None:
-            if received:
-                os._exit(128 + received[0])
-            received.append(signum)
-            if self._engine is not None:
-                self._engine.cancellation.cancel()
+        self._task = (loop, task)
+        self._interrupts.on_loop = True
+        if self._interrupts.received is not None:  # a signal came while we were getting here
             task.cancel()
-
-        installed = []
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            with contextlib.suppress(ValueError, NotImplementedError, RuntimeError):
-                loop.add_signal_handler(signum, on_signal, signum)
-                installed.append(signum)
         try:
             return loop.run_until_complete(task)
-        except asyncio.CancelledError:
-            if not received:
-                raise
-            error = InterruptedRunError("interrupted")
-            error.exit_code = 128 + received[0]
-            raise error from None
         finally:
-            for signum in installed:
-                loop.remove_signal_handler(signum)
+            self._interrupts.on_loop = False
+            self._task = None
+
+    def _interrupt(self, signum: int) -> None:
+        """The first signal (from the signal watcher's thread): stop the engine's work, cancel its task."""
+        if self._engine is not None:
+            self._engine.cancellation.cancel()
+        current = self._task
+        if current is not None:
+            loop, task = current
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing left to cancel
+                loop.call_soon_threadsafe(task.cancel)
 
     def close(self) -> None:
+        self._interrupts.quiet = True  # cleaning up must not be cut short; a second signal still leaves
         if self._engine is not None:
             with contextlib.suppress(Exception):
                 self._engine.close()
@@ -156,6 +163,7 @@ class Session:
             with contextlib.suppress(Exception):
                 loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
+        self._interrupts.uninstall()
 
     # -- selection: the engine owns the rules and their messages; a terminal user may pick -------
     def workflow_names(self) -> list[str]:
@@ -205,26 +213,6 @@ class Session:
             unsubscribe()
             renderer.stop()
             self.host.pause = None
-
-
-@contextlib.contextmanager
-def _signals_interrupt() -> Iterator[None]:
-    """While no event loop runs: SIGTERM ends the command as interrupted (143), like Ctrl-C (130)."""
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        error = InterruptedRunError("interrupted")
-        error.exit_code = 128 + signum
-        raise error
-
-    try:
-        previous = signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread (an embedding host): leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
 
 
 __all__ = ["GlobalOptions", "Session"]

@@ -130,6 +130,7 @@ class EngineCore:
             locator=self._locator,
             lock_wait=self._lock_wait,
             emit=self.emit,
+            cancelled=self.cancellation.is_set,
         )
         host_dir = self._host_storage_dir or default_host_storage_dir()
         hub = ProviderHub(

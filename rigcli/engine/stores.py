@@ -50,6 +50,7 @@ class Stores:
         locator: FragmentLocator | None,
         lock_wait: bool,
         emit: Callable[[Event], None],
+        cancelled: Callable[[], bool] | None = None,
     ) -> None:
         self.local = local
         self._open_store = open_store
@@ -58,6 +59,7 @@ class Stores:
         self._fragment_specs: dict[str, FragmentSpec] = {}
         self._lock_wait = lock_wait
         self._emit = emit
+        self._cancelled = cancelled  # ends a wait for another holder (an interrupted command)
         self._locks: contextlib.ExitStack | None = None
         self._command = ""
         self._locked: set[str] = set()
@@ -109,6 +111,7 @@ class Stores:
             wait=self._lock_wait,
             on_wait=lambda holder: self._emit(StateLockWaiting(holder=holder)),
             on_takeover=lambda holder: self._emit(StateLockTakeover(holder=holder)),
+            cancelled=self._cancelled,
         )
 
     def close(self) -> None:

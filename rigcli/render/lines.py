@@ -23,6 +23,7 @@ from rigcli.events import (
     NodeFailed,
     NodeStarted,
     ProviderEvent,
+    StateLockTakeover,
     StateLockWaiting,
     StateWarning,
     WorkflowApplyCompleted,
@@ -34,6 +35,7 @@ from rigcli.events import (
     WorkspaceRemoveCompleted,
     WorkspaceRemoveStarted,
 )
+from rigcli.records import LockHolder
 from rigcli.render.sanitize import sanitize
 
 E = TypeVar("E", bound=Event)
@@ -136,6 +138,7 @@ class EventFormatter:
         return {
             "state.warning": _only(StateWarning, self._state_warning),
             "state.lock.waiting": _only(StateLockWaiting, self._state_lock_waiting),
+            "state.lock.takeover": _only(StateLockTakeover, self._state_lock_takeover),
             "workflow.apply.started": _only(WorkflowApplyStarted, self._workflow_apply_started),
             "workflow.apply.completed": _only(WorkflowApplyCompleted, self._workflow_apply_completed),
             "node.cached": _only(NodeCached, self._node_cached),
@@ -169,12 +172,11 @@ class EventFormatter:
         return [Line(f"{self.g.warn} {event.message}", "yellow")]
 
     def _state_lock_waiting(self, event: StateLockWaiting) -> list[Line]:
-        holder = event.holder
-        if holder["pid"]:
-            who = f"rig {holder['command']} (pid {holder['pid']} on {holder['host'] or 'an unknown host'})"
-        else:
-            who = "another rig process"
-        return [Line(f"{self.g.active} waiting for the state lock held by {who}", "yellow")]
+        return [Line(f"{self.g.active} waiting for the state lock held by {_holder_name(event.holder)}", "yellow")]
+
+    def _state_lock_takeover(self, event: StateLockTakeover) -> list[Line]:
+        who = _holder_name(event.holder)
+        return [Line(f"{self.g.warn} took over the state lock from {who}, which is no longer running", "yellow")]
 
     def _workflow_apply_started(self, event: WorkflowApplyStarted) -> list[Line]:
         self.started["workflow:" + event.workflow] = time.monotonic()
@@ -273,6 +275,12 @@ class KindFormatter:
 
 def _only(kind: type[E], method: Callable[[E], list[Line]]) -> KindFormatter:
     return KindFormatter(kind, method)
+
+
+def _holder_name(holder: LockHolder) -> str:
+    if not holder["pid"]:
+        return "another rig process"
+    return f"rig {holder['command']} (pid {holder['pid']} on {holder['host'] or 'an unknown host'})"
 
 
 __all__ = ["ASCII", "UNICODE", "EventFormatter", "Glyphs", "Line", "format_duration", "glyphs"]

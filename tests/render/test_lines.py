@@ -15,6 +15,7 @@ from rigcli.events import (
     NodeFailed,
     NodeStarted,
     PlanCreated,
+    StateLockTakeover,
     StateLockWaiting,
     WorkflowApplyCompleted,
     WorkflowApplyStarted,
@@ -46,7 +47,7 @@ def test_every_engine_event_kind_is_either_shown_or_deliberately_silent(formatte
         for cls in vars(events).values()
         if isinstance(cls, type) and issubclass(cls, Event) and dataclasses.is_dataclass(cls) and cls.KIND
     }
-    silent = {"plan.created", "state.lock.takeover", "operation.started", "operation.completed"}
+    silent = {"plan.created", "operation.started", "operation.completed"}
     assert kinds - silent == set(formatter.formatters)
 
 
@@ -99,4 +100,11 @@ def test_a_lock_wait_names_the_holder(formatter: EventFormatter) -> None:
     nobody = {"pid": 0, "host": "", "command": "", "started_at": ""}
     assert _texts(formatter, StateLockWaiting(holder=nobody)) == [  # type: ignore[arg-type]
         "* waiting for the state lock held by another rig process"
+    ]
+
+
+def test_a_lock_takeover_names_the_dead_holder(formatter: EventFormatter) -> None:
+    holder = {"pid": 42, "host": "box", "command": "fork", "started_at": "2026-11-30T00:00:00Z"}
+    assert _texts(formatter, StateLockTakeover(holder=holder)) == [  # type: ignore[arg-type]
+        "! took over the state lock from rig fork (pid 42 on box), which is no longer running"
     ]
