@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rigcli.errors import ConfigError
-from rigcli.layout import CONFIG_FILE, STATE_DIR, default_state_path
+from rigcli.layout import CONFIG_FILE, STATE_DIR, default_state_path, is_state_url
 
 # Directories `rig projects` never descends into: VCS data, rig state, dependency and build trees.
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "venv", "dist", "build", "__pycache__"})
@@ -15,15 +15,25 @@ SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "venv", "dist
 
 @dataclass(frozen=True)
 class ProjectLocation:
-    """Where a project lives; ``state_path`` is None when the default ``.rig/state.sqlite`` applies."""
+    """Where a project lives; ``state_path`` is None when the default ``.rig/state.sqlite`` applies.
+
+    ``state_url`` is a ``--state`` that names a PostgreSQL database instead of a file (then
+    ``state_path`` is None); ``RIG_STATE_URL`` is the state room's to read, after ``.env`` loads.
+    """
 
     project_dir: Path
     config_path: Path
     state_path: Path | None = None
+    state_url: str | None = None
 
     @property
     def effective_state_path(self) -> Path:
         return self.state_path or Path(default_state_path(self.project_dir))
+
+    @property
+    def state_location(self) -> str | Path | None:
+        """What ``--state`` named: a URL as written, a file made absolute, or None."""
+        return self.state_url or self.state_path
 
     def to_json(self) -> dict[str, str]:
         return {"project_dir": str(self.project_dir), "config_path": str(self.config_path)}
@@ -45,21 +55,22 @@ def find_project(
 ) -> ProjectLocation:
     """Locate rig_config.py the way DESIGN §2 says; raise ConfigError with the next step when absent."""
     base = base_dir(chdir, cwd=cwd)
-    state_path = (base / state).resolve() if state else None
+    state_url = state if state and is_state_url(state) else None
+    state_path = (base / state).resolve() if state and state_url is None else None
     if config is not None:
         config_path = (base / config).resolve()
         if not config_path.is_file():
             raise ConfigError(f"Config file {config_path} does not exist.")
-        return ProjectLocation(config_path.parent, config_path, state_path)
+        return ProjectLocation(config_path.parent, config_path, state_path, state_url)
     if chdir is not None:
         config_path = base / CONFIG_FILE
         if not config_path.is_file():
             raise ConfigError(f'No {CONFIG_FILE} found in {base}. Run "rig init" to create one.')
-        return ProjectLocation(base, config_path, state_path)
+        return ProjectLocation(base, config_path, state_path, state_url)
     found = search_upward(base)
     if found is None:
         raise ConfigError(f'No {CONFIG_FILE} found from {base} upward. Run "rig init" to create one.')
-    return ProjectLocation(found, found / CONFIG_FILE, state_path)
+    return ProjectLocation(found, found / CONFIG_FILE, state_path, state_url)
 
 
 def search_upward(start: Path) -> Path | None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.cli.opargs import InputField, fields_from_schema
 from rigcli.discovery import ProjectLocation, find_project
+from rigcli.layout import STATE_URL_ENV
 
 if TYPE_CHECKING:
     from rigcli.authoring.nodes import SequenceNode
@@ -97,8 +98,11 @@ class ProjectSource:
     @cached_property
     def _store(self) -> StateStore | None:
         location = self.location
-        # Never create a state database just because someone pressed Tab.
-        if location is None or not location.effective_state_path.exists():
+        # Never create a state database just because someone pressed Tab, nor wait on a network
+        # one: with PostgreSQL state (--state URL or RIG_STATE_URL) Tab offers no workspaces.
+        if location is None or location.state_url or os.environ.get(STATE_URL_ENV):
+            return None
+        if not location.effective_state_path.exists():
             return None
 
         def open_store() -> StateStore | None:

@@ -73,7 +73,7 @@ class Session:
             engine = create_engine(
                 location.project_dir,
                 config_path=location.config_path,
-                state_path=location.state_path,
+                state_path=location.state_location,
                 local=self.host,
                 lock_wait=not self.opts.no_wait,
             )

@@ -25,6 +25,7 @@ from rigcli.events import EventListener
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import Cancellation
 from rigcli.records import NodeRun, WorkspaceRecord
+from rigcli.state.api import StateStatus
 
 
 class Engine(Protocol):
@@ -50,6 +51,11 @@ class Engine(Protocol):
         ...
 
     def list_workflow_summaries(self) -> list[WorkflowSummary]: ...
+
+    def state_status(self) -> StateStatus:
+        """The project state: backend, location (password masked), versions, lock holder; never waits."""
+        ...
+
     def get_project_info(self) -> ProjectInfo: ...
 
     # -- plan and apply (``workflow=None`` selects the only workflow, else UsageError) ---------------

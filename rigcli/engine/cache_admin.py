@@ -107,7 +107,8 @@ class CacheMixin(EngineCore):
                 if key == LOCAL and scope in ("all", "local"):
                     deleted += stores.for_write(key).delete_runs(selected.name)
                 elif key != LOCAL and scope in ("all", "global"):
-                    deleted += stores.for_write(key).delete_runs(None)
+                    # Only this fragment's runs: on PostgreSQL every fragment shares one schema.
+                    deleted += stores.for_write(key).delete_runs(stores.workflow_column(key, selected.name))
         return deleted
 
     async def list_snapshots(self, workflow: str | None = None) -> list[JsonObject]:

@@ -28,10 +28,10 @@ from rigcli.events import (
     WorkflowApplyStarted,
 )
 from rigcli.graph import CompiledWorkflow, compile_workflow
-from rigcli.layout import CONFIG_FILE
+from rigcli.layout import CONFIG_FILE, STATE_DIR, is_state_url
 from rigcli.provider_api import Cancellation, ProviderPlugin
 from rigcli.records import NodeRun
-from rigcli.state.api import StateStore
+from rigcli.state.api import StateStatus, StateStore
 from rigcli.state.factory import StateFactory, open_state_store
 
 MAX_ATTEMPTS = 9
@@ -69,7 +69,8 @@ class EngineCore:
     ) -> None:
         self.project_dir = Path(project_dir).absolute()
         self.config_path = Path(config_path).absolute() if config_path else self.project_dir / CONFIG_FILE
-        self._state_path = None if state_path is None else str(Path(state_path).absolute())
+        # A PostgreSQL URL stays as written; a path is made absolute against the cwd.
+        self._state_path = None if state_path is None else _state_location(state_path)
         self._provider_factory = provider_factory
         self._plugins = list(providers)
         self.local = adapt_local(local)
@@ -140,12 +141,23 @@ class EngineCore:
             project_storage=store.provider_storage,
             host_storage=lambda provider_id: HostStorage(provider_id, host_dir),
             project_dir=self.project_dir,
-            state_dir=Path(store.path).parent,
+            state_dir=self._machines_dir(store),
             secret_key_path=host_dir / ".fingerprint-key",
             cancellation=self.cancellation,
             effects=lambda provider_id, owner: StoreEffects(store, provider_id, owner),
         )
         return store, stores, hub
+
+    def _machines_dir(self, store: StateStore) -> Path:
+        """Where providers keep local files (the ``local`` provider's machines): beside a SQLite
+        state, else ``<project>/.rig`` — a shared database holds records, never files."""
+        if store.backend == "sqlite":
+            return Path(store.path).parent
+        return self.project_dir / STATE_DIR
+
+    def state_status(self) -> StateStatus:
+        """The project state's backend, masked location, versions and lock holder (never waits)."""
+        return self.project.store.status()
 
     @property
     def project(self) -> LoadedProject:
@@ -339,6 +351,11 @@ def _declare_secrets(workflows: Iterable[CompiledWorkflow]) -> None:
                 if id(definition) not in seen:
                     seen.add(id(definition))
                     definition.declare_secrets()
+
+
+def _state_location(state_path: str | Path) -> str:
+    text = str(state_path)
+    return text if is_state_url(text) else str(Path(state_path).absolute())
 
 
 __all__ = ["MAX_ATTEMPTS", "EngineCore", "LoadedProject"]

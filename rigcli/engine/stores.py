@@ -73,7 +73,10 @@ class Stores:
             return self.local
         store = self._fragments.get(key)
         if store is None:
-            store = self._open_store(locate_fragment(self._locator, self._fragment_specs[key]))
+            # A shared project database shares its fragments too (PostgreSQL: the fragments
+            # schema), unless the embedding host keeps them elsewhere.
+            beside = self.local.fragment_store(key) if self._locator is None else None
+            store = beside or self._open_store(locate_fragment(self._locator, self._fragment_specs[key]))
             store.sync_schema()
             self._fragments[key] = store
         return store

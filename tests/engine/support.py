@@ -6,13 +6,15 @@ import asyncio
 import functools
 import inspect
 import os
-import sqlite3
 import textwrap
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+
+from tests.backends import execute as raw_execute
+from tests.backends import is_postgres, rows
 
 T = TypeVar("T")
 
@@ -40,22 +42,24 @@ def write_config(project_dir: Path, source: str, name: str = "rig_config.py") ->
     return path
 
 
+def _unmasked(location: str | Path) -> str | Path:
+    """The test's own PostgreSQL URL for the masked one rig reports (``get_project_info().state_path``)."""
+    if not is_postgres(location):
+        return location
+    configured = os.environ.get("RIG_STATE_URL", "")
+    from rigcli.state.postgres.url import mask_url
+
+    assert str(location) in (configured, mask_url(configured)), f"not this test's database: {mask_url(str(location))}"
+    return configured
+
+
 def query(db_path: str | Path, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Rows from a real SQLite file, read with the standard library (not through rig)."""
-    connection = sqlite3.connect(str(db_path))
-    try:
-        return list(connection.execute(sql, params).fetchall())
-    finally:
-        connection.close()
+    """Rows from the real state database (a SQLite file, or the test's PostgreSQL schema), not through rig."""
+    return rows(_unmasked(db_path), sql, params)
 
 
 def execute(db_path: str | Path, sql: str, params: tuple[Any, ...] = ()) -> None:
-    connection = sqlite3.connect(str(db_path))
-    try:
-        with connection:
-            connection.execute(sql, params)
-    finally:
-        connection.close()
+    raw_execute(_unmasked(db_path), sql, params)
 
 
 def assert_matches(actual: Any, expected: Mapping[str, Any]) -> None:
@@ -89,8 +93,13 @@ class EngineProject:
     def __init__(self, path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         path.mkdir()
         self.path = path
+        self.backend = "sqlite"  # or "postgresql": the conftest sets RIG_STATE_URL then
         self.engines: list[Any] = []
         self._monkeypatch = monkeypatch
+
+    def state_location(self, sqlite_path: Path) -> str:
+        """Where a test that names its state file keeps it: that file, or on PostgreSQL the test's schema."""
+        return os.environ["RIG_STATE_URL"] if self.backend == "postgresql" else str(sqlite_path)
 
     def write_config(self, source: str, name: str = "rig_config.py") -> Path:
         return write_config(self.path, source, name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -663,6 +664,11 @@ workflows = app.sequence("secrets").task("touch", touch)
 
 
 def _bytes_under(directory: Path) -> dict[str, bytes]:
+    """Every file under the state's directory; on PostgreSQL, every row of the state's tables."""
+    if str(directory).startswith("postgresql:"):
+        url = os.environ["RIG_STATE_URL"]
+        tables = [row[0] for row in query(url, "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")]
+        return {table: repr(query(url, f"SELECT * FROM {table}")).encode() for table in tables}
     return {str(path): path.read_bytes() for path in directory.rglob("*") if path.is_file()}
 
 
@@ -707,6 +713,7 @@ async def test_secret_provider_config_never_reaches_the_state_database_but_still
 # --- state files ----------------------------------------------------------------------------
 
 
+@pytest.mark.sqlite_only
 @run_async
 async def test_stale_state_is_moved_aside_to_a_backup_next_to_it(project: EngineProject) -> None:
     from rigcli.state import create_state_store
@@ -727,6 +734,7 @@ async def test_stale_state_is_moved_aside_to_a_backup_next_to_it(project: Engine
             close()
 
 
+@pytest.mark.sqlite_only
 @run_async
 async def test_state_from_a_newer_schema_is_refused_and_left_untouched(project: EngineProject) -> None:
     from rigcli.state import STATE_SCHEMA_VERSION

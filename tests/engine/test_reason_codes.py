@@ -214,7 +214,7 @@ async def test_reason_in_doubt(project: EngineProject) -> None:
     execute(
         engine.get_project_info().state_path,
         "insert into workflow_node_runs select 'in-doubt-run', workflow, node_path, node_name, node_kind, "
-        "node_key, provider_fingerprint, upstream_run_ids_json, NULL, '[]', 'running', 0, "
+        "node_key, provider_fingerprint, upstream_run_ids_json, NULL, '[]', 'running', FALSE, "
         "'2999-01-01T00:00:00.000000+00:00', NULL, NULL, ?, host from workflow_node_runs where id = ?",
         (dead, b_run.id),
     )
@@ -223,7 +223,9 @@ async def test_reason_in_doubt(project: EngineProject) -> None:
 
     # With nothing reusable, the cut-off run is why b is pending (not "invalidated").
     execute(
-        engine.get_project_info().state_path, "update workflow_node_runs set invalidated = 1 where id = ?", (b_run.id,)
+        engine.get_project_info().state_path,
+        "update workflow_node_runs set invalidated = TRUE where id = ?",
+        (b_run.id,),
     )
     explanations = await engine.explain()
     assert {item.path: (item.status, item.reason.code) for item in explanations} == {
@@ -241,7 +243,7 @@ async def test_an_in_doubt_run_older_than_a_later_success_is_history(project: En
     execute(
         engine.get_project_info().state_path,
         "insert into workflow_node_runs select 'old-in-doubt', workflow, node_path, node_name, node_kind, "
-        "node_key, provider_fingerprint, upstream_run_ids_json, NULL, '[]', 'running', 0, "
+        "node_key, provider_fingerprint, upstream_run_ids_json, NULL, '[]', 'running', FALSE, "
         "'2000-01-01T00:00:00.000000+00:00', NULL, NULL, ?, host from workflow_node_runs where id = ?",
         (dead_pid(), a_run.id),
     )

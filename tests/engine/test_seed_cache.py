@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -33,14 +34,14 @@ async def test_invalidates_task_cache_when_handler_source_changes(project: Engin
     first_config_path = project.write_config(_handler_cache_config("one"), name="rig.one.py")
     second_config_path = project.write_config(_handler_cache_config("two"), name="rig.two.py")
 
-    first = await project.loaded(config_path=str(first_config_path), state_path=str(state_path))
+    first = await project.loaded(config_path=str(first_config_path), state_path=project.state_location(state_path))
     applied = await first.apply()
     assert applied.context["value"] == "one"
 
     cached = await first.plan()
     assert cached.cached_node_count == 1
 
-    second = await project.loaded(config_path=str(second_config_path), state_path=str(state_path))
+    second = await project.loaded(config_path=str(second_config_path), state_path=project.state_location(state_path))
     changed = await second.plan()
     assert changed.cached_node_count == 0
     assert changed.nodes[0].status == "pending"
@@ -81,7 +82,9 @@ async def test_stores_globally_scoped_sequence_runs_in_fragment_state_and_busts_
 
     locator = fragment_locator(fragment_root)
     first = await project.applied(
-        config_path=str(first_config_path), state_path=str(state_path), fragment_state_locator=locator
+        config_path=str(first_config_path),
+        state_path=project.state_location(state_path),
+        fragment_state_locator=locator,
     )
     assert (await first.plan()).cached_node_count == 2
     assert [run.node_path for run in first.list_node_runs()] == ["install"]
@@ -98,7 +101,9 @@ async def test_stores_globally_scoped_sequence_runs_in_fragment_state_and_busts_
     assert sorted(entry.scope for entry in cache) == ["global", "local"]
 
     second = await project.loaded(
-        config_path=str(second_config_path), state_path=str(state_path), fragment_state_locator=locator
+        config_path=str(second_config_path),
+        state_path=project.state_location(state_path),
+        fragment_state_locator=locator,
     )
     changed = await second.plan()
     assert changed.cached_node_count == 0
@@ -170,7 +175,9 @@ async def test_allows_a_later_local_task_to_invalidate_an_earlier_global_fragmen
 
     project.write_config(GLOBAL_INVALIDATES_CONFIG)
 
-    engine = await project.loaded(state_path=str(state_path), fragment_state_locator=fragment_locator(fragment_root))
+    engine = await project.loaded(
+        state_path=project.state_location(state_path), fragment_state_locator=fragment_locator(fragment_root)
+    )
 
     first = await engine.apply()
     assert first.context["token"] == "token-1"
@@ -300,3 +307,20 @@ async def test_step_invalidate_invalidates_a_previous_task_and_replays_from_that
 
     valid_runs = [run for run in engine.list_node_runs() if not run.invalidated]
     assert sorted(run.node_path for run in valid_runs) == ["check-auth", "github-auth", "prepare"]
+
+
+@run_async
+async def test_global_fragments_live_beside_the_project_state_without_a_locator(project: EngineProject) -> None:
+    """SQLite: one file per fragment under $RIG_HOME; PostgreSQL: rows in the fragments schema."""
+    project.write_config(_global_fragment_config("one"))
+    engine = await project.applied()
+    [fragment] = [entry for entry in await engine.list_cache() if entry.scope == "global"]
+    if project.backend == "postgresql":
+        fragments = os.environ["RIG_STATE_URL"].rsplit("fragments_schema=", 1)[1]
+        found = query(os.environ["RIG_STATE_URL"], f"select workflow, node_path from {fragments}.workflow_node_runs")
+        assert found == [(f"fragment:{fragment.fragment_hash}", "deps.prepare")]
+    else:
+        path = Path(os.environ["RIG_HOME"]) / "fragments" / str(fragment.fragment_hash) / "state.sqlite"
+        assert query(path, "select node_path from workflow_node_runs") == [("deps.prepare",)]
+    assert await engine.clear_cache(scope="global") == 1
+    assert [entry.scope for entry in await engine.list_cache()] == ["local"]

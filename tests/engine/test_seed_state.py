@@ -138,17 +138,20 @@ async def test_stores_provider_json_state_in_rig_owned_provider_storage(project:
     await engine.plan()
 
     state_path = engine.get_project_info().state_path
-    main_tables = [
-        row[0] for row in query(state_path, "select name from sqlite_master where type = 'table' order by name")
-    ]
+    tables = (
+        "select tablename from pg_tables where schemaname = current_schema()"
+        if project.backend == "postgresql"
+        else "select name from sqlite_master where type = 'table' order by name"
+    )
+    main_tables = [row[0] for row in query(state_path, tables)]
 
     assert "workspaces" in main_tables
     assert "provider_state" in main_tables
     assert "runtime_metadata" in main_tables
     assert "provider_local_state" not in main_tables
 
-    rows = query(state_path, "select value_json from provider_state where provider_id = 'test' and key = 'ready'")
-    metadata_rows = query(state_path, "select key, value_json from runtime_metadata order by key")
+    rows = query(state_path, "select value_json from provider_state where provider_id = 'test' and \"key\" = 'ready'")
+    metadata_rows = query(state_path, 'select "key", value_json from runtime_metadata order by 1')
 
     assert (json.loads(rows[0][0])["value"] if rows else None) == "provider"
     metadata = {key: json.loads(value) for key, value in metadata_rows}
