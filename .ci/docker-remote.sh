@@ -21,6 +21,7 @@ DOCKER_REMOTE_CONTAINERD_PID=""
 DOCKER_REMOTE_SSHD_PID=""
 DOCKER_REMOTE_SSH_CONFIG=""
 DOCKER_REMOTE_SSH_CONFIG_NEW=""
+DOCKER_REMOTE_SSH_DIR_NEW=""
 DOCKER_REMOTE_IMAGE="${RIG_TEST_DOCKER_IMAGE:-rig/base:busybox}"
 
 _docker_remote_install() { # CI machines start without these; apt is reachable there
@@ -168,6 +169,7 @@ EOF
   home=$(getent passwd "$user" | cut -d: -f6)
   DOCKER_REMOTE_SSH_CONFIG="$home/.ssh/config"
   [ -e "$DOCKER_REMOTE_SSH_CONFIG" ] || DOCKER_REMOTE_SSH_CONFIG_NEW=1
+  [ -e "$home/.ssh" ] || DOCKER_REMOTE_SSH_DIR_NEW=1
   alias="rig-docker-remote-${d##*.}"
   mkdir -p "$home/.ssh"
   chmod 700 "$home/.ssh"
@@ -231,7 +233,8 @@ docker_remote_stop() {
   if [ -n "$DOCKER_REMOTE_SSH_CONFIG" ] && [ -f "$DOCKER_REMOTE_SSH_CONFIG" ]; then
     sed -i "\\|^# >>> rig docker-remote $d >>>\$|,\\|^# <<< rig docker-remote $d <<<\$|d" "$DOCKER_REMOTE_SSH_CONFIG"
     # A file this script created goes again once nothing else was added to it.
-    [ -n "$DOCKER_REMOTE_SSH_CONFIG_NEW" ] && [ ! -s "$DOCKER_REMOTE_SSH_CONFIG" ] && rm -f "$DOCKER_REMOTE_SSH_CONFIG"
+    [ -n "$DOCKER_REMOTE_SSH_CONFIG_NEW" ] && [ ! -s "$DOCKER_REMOTE_SSH_CONFIG" ] && rm -f "$DOCKER_REMOTE_SSH_CONFIG" || true
+    [ -n "$DOCKER_REMOTE_SSH_DIR_NEW" ] && rmdir "$(dirname "$DOCKER_REMOTE_SSH_CONFIG")" 2>/dev/null || true
   fi
   _docker_remote_stop_pid "$DOCKER_REMOTE_SSHD_PID" sshd 5 # its sessions end with it
   _docker_remote_stop_pid "$DOCKER_REMOTE_DOCKERD_PID" dockerd 20
