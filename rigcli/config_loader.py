@@ -39,7 +39,15 @@ def load_dotenv_file(project_dir: Path) -> None:
     if env_file.is_file():
         from dotenv import load_dotenv
 
-        load_dotenv(env_file, override=False)
+        try:
+            load_dotenv(env_file, override=False)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{env_file} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                "save it as UTF-8"
+            ) from None
+        except OSError as exc:
+            raise ConfigError(f"Cannot read {env_file}: {exc.strerror or exc}") from None
 
 
 def load_config(config_path: Path, project_dir: Path) -> LoadedConfig:

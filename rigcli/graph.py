@@ -9,6 +9,7 @@ has the same cache paths wherever it is used.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -24,6 +25,7 @@ from rigcli.authoring.nodes import (
 )
 from rigcli.authoring.operations import Handler, OperationDefinition, WorkspaceDefinition
 from rigcli.authoring.values import ProviderDefinition
+from rigcli.errors import ConfigError
 from rigcli.handler_params import HOOK_NAMES, TASK_NAMES, check_handler_params
 from rigcli.jsonutil import JsonValue
 
@@ -134,6 +136,7 @@ class _Compiler:
         self.fragments: dict[str, FragmentSpec] = {}
         self._hash_fragment = fragment_hasher
         self._scopes: dict[tuple[int, int], Scope] = {}
+        self._paths: dict[str, TaskNode] = {}  # two tasks at one path would share one cache entry
 
     def overlay(self, inherited: Scope, delta: ProviderScope) -> Scope:
         if not delta:
@@ -190,6 +193,14 @@ class _Compiler:
 
     def task(self, node: TaskNode, at: _Place) -> TaskSpec:
         path = _join(at.prefix, node.name)
+        earlier = self._paths.get(path)
+        if earlier is not None:
+            places = " and ".join(str(where or "an unknown place") for where in (earlier.defined_at, node.defined_at))
+            raise ConfigError(
+                f"Duplicate task {path} in workflow {self.workflow}: defined at {places}; "
+                "give one of them another name (or nest it in a sequence)"
+            )
+        self._paths[path] = node
         check_handler_params(node.handler, TASK_NAMES, at.scope, f"Task {path}")
         spec = TaskSpec(
             index=len(self.tasks),
@@ -209,7 +220,29 @@ def _join(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
+# Compiling a nested sequence costs two Python frames per level: this allows about 5,000
+# levels (Python's default of 1,000 frames stopped at about 490).
+COMPILE_RECURSION_LIMIT = 10_000
+
+
 def compile_workflow(
+    root: SequenceNode, root_providers: Scope, fragment_hasher: Callable[[FragmentSpec], str]
+) -> CompiledWorkflow:
+    """The workflow ``root`` in plan order, with its scopes, hooks and operations resolved."""
+    previous = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(previous, COMPILE_RECURSION_LIMIT))
+    try:
+        return _compile(root, root_providers, fragment_hasher)
+    except RecursionError:
+        raise ConfigError(
+            f"Workflow {root.workflow} is nested too deeply to compile (sequences inside sequences, "
+            f"more than about {COMPILE_RECURSION_LIMIT // 2} levels deep)"
+        ) from None
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def _compile(
     root: SequenceNode, root_providers: Scope, fragment_hasher: Callable[[FragmentSpec], str]
 ) -> CompiledWorkflow:
     compiler = _Compiler(root.workflow, fragment_hasher)

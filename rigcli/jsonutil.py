@@ -29,33 +29,49 @@ def tagged_hash(tag: str, value: JsonValue) -> str:
     return f"sha256-{digest}"
 
 
+# Deeper than any real context; deeper values would exhaust Python's recursion limit on the way.
+MAX_DEPTH = 400
+
+
 def find_non_json(value: object, path: str = "") -> str | None:
     """Return the key path of the first value that is not plain JSON, or None if all of it is.
 
-    The root itself is reported as ``<root>``.
+    The root itself is reported as ``<root>``. A container that contains itself, or values nested
+    deeper than MAX_DEPTH, are not JSON either: the path then says so (``a.b (contains itself)``).
     """
+    return _find_non_json(value, path, set(), 0)
+
+
+def _find_non_json(value: object, path: str, active: set[int], depth: int) -> str | None:
     if value is None or isinstance(value, (bool, str)):
         return None
     if isinstance(value, int):
         return None
     if isinstance(value, float):
         return None if math.isfinite(value) else (path or "<root>")
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return f"{path}.{key!r}" if path else repr(key)
-            child = f"{path}.{key}" if path else key
-            bad = find_non_json(item, child)
-            if bad is not None:
-                return bad
-        return None
-    if isinstance(value, (list, tuple)):
+    if not isinstance(value, (Mapping, list, tuple)):
+        return path or "<root>"
+    if id(value) in active:
+        return f"{path or '<root>'} (contains itself)"
+    if depth >= MAX_DEPTH:
+        return f"{path or '<root>'} (nested more than {MAX_DEPTH} levels deep)"
+    active.add(id(value))
+    try:
+        if isinstance(value, Mapping):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    return f"{path}.{key!r}" if path else repr(key)
+                bad = _find_non_json(item, f"{path}.{key}" if path else key, active, depth + 1)
+                if bad is not None:
+                    return bad
+            return None
         for index, item in enumerate(value):
-            bad = find_non_json(item, f"{path}[{index}]")
+            bad = _find_non_json(item, f"{path}[{index}]", active, depth + 1)
             if bad is not None:
                 return bad
         return None
-    return path or "<root>"
+    finally:
+        active.discard(id(value))
 
 
 @overload

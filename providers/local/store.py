@@ -42,7 +42,22 @@ def copy_tree(source: Path, target: Path) -> None:
         if done.returncode == 0:
             return
         shutil.rmtree(target, ignore_errors=True)  # BSD cp has no --reflink; start over portably
-    shutil.copytree(source, target, symlinks=True)
+    try:
+        shutil.copytree(source, target, symlinks=True)
+    except (shutil.Error, OSError) as exc:
+        shutil.rmtree(target, ignore_errors=True)
+        raise ProviderError(f"Cannot copy {source} to {target}: {_copy_failure(exc)}") from None
+
+
+def _copy_failure(exc: BaseException) -> str:
+    """The first reason of a failed copy, as one phrase ("No space left on device")."""
+    if isinstance(exc, shutil.Error) and exc.args and isinstance(exc.args[0], list) and exc.args[0]:
+        why = str(exc.args[0][0][-1])
+        found = re.search(r"\[Errno \d+\] ([^:]+)", why)
+        return found.group(1) if found else why
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    return str(exc)
 
 
 def remove_tree(path: Path) -> None:

@@ -7,6 +7,8 @@ a linked chain so appending is O(1) even for very long sequences.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
@@ -60,6 +62,7 @@ class TaskNode(NodeMethods):
     version: str | None = None
     config: Mapping[str, JsonValue] = field(default_factory=lambda: EMPTY_CONFIG)
     cache_scope: str | None = None
+    defined_at: str | None = field(default=None, compare=False, repr=False)  # "file:line", for messages
     kind = "task"
 
 
@@ -108,7 +111,19 @@ def make_task(
         cache_ttl=parse_ttl(cache_ttl),
         output=output,
         version=None if version is None else str(version),
+        defined_at=_call_site(),
     )
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _call_site() -> str | None:
+    """``file:line`` of the project code that made the node (the first frame outside rigcli)."""
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back  # type: ignore[assignment]
+    return None if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
 @overload

@@ -56,13 +56,26 @@ class CacheMixin(EngineCore):
         exact = [task for task in workflow.tasks if target in (task.path, task.cache_path)]
         return exact or [task for task in workflow.tasks if task.name == target]
 
+    def require_tasks(self, workflow: CompiledWorkflow, target: str) -> list[TaskSpec]:
+        """``match_tasks``, or a NotFoundError that names the closest task paths."""
+        matches = self.match_tasks(workflow, target)
+        if matches:
+            return matches
+        import difflib
+
+        paths = [task.path for task in workflow.tasks]
+        names = {task.name: task.path for task in workflow.tasks}
+        close = difflib.get_close_matches(target, paths, n=3, cutoff=0.6)
+        close += [names[name] for name in difflib.get_close_matches(target, list(names), n=3, cutoff=0.6)]
+        close = list(dict.fromkeys(close))[:3]
+        hint = f"; did you mean {' or '.join(close)}?" if close else f" (tasks: {', '.join(paths[:10]) or 'none'})"
+        raise NotFoundError(f"Workflow {workflow.name} has no task {target}{hint}")
+
     async def explain(self, workflow: str | None = None, task: str | None = None) -> list[NodeExplanation]:
         selected = self.select(workflow)
         wanted: set[int] | None = None
         if task is not None:
-            matches = self.match_tasks(selected, task)
-            if not matches:
-                raise NotFoundError(f"Unknown cache task {task}")
+            matches = self.require_tasks(selected, task)
             if len(matches) > 1:
                 raise InputError(f"Task {task} matches multiple tasks: {', '.join(t.path for t in matches)}")
             wanted = {matches[0].index + 1}
@@ -87,7 +100,7 @@ class CacheMixin(EngineCore):
         if all:
             targets = list(selected.tasks)
         elif task is not None:
-            targets = self.match_tasks(selected, task)
+            targets = self.require_tasks(selected, task)
             if len(targets) > 1:
                 raise InputError(f"Task {task} matches multiple cached tasks: {', '.join(t.path for t in targets)}")
         else:

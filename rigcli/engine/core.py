@@ -113,7 +113,9 @@ class EngineCore:
 
     def _open_state(self) -> tuple[StateStore, Stores, ProviderHub]:
         from rigcli.state import HostStorage, default_host_storage_dir
+        from rigcli.state.paths import rig_home
 
+        rig_home()  # a RIG_HOME that cannot be a directory fails the load before any state is written
         store = self._state or open_state_store(
             self._state_factory,
             project_dir=str(self.project_dir),

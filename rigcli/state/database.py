@@ -99,6 +99,9 @@ class StateDatabase:
                     db, result = sync_schema_file(self.path, _connect, move_aside=self.move_aside)
             except sqlite3.OperationalError as error:
                 msg = f"Cannot open rig state database {self.path}: {error}"
+                if not os.access(os.path.dirname(self.path) or ".", os.W_OK):
+                    # A WAL database needs its -shm file beside it, so even a read opens for writing.
+                    msg += f" ({os.path.dirname(self.path)} is read-only: rig needs to write there, even to plan)"
                 raise StateError(msg) from error
             self._db = db
             self.last_sync = result

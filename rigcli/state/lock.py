@@ -142,6 +142,19 @@ def in_process(
         entry.mutex.release()
 
 
+def _open_lock_file(lock_path: str) -> int:
+    """The lock file's descriptor; a path that cannot be one is a clear error, not a crash."""
+    try:
+        os.makedirs(os.path.dirname(lock_path) or ".", exist_ok=True)
+        return os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+    except IsADirectoryError:
+        raise StateError(
+            f"Cannot take the state lock: {lock_path} is a directory, not a lock file (remove it and try again)"
+        ) from None
+    except OSError as exc:
+        raise StateError(f"Cannot take the state lock {lock_path}: {exc.strerror or exc}") from None
+
+
 @contextmanager
 def state_lock(
     state_path: str,
@@ -160,8 +173,7 @@ def state_lock(
     """
     lock_path = f"{state_path}.lock"
     with in_process(state_path, wait=wait, on_wait=on_wait, cancelled=cancelled) as (entry, waited):
-        os.makedirs(os.path.dirname(lock_path) or ".", exist_ok=True)
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = _open_lock_file(lock_path)
         try:
             if not _try_flock(fd):
                 holder = _current_holder(fd)

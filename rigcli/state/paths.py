@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from rigcli.errors import ConfigError
+
 
 def _from_env(name: str) -> Path | None:
     value = os.environ.get(name, "").strip()
@@ -12,14 +14,27 @@ def _from_env(name: str) -> Path | None:
 
 
 def rig_home() -> Path:
-    """``$RIG_HOME``, else the platform's user data directory for rig (``~/.local/share/rig`` on Linux)."""
+    """``$RIG_HOME``, else the platform's user data directory for rig (``~/.local/share/rig`` on Linux).
+
+    A path that cannot be a directory (it, or the nearest part of it that exists, is a file) is a
+    clear error here rather than a crash wherever rig first writes under it.
+    """
     configured = _from_env("RIG_HOME")
     if configured is not None:
-        return configured
+        return _usable(configured, "RIG_HOME")
     # Imported here: platformdirs is only needed when RIG_HOME is not set.
     import platformdirs
 
-    return Path(platformdirs.user_data_dir("rig", appauthor=False))
+    return _usable(Path(platformdirs.user_data_dir("rig", appauthor=False)), "rig's data directory")
+
+
+def _usable(home: Path, what: str) -> Path:
+    for place in (home, *home.parents):
+        if place.is_dir():
+            return home
+        if os.path.lexists(place):
+            raise ConfigError(f"{what} {home} is not a directory ({place} is a file); point RIG_HOME at a directory")
+    return home
 
 
 def fragments_dir() -> Path:

@@ -38,7 +38,7 @@ def test_explain(rig: Rig) -> None:
     ]
     unknown = rig("cache", "explain", "nope")
     assert unknown.returncode == 1
-    assert unknown.stderr == "error: Unknown cache task nope\n"
+    assert unknown.stderr.startswith("error: Workflow dev has no task nope")
 
 
 def test_invalidate_one_task_cascades(rig: Rig) -> None:
@@ -53,12 +53,18 @@ def test_invalidate_one_task_cascades(rig: Rig) -> None:
     assert human.stderr.startswith("✓ invalidated 1 cache entry")
 
 
-def test_invalidate_unknown_task_is_zero_not_an_error(rig: Rig) -> None:
+def test_invalidate_unknown_task_is_an_error_naming_close_matches(rig: Rig) -> None:
     _applied(rig)
-    result = rig("cache", "invalidate", "missing-task")
+    result = rig("cache", "invalidate", "tool")
+    assert result.returncode == 1, result
+    assert result.stderr == "error: Workflow dev has no task tool; did you mean tools?\n"
+    assert rig("cache", "invalidate", "missing-task", "--json").returncode == 1
+
+
+def test_invalidating_a_task_with_nothing_cached_is_zero_not_an_error(rig: Rig) -> None:
+    result = rig("cache", "invalidate", "tools", "--json")
     assert result.returncode == 0, result
-    assert result.stderr == "no cache entries invalidated\n"
-    assert rig("cache", "invalidate", "missing-task", "--json").json == {"invalidated": 0}
+    assert result.json == {"invalidated": 0}
 
 
 def test_invalidate_all_requires_yes(rig: Rig) -> None:

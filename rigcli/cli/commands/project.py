@@ -26,10 +26,17 @@ def version(opts: GlobalOptions) -> int:
 
 def init(opts: GlobalOptions) -> int:
     base = Path.cwd() / opts.chdir if opts.chdir else Path.cwd()
-    config_path = (base / (opts.config or CONFIG_FILE)).resolve()
+    # Absolute but not resolved: a symlinked rig_config.py must not send the write elsewhere.
+    config_path = Path(os.path.abspath(base / (opts.config or CONFIG_FILE)))
     if config_path.exists():
         raise RigError(f"{config_path} already exists.")
     project_dir = config_path.parent
+    for path in (config_path, project_dir / ".gitignore"):
+        if path.is_symlink() and not path.exists():
+            raise RigError(
+                f"{path} is a symlink to {os.readlink(path)}, which does not exist; "
+                "rig init writes nothing through it (remove the link first)"
+            )
     project_dir.mkdir(parents=True, exist_ok=True)
     try:
         with config_path.open("x", encoding="utf-8") as handle:
@@ -54,7 +61,7 @@ def init(opts: GlobalOptions) -> int:
     print_message(f"{glyphs().ok} wrote {config_path}", style="green", err=False)
     if updated_ignore:
         print_message(f"  added {GITIGNORE_RULE} to {gitignore}", style="dim", err=False)
-    steps = [] if project_dir == Path.cwd().resolve() else [(f"cd {os.path.relpath(project_dir)}", "")]
+    steps = [] if project_dir.resolve() == Path.cwd().resolve() else [(f"cd {os.path.relpath(project_dir)}", "")]
     steps += [
         ("rig plan", "See what apply would run"),
         ("rig apply", "Prepare the machine"),
