@@ -16,6 +16,7 @@ GLOBAL_HELP = (
     "Global options (accepted anywhere on the line): -C/--chdir, --config, --state, --json, --workflow, --no-wait."
 )
 CONTEXT = {"help_option_names": ["-h", "--help"]}
+GC_HELP = "Then delete the machines and snapshots nothing refers to any more (rig gc); a terminal is asked."
 PASS_THROUGH = {**CONTEXT, "ignore_unknown_options": True, "allow_extra_args": True, "allow_interspersed_args": False}
 
 app = typer.Typer(
@@ -182,10 +183,11 @@ def invalidate(
     task: Annotated[str | None, typer.Argument(help="Task path or name.")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Invalidate every task of the workflow.")] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    collect: Annotated[bool, typer.Option("--gc", help=GC_HELP)] = False,
 ) -> int:
     from rigcli.cli.commands.cache import invalidate as body
 
-    return _with_session(ctx, lambda session: body(session, task, all_=all_, yes=yes))
+    return _with_session(ctx, lambda session: body(session, task, all_=all_, yes=yes, collect=collect))
 
 
 @cache_app.command(help="Delete cached runs: local and global, or only one of them.")
@@ -193,10 +195,21 @@ def clear(
     ctx: typer.Context,
     local: Annotated[bool, typer.Option("--local", help="Only this project's cache.")] = False,
     global_: Annotated[bool, typer.Option("--global", help="Only global fragment caches.")] = False,
+    collect: Annotated[bool, typer.Option("--gc", help=GC_HELP)] = False,
 ) -> int:
     from rigcli.cli.commands.cache import clear as body
 
-    return _with_session(ctx, lambda session: body(session, local=local, global_=global_))
+    return _with_session(ctx, lambda session: body(session, local=local, global_=global_, collect=collect))
+
+
+@app.command(help="Delete machines, snapshots, containers and images that nothing refers to (no confirmation).")
+def gc(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be deleted; delete nothing.")] = False,
+) -> int:
+    from rigcli.cli.commands.gc import gc as body
+
+    return _with_session(ctx, lambda session: body(session, dry_run=dry_run))
 
 
 @app.command(help="Manage a provider's per-user state: rig providers PROVIDER clear.")

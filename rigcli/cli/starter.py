@@ -25,8 +25,11 @@ app = workflow("dev", providers={"box": define_provider("local")})
 
 def prepare(step, box):
     machine = box.create_machine()
-    machine.exec("mkdir -p src && echo 'hello from rig' > src/README", name="prepare")
-    return {"ctx": {"base": machine.snapshot_ref()}}
+    try:
+        machine.exec("mkdir -p src && echo 'hello from rig' > src/README", name="prepare")
+        return {"ctx": {"base": machine.snapshot_ref()}}
+    finally:
+        machine.delete()  # the snapshot holds the files; the build machine would only take up space
 
 
 def create(workflow, workspace, box):

@@ -14,6 +14,7 @@ from typing import Protocol
 from rigcli.engine.results import (
     ApplyResult,
     CacheEntry,
+    GcReport,
     JsonObject,
     NodeExplanation,
     OperationInfo,
@@ -97,6 +98,11 @@ class Engine(Protocol):
     async def invalidate(self, workflow: str | None = None, task: str | None = None, all: bool = False) -> int: ...
     async def clear_cache(self, workflow: str | None = None, scope: str = "all") -> int: ...
     async def list_snapshots(self, workflow: str | None = None) -> list[JsonObject]: ...
+
+    # -- garbage ------------------------------------------------------------------------------------
+    async def collect_garbage(self, dry_run: bool = False) -> GcReport:
+        """Delete what rig made and nothing live refers to (see engine/garbage.py); ``dry_run`` lists it."""
+        ...
 
 
 __all__ = ["Engine"]

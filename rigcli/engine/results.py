@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from rigcli.jsonutil import JsonValue
-from rigcli.records import Reason
+from rigcli.records import EffectRecord, Reason
 
 JsonObject = dict[str, JsonValue]
 
@@ -166,9 +166,52 @@ class ProjectInfo:
         }
 
 
+@dataclass(frozen=True)
+class GcItem:
+    """One machine, snapshot, container or image ``rig gc`` looked at."""
+
+    provider_id: str
+    kind: str
+    id: str
+    resource: JsonObject
+    journaled: bool  # in the effects journal, or only found by its provider's marks
+    reason: str | None = None  # why it was kept, or why removing it failed
+
+    @classmethod
+    def of(cls, effect: EffectRecord, journaled: bool, reason: str | None) -> GcItem:
+        return cls(effect.provider_id, effect.kind, effect.id, dict(effect.resource), journaled, reason)
+
+    def to_json(self) -> JsonObject:
+        data: JsonObject = asdict(self)
+        return data
+
+
+@dataclass
+class GcReport:
+    """What ``rig gc`` removed (or, with ``dry_run``, would remove), kept and could not remove."""
+
+    dry_run: bool
+    removed: list[GcItem] = field(default_factory=list)
+    kept: list[GcItem] = field(default_factory=list)
+    failed: list[GcItem] = field(default_factory=list)
+    unreachable: list[str] = field(default_factory=list)  # providers that could not list what they made
+    forgotten: int = 0  # journal rows of removed resources dropped
+
+    def to_json(self) -> JsonObject:
+        return {
+            "dry_run": self.dry_run,
+            "removed": [item.to_json() for item in self.removed],
+            "kept": [item.to_json() for item in self.kept],
+            "failed": [item.to_json() for item in self.failed],
+            "unreachable": list(self.unreachable),
+        }
+
+
 __all__ = [
     "ApplyResult",
     "CacheEntry",
+    "GcItem",
+    "GcReport",
     "JsonObject",
     "NodeExplanation",
     "OperationInfo",

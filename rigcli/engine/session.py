@@ -93,6 +93,10 @@ class ProviderSession:
             self._fingerprints[key] = provider_fingerprint(self.hub.describe_scope(scope), checks)
         return self._fingerprints[key]
 
+    def controllers(self) -> list[ProviderController]:
+        """Every controller this command made, one per provider definition."""
+        return list(self._controllers.values())
+
     def controller_for(self, provider_id: str, scope: Scope) -> ProviderController | None:
         """The controller of ``provider_id``: the one in ``scope`` first, else any this command made."""
         for definition in scope.values():

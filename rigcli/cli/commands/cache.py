@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from rigcli.cli.commands import gc as gc_commands
 from rigcli.cli.commands.workspace import confirm_destructive
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
@@ -51,7 +52,9 @@ def explain(session: Session, task: str | None) -> int:
     return 0
 
 
-def invalidate(session: Session, task: str | None, *, all_: bool = False, yes: bool = False) -> int:
+def invalidate(
+    session: Session, task: str | None, *, all_: bool = False, yes: bool = False, collect: bool = False
+) -> int:
     if task is not None and all_:
         raise UsageError("cache invalidate accepts either a task or --all, not both")
     if task is None and not all_ and not session.opts.interactive:
@@ -67,8 +70,9 @@ def invalidate(session: Session, task: str | None, *, all_: bool = False, yes: b
         count = session.run(engine.invalidate(workflow=workflow, task=task))
     else:
         count = _pick_and_invalidate(session, workflow)
+    collected = gc_commands.offer(session, requested=collect)  # what the invalidated runs orphaned
     if session.opts.json:
-        emit_json({"invalidated": count})
+        emit_json({"invalidated": count, **({"gc": collected.to_json()} if collected else {})})
         return 0
     from rigcli.render.lines import glyphs
     from rigcli.render.tables import print_message
@@ -77,6 +81,8 @@ def invalidate(session: Session, task: str | None, *, all_: bool = False, yes: b
         print_message(f"{glyphs().ok} invalidated {count} cache {_plural(count)}", style="green")
     else:
         print_message("no cache entries invalidated", style="dim")
+    if collected is not None:
+        gc_commands.show(collected)
     return 0
 
 
@@ -93,18 +99,21 @@ def _pick_and_invalidate(session: Session, workflow: str) -> int:
     return sum(session.run(session.engine.invalidate(workflow=workflow, task=path)) for path in picked)
 
 
-def clear(session: Session, *, local: bool = False, global_: bool = False) -> int:
+def clear(session: Session, *, local: bool = False, global_: bool = False, collect: bool = False) -> int:
     if local and global_:
         raise UsageError("Choose --local or --global, not both")
     scope = "local" if local else "global" if global_ else "all"
     workflow = session.workflow()
     count = session.run(session.engine.clear_cache(workflow=workflow, scope=scope))
+    collected = gc_commands.offer(session, requested=collect)  # the machines and snapshots the runs held
     if session.opts.json:
-        emit_json({"deleted": count})
+        emit_json({"deleted": count, **({"gc": collected.to_json()} if collected else {})})
         return 0
     from rigcli.render.tables import print_message
 
     print_message(f"Cleared {count} cache {_plural(count)}.")
+    if collected is not None:
+        gc_commands.show(collected)
     return 0
 
 

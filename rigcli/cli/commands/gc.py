@@ -1,0 +1,73 @@
+"""rig gc: delete what rig made and nothing refers to; and the offer to do so after a cache change."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rigcli.cli.output import emit_json
+from rigcli.cli.session import Session
+from rigcli.errors import RigError
+
+if TYPE_CHECKING:
+    from rigcli.engine.results import GcReport
+
+
+def gc(session: Session, *, dry_run: bool = False) -> int:
+    """No confirmation: it only deletes what rig made and nothing live refers to."""
+    report = session.run(session.engine.collect_garbage(dry_run=dry_run))
+    check(report)
+    if session.opts.json:
+        emit_json(report.to_json())
+    else:
+        show(report)
+    return 0
+
+
+def check(report: GcReport) -> None:
+    """One error line (and nothing on stdout) when something could not be removed or looked for."""
+    problems = [f"{item.provider_id} {item.kind} {item.id}: {item.reason}" for item in report.failed]
+    problems += [f"could not list what {where}" for where in report.unreachable]
+    if problems:
+        more = f"; and {len(problems) - 2} more" if len(problems) > 2 else ""
+        msg = (
+            f"gc removed {len(report.removed)}, but {'; '.join(problems[:2])}{more}. "
+            "Nothing uncertain was taken as gone; run rig gc again once that is fixed"
+        )
+        raise RigError(msg)
+
+
+def show(report: GcReport) -> None:
+    from rigcli.render.tables import print_message, print_table
+
+    action = "would remove" if report.dry_run else "removed"
+    rows = [[action, item.provider_id, item.kind, item.id] for item in report.removed]
+    print_table(["", "provider", "kind", "id"], rows, empty="nothing to collect")
+    if report.kept:
+        noun = "resource" if len(report.kept) == 1 else "resources"
+        print_message(f"kept {len(report.kept)} {noun} that cache entries or workspaces refer to", style="dim")
+
+
+def offer(session: Session, *, requested: bool) -> GcReport | None:
+    """After a cache change: collect what it orphaned with ``--gc``; in a terminal, ask first."""
+    engine = session.engine
+    if requested:
+        report = session.run(engine.collect_garbage())
+        check(report)
+        return report
+    if not session.opts.interactive:
+        return None
+    preview = session.run(engine.collect_garbage(dry_run=True))
+    if not preview.removed:
+        return None
+    from rigcli.render.prompts import confirm
+
+    count = len(preview.removed)
+    noun = "machine or snapshot" if count == 1 else "machines and snapshots"
+    if not confirm(f"Also delete the {count} {noun} nothing refers to any more (rig gc)?", default=False):
+        return None
+    report = session.run(engine.collect_garbage())
+    check(report)
+    return report
+
+
+__all__ = ["check", "gc", "offer", "show"]

@@ -1,0 +1,183 @@
+"""``rig gc``: delete the machines, snapshots, containers and images nothing live refers to.
+
+Candidates come from the effects journal (what rig recorded before making it) and from each
+provider's ``find_effects`` (its own marks: directory names, ``rig.*`` labels), so a journal row
+lost with a state reset still finds its resource, and nothing rig did not make is ever a
+candidate. A candidate is kept when any of these refers to it:
+
+- a live cache entry: the newest succeeded, valid run of each node path (project store and the
+  global fragments the project uses), through any string in its output equal to one of the
+  effect's identifiers (its id and its resource's ``id``/``*_id`` values);
+- a workspace record (any status): the effects made for it, and any identifier in its ctx,
+  workflow ctx or attached resources;
+- an in-flight run (``running`` in a live process) or, for effects with no owner, a live rig
+  process on this host that requested it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+
+from rigcli.engine.core import EngineCore
+from rigcli.engine.effects import as_entry
+from rigcli.engine.providers import maybe_await
+from rigcli.engine.reconcile import remove_effect
+from rigcli.engine.results import GcItem, GcReport
+from rigcli.engine.session import ProviderSession
+from rigcli.provider_api import SupportsEffects
+from rigcli.records import EffectRecord, NodeRun
+from rigcli.state.api import StateStore
+from rigcli.state.effects import LIVE_EFFECT_STATUSES
+
+
+def _strings(value: object) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _live_entries(runs: Iterable[NodeRun]) -> Iterator[NodeRun]:
+    """The newest succeeded run of each (workflow, node path), if it is still valid."""
+    newest: dict[tuple[str, str], NodeRun] = {}
+    for run in runs:  # newest first
+        newest.setdefault((run.workflow, run.node_path), run)
+    return (run for run in newest.values() if not run.invalidated)
+
+
+class References:
+    """What is live right now, read once before anything is judged."""
+
+    def __init__(self) -> None:
+        self.strings: set[str] = set()
+        self.workspaces: dict[str, str] = {}  # record id -> name
+        self.in_flight_runs: set[str] = set()
+
+    def add_store(self, store: StateStore, workflow: str | None) -> None:
+        from rigcli.state.process import left_by_dead_process
+
+        for run in _live_entries(store.list_runs(workflow=workflow, statuses=["succeeded"])):
+            self.strings.update(_strings(run.output))
+            self.strings.update(_strings(run.artifacts))
+        for run in store.list_runs(workflow=workflow, statuses=["running"]):
+            if not left_by_dead_process(run):
+                self.in_flight_runs.add(run.id)
+
+    def why_kept(self, effect: EffectRecord) -> str | None:
+        from rigcli.state.process import pid_alive, this_host
+
+        if effect.owner_kind == "workspace" and effect.owner_id in self.workspaces:
+            return f"made for workspace {self.workspaces[effect.owner_id]}"
+        if effect.identifiers() & self.strings:
+            return "referred to by a cache entry or a workspace"
+        if effect.owner_kind == "run" and effect.owner_id in self.in_flight_runs:
+            return "made by a run still in progress"
+        unowned = effect.owner_kind is None and effect.pid and effect.pid != os.getpid()
+        if unowned and effect.host == this_host() and effect.pid is not None and pid_alive(effect.pid):
+            return f"requested by rig process {effect.pid}, still running"
+        return None
+
+
+class GarbageMixin(EngineCore):
+    async def collect_garbage(self, dry_run: bool = False) -> GcReport:
+        """Delete (or with ``dry_run`` only list) what rig made and nothing live refers to."""
+        if dry_run:
+            return await self._collect(dry_run=True)
+        with self.project.stores.writing("gc"):
+            return await self._collect(dry_run=False)
+
+    async def _collect(self, *, dry_run: bool) -> GcReport:
+        store = self.project.store
+        session = await self._gc_session()
+        references = self._references()
+        report = GcReport(dry_run=dry_run)
+        # Journaled effects are removed through their provider; found ones through the controller
+        # that found them (two docker providers may talk to two daemons).
+        journal = store.list_effects(statuses=LIVE_EFFECT_STATUSES)
+        candidates: dict[tuple[str, str], tuple[EffectRecord, SupportsEffects | None]] = {
+            (effect.provider_id, effect.id): (effect, None) for effect in journal
+        }
+        for controller, found in await self._found(session, report):
+            candidates.setdefault((found.provider_id, found.id), (found, controller))
+        for effect, finder in candidates.values():
+            journaled = finder is None
+            why = references.why_kept(effect)
+            if why is not None:
+                report.kept.append(GcItem.of(effect, journaled, why))
+                continue
+            if not dry_run:
+                try:
+                    if finder is None:
+                        await remove_effect(session, as_entry(effect), effect.provider_id)
+                    else:
+                        await maybe_await(finder.remove_effect(as_entry(effect)))
+                except Exception as exc:  # an uncertain answer is never taken as gone
+                    message = str(exc) or type(exc).__name__
+                    if journaled:
+                        store.note_effect_error(effect.id, message)
+                    report.failed.append(GcItem.of(effect, journaled, message))
+                    continue
+                if journaled:
+                    store.delete_effect(effect.id)
+            report.removed.append(GcItem.of(effect, journaled, None))
+        if not dry_run:
+            report.forgotten = store.forget_deleted_effects()
+        return report
+
+    async def _gc_session(self) -> ProviderSession:
+        """Controllers for every provider any workflow uses (plan mode: checks have no side effects)."""
+        workflows = list(self.project.workflows.values())
+        if not workflows:
+            raise_no_workflows()
+        session = await self.session(workflows[0], "plan")
+        for workflow in workflows[1:]:
+            self.project.stores.register_fragments(workflow.fragments)
+            await session.prepare(workflow.all_scopes())
+        return session
+
+    def _references(self) -> References:
+        references = References()
+        stores = self.project.stores
+        references.add_store(stores.local, None)
+        for workflow in self.project.workflows.values():
+            stores.register_fragments(workflow.fragments)
+            for key in workflow.fragments:
+                references.add_store(stores.get(key), stores.workflow_column(key, workflow.name))
+        for record in stores.local.list_workspaces():
+            references.workspaces[record["id"]] = record["name"]
+            for value in (record.get("ctx"), record.get("workflow_ctx"), record.get("resources")):
+                references.strings.update(_strings(value))
+        return references
+
+    async def _found(self, session: ProviderSession, report: GcReport) -> list[tuple[SupportsEffects, EffectRecord]]:
+        """What each provider can see that rig made; a provider that cannot look is reported, not guessed."""
+        found: list[tuple[SupportsEffects, EffectRecord]] = []
+        for controller in session.controllers():
+            if not isinstance(controller, SupportsEffects):
+                continue
+            try:
+                entries = await maybe_await(controller.find_effects())
+            except Exception as exc:
+                report.unreachable.append(f"{controller.provider_id}: {exc}")
+                continue
+            for entry in entries:
+                resource = dict(entry["resource"])
+                effect = EffectRecord(
+                    entry["id"], controller.provider_id, entry["kind"], "found", resource, None, None, None, "", ""
+                )
+                found.append((controller, effect))
+        return found
+
+
+def raise_no_workflows() -> None:
+    from rigcli.errors import NotFoundError
+
+    raise NotFoundError("rig_config.py defines no workflows")
+
+
+__all__ = ["GarbageMixin", "References"]

@@ -1,0 +1,179 @@
+"""`rig gc` deletes what rig made and nothing live refers to, and never anything rig did not make."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from tests.cli.cli_support import RIG, env_with_rig, run_rig, write_project
+from tests.cli.test_cli_rm_reconcile import FLAKY_CONFIG
+
+CONFIG = """
+import time
+from pathlib import Path
+
+from rigcli import define_provider, workflow
+
+app = workflow("dev", providers={"box": define_provider("local")})
+
+
+def build(step, box):
+    machine = box.create_machine()  # never deleted: garbage once the run is over
+    machine.write_text("tool", "v1")
+    if (Path(__file__).parent / "hang").exists():
+        print("built", flush=True)
+        time.sleep(60)
+    return {"ctx": {"base": machine.snapshot_ref()}}
+
+
+def create(workflow, box):
+    return {"machine": box.from_snapshot(workflow.ctx["base"]).id}
+
+
+def remove(workspace, box):
+    box.delete_machine(workspace.ctx["machine"])
+
+
+workflows = app.sequence("dev").task("build", build).workspace(create=create, remove=remove)
+"""
+
+
+def _names(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir()) if folder.is_dir() else []
+
+
+def _gc(project: Path, *args: str) -> dict[str, list[dict[str, object]]]:
+    result = run_rig("--json", "gc", *args, cwd=project)
+    assert result.returncode == 0, result
+    document: dict[str, list[dict[str, object]]] = result.json
+    return document
+
+
+def _removed(document: dict[str, list[dict[str, object]]]) -> list[str]:
+    return sorted(str(item["id"]) for item in document["removed"])
+
+
+def test_the_init_starter_leaves_no_build_machine_behind(tmp_path: Path) -> None:
+    assert run_rig("init", cwd=tmp_path).returncode == 0
+    for _ in range(2):
+        assert run_rig("apply", cwd=tmp_path).returncode == 0
+        assert _names(tmp_path / ".rig" / "machines") == []
+        assert run_rig("cache", "invalidate", "prepare", cwd=tmp_path).returncode == 0
+    assert run_rig("apply", cwd=tmp_path).returncode == 0
+    # Only the snapshot of the live cache entry is referred to; the superseded ones are garbage.
+    live = run_rig("--json", "plan", cwd=tmp_path).json["final_context"]["base"]["snapshot_id"]
+    assert len(_names(tmp_path / ".rig" / "snapshots")) == 3
+    assert live not in _removed(_gc(tmp_path))
+    assert _names(tmp_path / ".rig" / "snapshots") == [live]
+
+
+def test_gc_removes_what_nothing_refers_to_and_keeps_everything_else(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", CONFIG)
+    rig_dir = project / ".rig"
+    assert run_rig("fork", "dev", cwd=project).returncode == 0
+    [first_snapshot] = _names(rig_dir / "snapshots")
+    machines_after_fork = _names(rig_dir / "machines")
+    [workflow] = run_rig("--json", "ls", cwd=project).json["workflows"]
+    workspace_machine = workflow["workspaces"][0]["ctx"]["machine"]
+    # Superseded: invalidate and rebuild, so the first snapshot belongs to no live cache entry.
+    assert run_rig("cache", "invalidate", "build", cwd=project).returncode == 0
+    assert run_rig("apply", cwd=project).returncode == 0
+    [second_snapshot] = [s for s in _names(rig_dir / "snapshots") if s != first_snapshot]
+    half_copied = rig_dir / "machines" / ".tmp-m-0123456789ab"  # a copy cut off by kill -9
+    (half_copied / "src").mkdir(parents=True)
+    foreign = [rig_dir / "machines" / "notes", rig_dir / "snapshots" / "keep-me", rig_dir / "my-stuff"]
+    for path in foreign:
+        path.write_text("not rig's")
+
+    dry = _gc(project, "--dry-run")
+    build_machines = [m for m in machines_after_fork if m != workspace_machine] + [
+        m for m in _names(rig_dir / "machines") if m not in machines_after_fork and m.startswith("m-")
+    ]
+    # The first snapshot belongs to no live cache entry, but the workspace was made from it.
+    expected = sorted([*build_machines, "m-0123456789ab"])
+    assert _removed(dry) == expected and dry["dry_run"] is True
+    assert half_copied.exists()  # a dry run deletes nothing
+
+    assert _removed(_gc(project)) == expected
+    assert _names(rig_dir / "machines") == sorted([workspace_machine, "notes"])
+    assert _names(rig_dir / "snapshots") == sorted([first_snapshot, second_snapshot, "keep-me"])
+    assert all(path.read_text() == "not rig's" for path in foreign)
+    assert _removed(_gc(project)) == []  # nothing left to collect
+
+    assert run_rig("rm", "dev", "--yes", cwd=project).returncode == 0
+    assert _removed(_gc(project)) == [first_snapshot]  # nothing refers to it any more
+    assert _names(rig_dir / "machines") == ["notes"]
+    assert _names(rig_dir / "snapshots") == sorted([second_snapshot, "keep-me"])
+    assert all(path.read_text() == "not rig's" for path in foreign)
+
+
+def test_gc_collects_the_machine_of_a_killed_apply(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", CONFIG)
+    (project / "hang").touch()
+    process = subprocess.Popen(
+        [RIG, "apply"],
+        cwd=project,
+        env=env_with_rig({"RIG_RENDER": "0"}),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    assert process.stderr is not None
+    deadline = time.monotonic() + 60
+    for line in process.stderr:
+        if "built" in line or time.monotonic() > deadline:
+            break
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    [leaked] = _names(project / ".rig" / "machines")
+
+    assert _removed(_gc(project)) == [leaked]
+    assert _names(project / ".rig" / "machines") == []
+
+
+def test_cache_clear_and_invalidate_collect_what_they_orphan_with_gc(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", CONFIG)
+    assert run_rig("apply", cwd=project).returncode == 0
+    [snapshot] = _names(project / ".rig" / "snapshots")
+    [machine] = _names(project / ".rig" / "machines")
+
+    invalidated = run_rig("--json", "cache", "invalidate", "build", "--gc", cwd=project)
+    assert invalidated.returncode == 0, invalidated
+    assert invalidated.json["invalidated"] == 1
+    assert sorted(item["id"] for item in invalidated.json["gc"]["removed"]) == sorted([machine, snapshot])
+
+    assert run_rig("apply", cwd=project).returncode == 0
+    cleared = run_rig("--json", "cache", "clear", "--gc", cwd=project)
+    assert cleared.returncode == 0, cleared
+    assert cleared.json["deleted"] == 2
+    assert len(cleared.json["gc"]["removed"]) == 2
+    assert _names(project / ".rig" / "snapshots") == [] and _names(project / ".rig" / "machines") == []
+
+    # Without --gc and without a terminal, nothing is collected and the JSON is as before.
+    assert run_rig("apply", cwd=project).returncode == 0
+    assert run_rig("--json", "cache", "clear", cwd=project).json == {"deleted": 1}
+    assert len(_names(project / ".rig" / "snapshots")) == 1
+
+
+def test_gc_never_takes_an_uncertain_answer_as_gone(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", FLAKY_CONFIG)
+    (project / "fail-create").touch()
+    assert run_rig("fork", "dev", cwd=project).returncode == 1
+    [thing] = _names(project / "things")
+    (project / "daemon-down").touch()
+    assert run_rig("rm", "dev", "--yes", "--force", cwd=project).returncode == 0  # forgets the record only
+
+    uncertain = run_rig("--json", "gc", cwd=project)
+    assert uncertain.returncode == 1 and uncertain.stdout == "", uncertain
+    [line] = uncertain.error_lines
+    assert thing in line and "unreachable" in line
+    assert (project / "things" / thing).exists()
+
+    (project / "daemon-down").unlink()
+    assert _removed(_gc(project)) == [thing]
+    assert _names(project / "things") == []
