@@ -29,6 +29,11 @@ cache_app = typer.Typer(
     no_args_is_help=True,
 )
 app.add_typer(cache_app, name="cache")
+state_app = typer.Typer(
+    help="Move the project's state between SQLite and PostgreSQL.", context_settings=CONTEXT, rich_markup_mode=None,
+    no_args_is_help=True,
+)
+app.add_typer(state_app, name="state")
 
 
 def _opts(ctx: typer.Context) -> GlobalOptions:
@@ -64,7 +69,8 @@ def root(
     chdir: Annotated[str | None, typer.Option("--chdir", "-C", help="Use DIR/rig_config.py (no upward search).",
                                               metavar="DIR")] = None,
     config: Annotated[str | None, typer.Option("--config", help="Use this config file.", metavar="FILE")] = None,
-    state: Annotated[str | None, typer.Option("--state", help="Use this state database.", metavar="FILE")] = None,
+    state: Annotated[str | None, typer.Option("--state", help="Use this state: a SQLite file or a postgresql:// URL.",
+                                              metavar="FILE|URL")] = None,
     json: Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")] = False,
     workflow: Annotated[str | None, typer.Option("--workflow", help="Select a workflow.", metavar="W")] = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Exit with code 4 if the state is locked.")] = False,
@@ -195,11 +201,12 @@ def clear(
     ctx: typer.Context,
     local: Annotated[bool, typer.Option("--local", help="Only this project's cache.")] = False,
     global_: Annotated[bool, typer.Option("--global", help="Only global fragment caches.")] = False,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     collect: Annotated[bool, typer.Option("--gc", help=GC_HELP)] = False,
 ) -> int:
     from rigcli.cli.commands.cache import clear as body
 
-    return _with_session(ctx, lambda session: body(session, local=local, global_=global_, collect=collect))
+    return _with_session(ctx, lambda session: body(session, local=local, global_=global_, yes=yes, collect=collect))
 
 
 @app.command(help="Delete machines, snapshots, containers and images that nothing refers to (no confirmation).")
@@ -230,7 +237,19 @@ def projects(ctx: typer.Context) -> int:
     return _with_options(ctx, body)
 
 
-@app.command(help="Show versions, paths, the project and Docker reachability.")
+@state_app.command("copy", help="Copy the project's state (runs, workspaces, provider storage, effects, "
+                  "metadata) into an empty SQLite file or PostgreSQL schema; the source is only read.")
+def state_copy(
+    ctx: typer.Context,
+    to: Annotated[str, typer.Option("--to", help="The target: a SQLite file or a postgresql:// URL.",
+                                    metavar="URL_OR_PATH")],
+) -> int:
+    from rigcli.cli.commands.state import copy as body
+
+    return _with_options(ctx, lambda opts: body(opts, to))
+
+
+@app.command(help="Show versions, paths, the project, its state backend and lock, and Docker reachability.")
 def doctor(ctx: typer.Context) -> int:
     from rigcli.cli.commands.doctor import doctor as body
 

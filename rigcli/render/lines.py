@@ -35,7 +35,7 @@ from rigcli.events import (
     WorkspaceRemoveCompleted,
     WorkspaceRemoveStarted,
 )
-from rigcli.records import LockHolder
+from rigcli.records import LockHolder, held_for
 from rigcli.render.sanitize import sanitize
 
 E = TypeVar("E", bound=Event)
@@ -172,7 +172,8 @@ class EventFormatter:
         return [Line(f"{self.g.warn} {event.message}", "yellow")]
 
     def _state_lock_waiting(self, event: StateLockWaiting) -> list[Line]:
-        return [Line(f"{self.g.active} waiting for the state lock held by {_holder_name(event.holder)}", "yellow")]
+        who = _holder_name(event.holder, detail=True)
+        return [Line(f"{self.g.active} waiting for the state lock held by {who}", "yellow")]
 
     def _state_lock_takeover(self, event: StateLockTakeover) -> list[Line]:
         who = _holder_name(event.holder)
@@ -277,10 +278,15 @@ def _only(kind: type[E], method: Callable[[E], list[Line]]) -> KindFormatter:
     return KindFormatter(kind, method)
 
 
-def _holder_name(holder: LockHolder) -> str:
+def _holder_name(holder: LockHolder, *, detail: bool = False) -> str:
+    """``rig apply (pid 42 on box)``; with ``detail``, who runs it and for how long (a waiter's question)."""
     if not holder["pid"]:
         return "another rig process"
-    return f"rig {holder['command']} (pid {holder['pid']} on {holder['host'] or 'an unknown host'})"
+    where = f"pid {holder['pid']} on {holder['host'] or 'an unknown host'}"
+    if detail and holder.get("user"):
+        where += f" by {holder['user']}"
+    duration = held_for(holder) if detail else ""
+    return f"rig {holder['command']} ({where})" + (f", held for {duration}" if duration else "")
 
 
 __all__ = ["ASCII", "UNICODE", "EventFormatter", "Glyphs", "Line", "format_duration", "glyphs"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import re
+from datetime import timedelta
 
 import pytest
 
@@ -21,6 +23,7 @@ from rigcli.events import (
     WorkflowApplyStarted,
     from_provider,
 )
+from rigcli.records import utc_datetime
 from rigcli.render.lines import ASCII, EventFormatter
 
 
@@ -92,11 +95,16 @@ def test_provider_events_show_their_scalar_fields(formatter: EventFormatter) -> 
     assert _texts(formatter, event) == ["    vm.created vm_id=vm-1"]
 
 
-def test_a_lock_wait_names_the_holder(formatter: EventFormatter) -> None:
-    holder = {"pid": 42, "host": "box", "command": "apply", "started_at": "2026-11-30T00:00:00Z"}
+def test_a_lock_wait_names_the_holder_who_runs_it_and_for_how_long(formatter: EventFormatter) -> None:
+    holder = {"pid": 42, "host": "box", "user": "dev", "command": "apply", "started_at": ""}
     assert _texts(formatter, StateLockWaiting(holder=holder)) == [  # type: ignore[arg-type]
-        "* waiting for the state lock held by rig apply (pid 42 on box)"
+        "* waiting for the state lock held by rig apply (pid 42 on box by dev)"
     ]
+    started = (utc_datetime() - timedelta(seconds=125)).isoformat(timespec="microseconds")
+    [line] = _texts(formatter, StateLockWaiting(holder={**holder, "started_at": started}))  # type: ignore[arg-type]
+    assert re.fullmatch(
+        r"\* waiting for the state lock held by rig apply \(pid 42 on box by dev\), held for 2m 0[5-9]s", line
+    )
     nobody = {"pid": 0, "host": "", "command": "", "started_at": ""}
     assert _texts(formatter, StateLockWaiting(holder=nobody)) == [  # type: ignore[arg-type]
         "* waiting for the state lock held by another rig process"

@@ -1,4 +1,7 @@
-"""rig doctor: versions, paths, the project (if any), installed providers and Docker reachability.
+"""rig doctor: versions, paths, the project (if any) and its state, installed providers and Docker reachability.
+
+The state is reported from ``StateStore.status()`` (backend, location with the password masked,
+server and schema versions, lock holder), opened read-only: doctor creates and migrates nothing.
 
 Docker is reported through the docker plugin's ``diagnose(config)`` hook (endpoint, transport,
 server version or a one-line failure): once for the DOCKER_* environment, and once for each
@@ -12,12 +15,16 @@ import platform
 import sys
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rigcli._version import __version__
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import GlobalOptions
 from rigcli.errors import RigError
+from rigcli.layout import is_state_url
+
+if TYPE_CHECKING:
+    from rigcli.discovery import ProjectLocation
 
 PACKAGES = ("typer", "rich", "pydantic", "sqlmodel", "httpx", "platformdirs")
 DOCKER_PROVIDER = "docker"
@@ -67,15 +74,50 @@ def _project(opts: GlobalOptions) -> dict[str, Any]:
         location = find_project(chdir=opts.chdir, config=opts.config, state=opts.state)
     except RigError as exc:
         return {"found": False, "message": str(exc)}
-    state = location.effective_state_path
+    state = _state(location)
     return {
         "found": True,
         "project_dir": str(location.project_dir),
         "config_path": str(location.config_path),
-        "state_path": str(state),
-        "state_exists": state.exists(),
+        "state_path": state["url"],
+        "state_exists": state.get("exists", False),
+        "state": state,
         "docker_providers": _docker_providers(location.config_path, location.project_dir),
     }
+
+
+def _state(location: ProjectLocation) -> dict[str, Any]:
+    """Backend, masked location, server and schema versions, lock holder; creates and waits for nothing."""
+    from rigcli.config_loader import load_dotenv_file
+    from rigcli.state.factory import open_state_store, resolve_state_location
+    from rigcli.state.postgres.url import mask_url
+
+    load_dotenv_file(location.project_dir)  # RIG_STATE_URL may live in the project's .env
+    given = location.state_location
+    where = resolve_state_location(str(location.project_dir), None if given is None else str(given))
+    shown = mask_url(where) if where and is_state_url(where) else str(where or location.effective_state_path)
+    backend = "postgresql" if where and is_state_url(where) else "sqlite"
+    try:
+        store = open_state_store(None, project_dir=str(location.project_dir), state_path=where, read_only=True)
+        try:
+            status: dict[str, Any] = store.status().to_json()
+        finally:
+            store.close()
+    except RigError as exc:
+        return {"backend": backend, "url": shown, "error": str(exc)}
+    return status
+
+
+def _state_text(state: dict[str, Any]) -> list[tuple[str, str]]:
+    from rigcli.records import describe_holder
+
+    if state.get("error"):
+        return [("state", f"{state['url']} ({state['backend']}): {state['error']}")]
+    server = f"PostgreSQL {state['server_version']}" if state["backend"] == "postgresql" else "SQLite"
+    version = f"schema version {state['schema_version']}" if state["exists"] else "not created yet"
+    lock = state.get("lock")
+    holder = describe_holder(lock) if lock else "free"
+    return [("state", f"{state['url']} ({server}, {version})"), ("state lock", holder)]
 
 
 def _docker_plugin() -> Any:
@@ -142,8 +184,8 @@ def _pairs(report: dict[str, Any]) -> list[tuple[str, Any]]:
         ("logs", report["paths"]["logs_dir"]),
     ]
     if project["found"]:
-        state = project["state_path"] + ("" if project["state_exists"] else " (not created yet)")
-        pairs += [("project", project["project_dir"]), ("config", project["config_path"]), ("state", state)]
+        pairs += [("project", project["project_dir"]), ("config", project["config_path"])]
+        pairs += _state_text(project["state"])
     else:
         pairs.append(("project", f"none ({project['message']})"))
     pairs += [("providers", ", ".join(report["providers"]) or "none"), ("docker", _docker_text(report["docker"]))]

@@ -73,9 +73,18 @@ def _workspaces(session: Session) -> int:
         except RigError as exc:
             row.plan_error = str(exc)
         workflows.append(row)
+    status = engine.state_status()
     if session.opts.json:
-        emit_json({"workflows": [item.to_json() for item in workflows]})
+        lock = status.to_json()["lock"]
+        emit_json(
+            {
+                "workflows": [item.to_json() for item in workflows],
+                "state": {"backend": status.backend, "url": status.url},
+                "lock": lock,
+            }
+        )
         return 0
+    from rigcli.records import describe_holder
     from rigcli.render.tables import format_age, print_message, print_table
 
     print_table(
@@ -87,10 +96,13 @@ def _workspaces(session: Session) -> int:
     rows = []
     for item in workflows:
         for record in item.workspaces:
-            cells = [record.get("name"), record.get("status"), format_age(record.get("created_at"))]
+            owner = record.get("owner") or "-"
+            cells = [record.get("name"), record.get("status"), owner, format_age(record.get("created_at"))]
             rows.append([*cells[:1], item.name, *cells[1:]] if several else cells)
-    columns = ["workspace", "workflow", "status", "created"] if several else ["workspace", "status", "created"]
-    print_table(columns, rows, empty="no workspaces")
+    columns = ["workspace", "status", "owner", "created"]
+    print_table([*columns[:1], "workflow", *columns[1:]] if several else columns, rows, empty="no workspaces")
+    if status.lock is not None:
+        print_message(f"state locked by {describe_holder(status.lock)}", style="yellow")
     for item in workflows:
         if item.plan_error:
             print_message(f"{item.name}: {item.plan_error}", style="yellow")
