@@ -24,7 +24,7 @@ from rigcli.records import LockHolder
 ProviderEventData = Mapping[str, object]  # what a provider hands to ``context.emit``
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class Event:
     """Base of every event; subclasses set ``KIND`` and declare their fields."""
 
@@ -33,6 +33,10 @@ class Event:
     @property
     def kind(self) -> str:
         return self.KIND
+
+    def __repr__(self) -> str:
+        # Not generated per class: ~30 generated __repr__ functions cost a cached plan's import time.
+        return f"{type(self).__name__}({self.to_json()!r})"
 
     def to_json(self) -> dict[str, JsonValue]:
         data: dict[str, JsonValue] = {"type": self.kind}
@@ -46,7 +50,7 @@ class Event:
         return {**extra, **data}
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class NodeEvent(Event):
     """An event about one node; ``node_path`` is its display path (or a hook's label)."""
 
@@ -57,7 +61,7 @@ class NodeEvent(Event):
 # -- plan and apply -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class PlanCreated(Event):
     KIND: ClassVar[str] = "plan.created"
     workflow: str
@@ -65,14 +69,14 @@ class PlanCreated(Event):
     node_count: int
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class WorkflowApplyStarted(Event):
     KIND: ClassVar[str] = "workflow.apply.started"
     workflow: str
     node_count: int
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class WorkflowApplyCompleted(Event):
     KIND: ClassVar[str] = "workflow.apply.completed"
     workflow: str
@@ -81,13 +85,13 @@ class WorkflowApplyCompleted(Event):
     node_count: int
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class NodeCached(NodeEvent):
     KIND: ClassVar[str] = "node.cached"
     run_id: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class NodeStarted(NodeEvent):
     KIND: ClassVar[str] = "node.started"
     index: int
@@ -95,20 +99,20 @@ class NodeStarted(NodeEvent):
     run_id: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class NodeCompleted(NodeEvent):
     KIND: ClassVar[str] = "node.completed"
     run_id: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class NodeFailed(NodeEvent):
     KIND: ClassVar[str] = "node.failed"
     error: str
     run_id: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class LogOutput(NodeEvent):
     """A whole line a handler printed or logged; ``stream`` is info, warn, stderr or debug."""
 
@@ -117,7 +121,7 @@ class LogOutput(NodeEvent):
     data: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ArtifactCreated(NodeEvent):
     KIND: ClassVar[str] = "artifact.created"
     artifact: JsonValue
@@ -126,7 +130,7 @@ class ArtifactCreated(NodeEvent):
 # -- commands and interactions (emitted by providers, typed here) ---------------------------------
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class CommandStarted(NodeEvent):
     KIND: ClassVar[str] = "command.started"
     command_id: str
@@ -134,7 +138,7 @@ class CommandStarted(NodeEvent):
     name: str | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class CommandOutput(NodeEvent):
     """A chunk of a command's output (whole lines where the provider could tell)."""
 
@@ -144,7 +148,7 @@ class CommandOutput(NodeEvent):
     data: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class CommandCompleted(NodeEvent):
     KIND: ClassVar[str] = "command.completed"
     command_id: str
@@ -153,7 +157,7 @@ class CommandCompleted(NodeEvent):
     name: str | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class InteractionAwaitingUser(NodeEvent):
     KIND: ClassVar[str] = "interaction.awaiting_user"
     interaction_id: str
@@ -162,14 +166,14 @@ class InteractionAwaitingUser(NodeEvent):
     instructions: str | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class InteractionCompleted(NodeEvent):
     KIND: ClassVar[str] = "interaction.completed"
     interaction_id: str
     title: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class ProviderEvent(NodeEvent):
     """Any other event a provider emits (``vm.created``, ``machine.created``, ...), kept whole."""
 
@@ -183,35 +187,35 @@ class ProviderEvent(NodeEvent):
 # -- workspaces and operations --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class WorkspaceCreateStarted(Event):
     KIND: ClassVar[str] = "workspace.create.started"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class WorkspaceReady(Event):
     KIND: ClassVar[str] = "workspace.ready"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class WorkspaceRemoveStarted(Event):
     KIND: ClassVar[str] = "workspace.remove.started"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class WorkspaceRemoveCompleted(Event):
     KIND: ClassVar[str] = "workspace.remove.completed"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class WorkspaceOperationStarted(Event):
     KIND: ClassVar[str] = "workspace.operation.started"
     workflow: str
@@ -219,7 +223,7 @@ class WorkspaceOperationStarted(Event):
     operation: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class WorkspaceOperationCompleted(Event):
     KIND: ClassVar[str] = "workspace.operation.completed"
     workflow: str
@@ -227,14 +231,14 @@ class WorkspaceOperationCompleted(Event):
     operation: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class OperationStarted(Event):
     KIND: ClassVar[str] = "operation.started"
     workflow: str
     operation: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class OperationCompleted(Event):
     KIND: ClassVar[str] = "operation.completed"
     workflow: str
@@ -244,7 +248,7 @@ class OperationCompleted(Event):
 # -- state ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class StateWarning(Event):
     """Something about the state database the user must know (e.g. it was moved aside)."""
 
@@ -252,13 +256,13 @@ class StateWarning(Event):
     message: str
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class StateLockWaiting(Event):
     KIND: ClassVar[str] = "state.lock.waiting"
     holder: LockHolder
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, repr=False)
 class StateLockTakeover(Event):
     KIND: ClassVar[str] = "state.lock.takeover"
     holder: LockHolder

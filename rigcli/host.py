@@ -11,9 +11,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-import shlex
-import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -69,6 +66,8 @@ class TerminalHost:
         opener = _platform_opener()
         if opener is None:
             return
+        import subprocess  # here, like shlex and shutil below: most commands never start a host process
+
         with contextlib.suppress(OSError):  # the URL is already printed; a missing opener is fine
             subprocess.Popen(
                 [*opener, target],
@@ -101,6 +100,9 @@ class TerminalHost:
 
     def run(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> int:
         """Run a command on this host, attached to the terminal, once the consent policy allows it."""
+        import shlex
+        import subprocess
+
         if not argv:
             raise RigError("Local command argv must not be empty")
         command = shlex.join(argv)
@@ -135,6 +137,8 @@ def _platform_opener() -> list[str] | None:
         return ["open"]
     if sys.platform.startswith("win"):
         return ["cmd", "/c", "start", ""]
+    import shutil
+
     opener = shutil.which("xdg-open")
     return [opener] if opener else None
 

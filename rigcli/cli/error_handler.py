@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import platform
 import sys
 import time
 import traceback
@@ -90,7 +89,7 @@ def _write_crash_log(exc: BaseException, argv: list[str] | None) -> Path | None:
             "# rig crash report\n\n"
             f"- rig: {__version__}\n"
             f"- python: {sys.version.split()[0]} ({sys.executable})\n"
-            f"- platform: {platform.platform()}\n"
+            f"- platform: {_platform()}\n"
             f"- command: rig {' '.join(argv if argv is not None else sys.argv[1:])}\n"
             f"- cwd: {os.getcwd()}\n\n"
             f"```\n{body}```\n"
@@ -122,6 +121,12 @@ def _silence_stdout() -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):
+def _platform() -> str:
+    import platform  # only for crash reports: importing it costs every command a millisecond
+
+    return platform.platform()
+
+
         pass
 
 

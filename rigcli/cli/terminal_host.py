@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
-
 from rigcli.host import TerminalHost
 
 
@@ -17,6 +15,8 @@ class CliHost(TerminalHost):
         self._require_terminal(message)
         with self._paused():
             if secret:
+                import getpass
+
                 from rigcli.streams import real_stderr
 
                 return getpass.getpass(f"{message}: ", stream=real_stderr())

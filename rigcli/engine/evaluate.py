@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rigcli.cachekeys import CACHED, judge_in_doubt, judge_run, reason
-from rigcli.engine import capture
 from rigcli.engine.driver import need_event_loop
 from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
 from rigcli.engine.results import PlanNode
@@ -316,6 +315,8 @@ class Evaluation:
         return output, run_id
 
     async def _call(self, task: TaskSpec, ctx: JsonValue, run_id: str) -> JsonValue:
+        from rigcli.engine import capture  # with logging, only when a handler really runs
+
         fixed: dict[str, object] = {
             "step": Step(ctx=ctx, path=task.path, workflow=self.workflow.name),
             "config": freeze(task.config),

@@ -10,11 +10,13 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
-from rigcli.engine import capture
 from rigcli.errors import TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
+
+if TYPE_CHECKING:
+    from rigcli.engine.capture import NodeConsole
 
 T = TypeVar("T")
 Handler = Callable[..., object]
@@ -130,8 +132,10 @@ async def run_in_daemon_thread(fn: Callable[[], T], *, name: str) -> T:
     return await future
 
 
-async def call_handler(fn: Handler, kwargs: dict[str, object], console: capture.NodeConsole) -> object:
+async def call_handler(fn: Handler, kwargs: dict[str, object], console: NodeConsole) -> object:
     """Run ``fn`` (async on the loop, sync in a worker thread) with its console captured."""
+    from rigcli.engine import capture  # with logging, only when a handler really runs
+
     capture.install()
     try:
         if inspect.iscoroutinefunction(fn):

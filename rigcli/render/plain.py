@@ -7,7 +7,6 @@ Rich's ``SIMPLE_HEAD`` table exactly as rig configures it — tests/render compa
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Sequence
 from typing import TextIO
 
@@ -39,6 +38,8 @@ def cell_width(text: str) -> int:
     """Columns ``text`` takes in a terminal: wide East Asian characters count two, combining marks none."""
     if text.isascii():
         return len(text)
+    import unicodedata
+
     width = 0
     for char in text:
         if unicodedata.combining(char):

@@ -3,21 +3,22 @@
 from __future__ import annotations
 
 import functools
-import getpass
 import os
-import socket
 
 from rigcli.records import NodeRun
 
 
 @functools.lru_cache(maxsize=1)
 def this_host() -> str:
-    return socket.gethostname()
+    # What socket.gethostname() answers, without importing socket on every command.
+    return os.uname().nodename
 
 
 @functools.lru_cache(maxsize=1)
 def this_user() -> str:
     """The OS user (``$USER``/``$LOGNAME`` first, like ``whoami`` for people), or the uid if unknown."""
+    import getpass
+
     try:
         return getpass.getuser()
     except (OSError, KeyError, ImportError):  # no passwd entry (some containers)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
-
 from rigcli.cli.output import emit_json, stderr_is_terminal, stdout_is_terminal
 from rigcli.cli.session import Session
 from rigcli.errors import UsageError
@@ -60,6 +58,8 @@ def _ask_name(workflow: str) -> str:
         except RigError as exc:
             return str(exc)
         return None
+
+    import secrets
 
     return text("Workspace name", default=f"{workflow}-{secrets.token_hex(2)}", validate=problem)
 
