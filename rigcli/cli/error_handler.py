@@ -116,17 +116,17 @@ def finish(code: int) -> int:
     return code
 
 
-def _silence_stdout() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
 def _platform() -> str:
     import platform  # only for crash reports: importing it costs every command a millisecond
 
     return platform.platform()
 
 
+def _silence_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
         pass
 
 
