@@ -17,19 +17,28 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from providers.docker import effects as effects_on_daemon
 from providers.docker.client import DockerClient
 from providers.docker.diagnose import diagnose
+from providers.docker.effects import EFFECT_LABEL, KIND_LABEL, SNAPSHOT_REPO, snapshot_changes
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.machine import DockerMachine
 from rigcli.errors import ProviderError
-from rigcli.provider_api import LocalHost, ProviderCheck, ProviderSetup, RuntimeContext
+from rigcli.provider_api import (
+    EffectEntry,
+    EffectJournal,
+    LocalHost,
+    ProviderCheck,
+    ProviderSetup,
+    RuntimeContext,
+    SupportsEffects,
+)
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id
 
 PROVIDER_ID = "docker"
 IMAGE_KIND = "image"
-SNAPSHOT_REPO = "rig/snapshot"  # snapshots are tagged so `docker image prune` leaves them alone
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
 
 
@@ -58,11 +67,13 @@ class DockerRuntime(BaseRuntime["DockerController"]):
         return self._start(image_id, source_image=image_id)
 
     def _start(self, image: str, *, source_image: str | None) -> DockerMachine:
-        record = self.controller.start_container(image, workspace=self.context.workspace)
+        record = self.controller.start_container(image, workspace=self.context.workspace, effects=self.context.effects)
         record["source_image"] = source_image
         self.controller.setup.storage.set(f"machine:{record['id']}", record)
         machine = DockerMachine(self, record)
-        self.event("machine.created", machine=machine.id, container_id=machine.container_id, image=image)
+        self.event(
+            "machine.created", machine=machine.id, container_id=machine.container_id, image=image, effect_id=machine.id
+        )
         return machine
 
     def from_id(self, machine_id: str) -> DockerMachine:
@@ -110,10 +121,18 @@ class DockerController(BaseController):
         }
         return [check]
 
-    def start_container(self, image: str, *, workspace: str | None) -> dict[str, Any]:
+    def start_container(self, image: str, *, workspace: str | None, effects: EffectJournal) -> dict[str, Any]:
         machine_id = f"rig-{secrets.token_hex(6)}"
         workdir = str(self.config.get("workdir") or "/workspace")
-        labels = {"rig.project": self.setup.project_dir, "rig.machine": machine_id}
+        # The container's name and rig.effect label are its effect id, journaled before the create
+        # call: if the reply is lost or rig is killed, rm and gc still find it.
+        effects.requested("container", {"machine_id": machine_id, "host": self.client.host}, effect_id=machine_id)
+        labels = {
+            "rig.project": self.setup.project_dir,
+            "rig.machine": machine_id,
+            EFFECT_LABEL: machine_id,
+            KIND_LABEL: "machine",  # overrides what a snapshot image's labels would pass on
+        }
         if workspace:
             labels["rig.workspace"] = workspace
         body = {
@@ -136,6 +155,7 @@ class DockerController(BaseController):
             what="container create",
         )
         if response.status_code == 404:
+            effects.deleted(machine_id)  # nothing was made
             short = image[7:19] if image.startswith("sha256:") else image
             msg = (
                 f'Docker image "{short}" is not available on the daemon at {self.client.host}; '
@@ -148,10 +168,11 @@ class DockerController(BaseController):
                 )
             raise ProviderError(msg)
         container_id = response.json()["Id"]
+        effects.confirmed(machine_id, {"container_id": container_id})
         try:
             self.client.request("POST", f"/containers/{container_id}/start", ok=(204, 304), what="container start")
         except BaseException:
-            self.remove_container(container_id, None)
+            self.remove_container(container_id, machine_id)
             raise
         return {
             "id": machine_id,
@@ -171,6 +192,7 @@ class DockerController(BaseController):
         )
         if machine_id:
             self.setup.storage.delete(f"machine:{machine_id}")
+            self.setup.effects.deleted(machine_id)
 
     def delete_machine(self, machine_id: str) -> bool:
         stored = self.setup.storage.get(f"machine:{machine_id}")
@@ -185,14 +207,21 @@ class DockerController(BaseController):
             what="container removal",
         )
         self.setup.storage.delete(f"machine:{machine_id}")
+        self.setup.effects.deleted(machine_id)
         return stored is not None or response.status_code == 204
 
-    def commit(self, machine: DockerMachine) -> dict[str, Any]:
-        tag = f"{machine.id}-{secrets.token_hex(4)}"
+    def commit(self, machine: DockerMachine, effects: EffectJournal) -> dict[str, Any]:
+        tag = f"{machine.id}-{secrets.token_hex(4)}"  # the image's effect id: its tag finds it before its id is known
+        effects.requested("image", {"tag": f"{SNAPSHOT_REPO}:{tag}", "host": self.client.host}, effect_id=tag)
         created = self.client.json(
             "POST",
             "/commit",
-            params={"container": machine.container_id, "repo": SNAPSHOT_REPO, "tag": tag},
+            params={
+                "container": machine.container_id,
+                "repo": SNAPSHOT_REPO,
+                "tag": tag,
+                "changes": snapshot_changes(tag),
+            },
             json={},
             what="commit",
         )
@@ -204,8 +233,10 @@ class DockerController(BaseController):
                 "tag": f"{SNAPSHOT_REPO}:{tag}",
                 "created_at": now_iso(),
                 "source_machine": machine.id,
+                "effect_id": tag,
             },
         )
+        effects.confirmed(tag, {"image_id": image_id})
         return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image_id": image_id}
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
@@ -222,7 +253,21 @@ class DockerController(BaseController):
         response = self.client.request(
             "DELETE", f"/images/{image_id}", params={"force": "true"}, ok=(200, 404), what="image removal"
         )
+        stored = self.setup.storage.get(f"snapshot:{image_id}")
+        effect_id = stored["value"].get("effect_id") if stored and isinstance(stored["value"], dict) else None
+        if isinstance(effect_id, str):
+            self.setup.effects.deleted(effect_id)
         return self.setup.storage.delete(f"snapshot:{image_id}") or response.status_code == 200
+
+    def remove_effect(self, effect: EffectEntry) -> bool:
+        """Remove a journaled (or found) container or snapshot image; False when it was already gone."""
+        removed = effects_on_daemon.remove(self.client, self.setup.storage, effect)
+        self.setup.effects.deleted(effect["id"])
+        return removed
+
+    def find_effects(self) -> list[EffectEntry]:
+        """Containers and snapshot images on this daemon that rig made for this project (by their labels)."""
+        return effects_on_daemon.find(self.client, self.setup.project_dir)
 
     def list_machines(self) -> list[dict[str, Any]]:
         return [
@@ -240,6 +285,10 @@ class DockerController(BaseController):
 
     def close(self) -> None:
         self.client.close()
+
+
+if TYPE_CHECKING:  # mypy checks the optional hook against the contract
+    _effects: type[SupportsEffects] = DockerController
 
 
 class DockerPlugin:

@@ -128,7 +128,7 @@ class DockerMachine(BaseMachine["DockerRuntime"]):
 
     def _snapshot(self) -> dict[str, Any]:
         """Commit the container to an image."""
-        return self._runtime.controller.commit(self)
+        return self._runtime.controller.commit(self, self._runtime.context.effects)
 
     def _remove(self) -> None:
         """Remove the container (forced) and its record."""

@@ -1,0 +1,89 @@
+"""Docker's effects: containers and snapshot images carry a ``rig.effect`` label (and a name or tag
+made from the same id), so a container or image whose create reply was lost, or whose rig was
+killed, is found again by ``rig rm`` and ``rig gc``; only what carries rig's labels for this
+project is ever listed.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from providers.docker.client import DockerClient
+from rigcli.errors import ProviderError
+from rigcli.provider_api import EffectEntry, KeyValueStore
+
+SNAPSHOT_REPO = "rig/snapshot"  # snapshots are tagged so `docker image prune` leaves them alone
+EFFECT_LABEL = "rig.effect"
+KIND_LABEL = "rig.kind"  # "machine" on containers, "snapshot" on committed images
+
+
+def snapshot_changes(effect_id: str) -> str:
+    """The commit's Dockerfile change: the image's own effect label (the container's is inherited)."""
+    return f"LABEL {EFFECT_LABEL}={effect_id} {KIND_LABEL}=snapshot"
+
+
+def _filters(project_dir: str) -> dict[str, str]:
+    return {"filters": json.dumps({"label": [f"rig.project={project_dir}"]})}
+
+
+def find(client: DockerClient, project_dir: str) -> list[EffectEntry]:
+    """Containers and snapshot images rig made for this project, journaled or not.
+
+    A container is rig's when its name is its ``rig.effect`` (or, from before the journal,
+    ``rig.machine``) label: one started by hand from a snapshot image inherits the labels, not the
+    name. An image is rig's when it is tagged ``rig/snapshot:...``.
+    """
+    found: list[EffectEntry] = []
+    params = {"all": "true", **_filters(project_dir)}
+    for container in client.json("GET", "/containers/json", params=params, what="container list"):
+        labels: dict[str, Any] = container.get("Labels") or {}
+        names = {str(name).lstrip("/") for name in container.get("Names") or []}
+        named = [labels.get(key) for key in (EFFECT_LABEL, "rig.machine") if labels.get(key) in names]
+        if named:
+            effect_id = str(named[0])
+            resource = {"machine_id": effect_id, "container_id": container["Id"], "host": client.host}
+            found.append({"id": effect_id, "kind": "container", "resource": resource})
+    for image in client.json("GET", "/images/json", params=_filters(project_dir), what="image list"):
+        labels = image.get("Labels") or {}
+        tags = [tag for tag in image.get("RepoTags") or [] if tag.startswith(f"{SNAPSHOT_REPO}:")]
+        if not tags:
+            continue  # labelled through the container it was committed from, but not committed by rig
+        labelled = labels.get(EFFECT_LABEL) if labels.get(KIND_LABEL) == "snapshot" else None
+        effect_id = labelled if labelled and f"{SNAPSHOT_REPO}:{labelled}" in tags else image["Id"]
+        resource = {"image_id": image["Id"], "host": client.host}
+        found.append({"id": str(effect_id), "kind": "image", "resource": resource})
+    return found
+
+
+def remove(client: DockerClient, storage: KeyValueStore, effect: EffectEntry) -> bool:
+    """Remove a journaled or found container or image; False when the daemon says it is gone."""
+    resource = effect["resource"]
+    host = resource.get("host")
+    if isinstance(host, str) and host and host != client.host:
+        raise ProviderError(f"{effect['kind']} {effect['id']} was made on the daemon at {host}, not {client.host}")
+    if effect["kind"] == "container":
+        # Before its reply, only its name (the effect id) is known; the name finds it too.
+        target = str(resource.get("container_id") or resource.get("machine_id") or effect["id"])
+        response = client.request(
+            "DELETE",
+            f"/containers/{target}",
+            params={"force": "true", "v": "true"},
+            ok=(204, 404),
+            what="container removal",
+        )
+        storage.delete(f"machine:{resource.get('machine_id') or effect['id']}")
+        return bool(response.status_code == 204)
+    if effect["kind"] == "image":
+        image_id = resource.get("image_id")
+        target = str(image_id or f"{SNAPSHOT_REPO}:{effect['id']}")  # the tag, when the commit reply was lost
+        response = client.request(
+            "DELETE", f"/images/{target}", params={"force": "true"}, ok=(200, 404), what="image removal"
+        )
+        if image_id:
+            storage.delete(f"snapshot:{image_id}")
+        return bool(response.status_code == 200)
+    raise ProviderError(f"docker cannot remove a {effect['kind']!r} effect")
+
+
+__all__ = ["EFFECT_LABEL", "KIND_LABEL", "SNAPSHOT_REPO", "find", "remove", "snapshot_changes"]
