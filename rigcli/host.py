@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 
+from rigcli.children import detached_env
 from rigcli.errors import RigError
 from rigcli.streams import real_stderr, real_stdout
 
@@ -75,6 +76,7 @@ class TerminalHost:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
+                env=detached_env(),  # the browser it starts must outlive rig
             )
 
     def prompt(self, message: str, *, default: str | None = None, secret: bool = False) -> str:

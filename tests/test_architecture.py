@@ -2,7 +2,7 @@
 
 Rooms, lowest first (a module may import its own room and the rooms below it):
 
-    foundation  errors, jsonutil, records, events, streams, layout, masking, _version
+    foundation  errors, jsonutil, records, events, streams, children, layout, masking, _version
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
     keys        graph, fingerprint/, cachekeys
     state       state/
@@ -33,6 +33,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.records",
             "rigcli.events",
             "rigcli.streams",
+            "rigcli.children",
             "rigcli.layout",
             "rigcli.masking",
         ),

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from rigcli.children import ChildGuard
 from rigcli.cli.interrupts import Interrupted, Interrupts, interrupted_error
 from rigcli.cli.terminal_host import CliHost
 from rigcli.discovery import ProjectLocation, find_project
@@ -49,6 +50,7 @@ class Session:
         self._task: tuple[AbstractEventLoop, Task[object]] | None = None  # what the loop runs now
         self._watching = False
         self._interrupts = Interrupts(self._interrupt)
+        self._children = ChildGuard()  # armed once project code is about to run
 
     def __enter__(self) -> Session:
         return self
@@ -131,6 +133,9 @@ class Session:
         async def finish() -> T:
             return await rest
 
+        # The engine hands over to the loop right before a handler or hook runs: from here on,
+        # what starts on this host is ours to stop when the command ends (see children.py).
+        self._children.arm()
         task = loop.create_task(finish())
         self._task = (loop, task)
         self._interrupts.on_loop = True
@@ -163,6 +168,7 @@ class Session:
             with contextlib.suppress(Exception):
                 loop.run_until_complete(loop.shutdown_asyncgens())
             loop.close()
+        self._children.close()
         self._interrupts.uninstall()
 
     # -- selection: the engine owns the rules and their messages; a terminal user may pick -------

@@ -1,0 +1,220 @@
+"""No child survives rig: every process started while project code runs is found and stopped at the end.
+
+What rig's own providers start runs in a process group of its own that the provider kills on
+timeout or interrupt. That cannot cover the rest: a handler's ``subprocess.run``, ``local.run``
+(attached to the terminal, so it must stay in the terminal's foreground group or it would stop
+on its first read), and whatever those start in turn. So once project code is about to run the
+CLI *arms* a ChildGuard:
+
+- ``RIG_CHILD_OF=<token>`` is put into rig's environment, so everything started from then on
+  carries it, however deep and whatever group or session it moves to, unless it drops rig's
+  environment on purpose. ``/proc/<pid>/environ`` shows it;
+- a watchdog (this file run as a script: ``python -I -S children.py TOKEN``) holds the read end
+  of a pipe only rig writes to. When rig ends in any way, SIGKILL included, the pipe closes and
+  the watchdog stops every process that carries the token (SIGTERM, then SIGKILL);
+- at every exit rig sees (success, failure, interrupt), ``close()`` does the same itself, and also
+  stops processes that dropped the variable but still descend from rig (started after arming).
+
+Rejected: PR_SET_PDEATHSIG fires when the *thread* that forked the child ends (handlers run on
+short-lived threads), is cleared for grandchildren (``sh -c 'sleep 600 &'`` escapes), and needs a
+``preexec_fn``, which is not safe with threads. PR_SET_CHILD_SUBREAPER would make every orphan a
+zombie of rig until it exits and changes reaping for every library in the process. Patching
+``subprocess.Popen`` misses ``os.system``, ``os.posix_spawn`` and grandchildren.
+
+Limits: Linux only (``/proc``); a process that drops rig's environment escapes a SIGKILLed rig.
+A process meant to outlive rig (the browser a URL is opened in) is started with
+``detached_env()``, whose empty token marks it as nobody's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Collection, Mapping
+
+TOKEN_VARIABLE = "RIG_CHILD_OF"
+GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL
+_POLL_SECONDS = 0.02
+_KILL_ROUNDS = 5  # after SIGKILL, look again this often for processes started meanwhile
+
+
+def supported() -> bool:
+    return sys.platform.startswith("linux") and os.path.isdir("/proc/self")
+
+
+def detached_env(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``env`` (default: rig's) for a process that must outlive rig: it is nobody's child."""
+    return {**(os.environ if env is None else env), TOKEN_VARIABLE: ""}
+
+
+def _boot_ticks() -> int:
+    """Now, in the unit of ``starttime`` in /proc/<pid>/stat (clock ticks since boot)."""
+    return int(time.clock_gettime(time.CLOCK_BOOTTIME) * os.sysconf("SC_CLK_TCK"))
+
+
+def _stat(pid: str) -> tuple[int, bytes, int] | None:
+    """(parent pid, state, start time) of a process, or None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[1]), fields[0], int(fields[19])
+
+
+def _environ(pid: int) -> list[bytes] | None:
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            return handle.read().split(b"\0")
+    except OSError:  # gone, or not ours to read (then it is not ours to stop either, by token)
+        return None
+
+
+def find(token: str, *, root: int | None = None, since: int = 0, exclude: Collection[int] = ()) -> list[int]:
+    """Live processes carrying ``token``, plus (given ``root``) descendants of ``root`` started at
+    or after ``since`` that carry no token variable at all. Never ``root`` or ``exclude``."""
+    processes: dict[int, tuple[int, bytes, int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            stat = _stat(name)
+            if stat is not None:
+                processes[int(name)] = stat
+    wanted = f"{TOKEN_VARIABLE}={token}".encode()
+    marker = f"{TOKEN_VARIABLE}=".encode()
+    found = []
+    for pid, (_, state, started) in processes.items():
+        if pid == root or pid in exclude or state in (b"Z", b"X"):
+            continue
+        environ = _environ(pid)
+        if environ is not None and wanted in environ:
+            found.append(pid)
+            continue
+        unmarked = environ is None or not any(entry.startswith(marker) for entry in environ)
+        if root is not None and started >= since and unmarked and _descends(pid, root, processes):
+            found.append(pid)
+    return sorted(found)
+
+
+def _descends(pid: int, root: int, processes: Mapping[int, tuple[int, bytes, int]]) -> bool:
+    seen = set()
+    while pid in processes and pid not in seen:
+        seen.add(pid)
+        pid = processes[pid][0]
+        if pid == root:
+            return True
+    return False
+
+
+def _send(pids: Collection[int], sig: signal.Signals) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, sig)
+
+
+def stop(search: Callable[[], list[int]], grace: float = GRACE_SECONDS) -> None:
+    """SIGTERM what ``search`` finds (and what it finds later), SIGKILL what is left after ``grace``."""
+    signalled: set[int] = set()
+    deadline = time.monotonic() + grace
+    while True:
+        alive = search()
+        if not alive:
+            return
+        fresh = [pid for pid in alive if pid not in signalled]
+        _send(fresh, signal.SIGTERM)
+        _send(fresh, signal.SIGCONT)  # a stopped process only acts on SIGTERM once continued
+        signalled.update(fresh)
+        if time.monotonic() >= deadline:
+            break
+        time.sleep(_POLL_SECONDS)
+    for _ in range(_KILL_ROUNDS):
+        _send(alive, signal.SIGKILL)
+        time.sleep(_POLL_SECONDS)
+        alive = search()
+        if not alive:
+            return
+
+
+class ChildGuard:
+    """Marks what rig starts from ``arm()`` on, and stops all of it at ``close()`` (or via the watchdog)."""
+
+    def __init__(self, grace: float = GRACE_SECONDS) -> None:
+        self.grace = grace
+        self.token: str | None = None
+        self._since = 0
+        self._previous: str | None = None
+        self._watchdog: subprocess.Popen[bytes] | None = None
+
+    @property
+    def armed(self) -> bool:
+        return self.token is not None
+
+    def arm(self) -> None:
+        """From now on, processes started here are rig's children; idempotent, a no-op off Linux."""
+        if self.token is not None or not supported():
+            return
+        token = f"{os.getpid()}-{secrets.token_hex(8)}"
+        self._since = _boot_ticks() - 1  # starttime is rounded down to a tick
+        self._watchdog = _start_watchdog(token, self.grace)
+        self._previous = os.environ.get(TOKEN_VARIABLE)
+        os.environ[TOKEN_VARIABLE] = token
+        self.token = token
+
+    def children(self) -> list[int]:
+        if self.token is None:
+            return []
+        watchdog = () if self._watchdog is None else (self._watchdog.pid,)
+        return find(self.token, root=os.getpid(), since=self._since, exclude=watchdog)
+
+    def close(self) -> None:
+        """Stop every child (SIGTERM, SIGKILL after the grace period) and disarm; idempotent."""
+        if self.token is None:
+            return
+        try:
+            stop(self.children, self.grace)
+        finally:
+            if self._previous is None:
+                os.environ.pop(TOKEN_VARIABLE, None)
+            else:
+                os.environ[TOKEN_VARIABLE] = self._previous
+            self.token = None
+            if self._watchdog is not None and self._watchdog.stdin is not None:
+                with contextlib.suppress(OSError):
+                    self._watchdog.stdin.close()  # it looks once more, finds nothing, and exits
+            self._watchdog = None
+
+
+def _start_watchdog(token: str, grace: float) -> subprocess.Popen[bytes] | None:
+    if not sys.executable:
+        return None
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-I", "-S", os.path.abspath(__file__), token, str(grace)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,  # holding rig's stdout would keep `rig ... | cat` waiting
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,  # the terminal's SIGHUP and Ctrl-C, or kill -- -PGID, reach rig only
+            env=detached_env(),
+        )
+    except OSError:
+        return None
+
+
+def _watch(token: str, grace: float) -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)  # our job starts when rig is gone
+    with contextlib.suppress(OSError):
+        while sys.stdin.buffer.read(65536):
+            pass
+    stop(lambda: find(token), grace)
+
+
+if __name__ == "__main__":
+    _watch(sys.argv[1], float(sys.argv[2]))
+
+
+__all__ = ["GRACE_SECONDS", "TOKEN_VARIABLE", "ChildGuard", "detached_env", "find", "stop", "supported"]
