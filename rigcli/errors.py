@@ -37,6 +37,10 @@ class StateError(RigError):
     """The state database is unusable (for example written by a newer rig)."""
 
 
+class Declined(RigError):
+    """The user answered no to a confirmation: the message says what was kept (shown without "error:")."""
+
+
 class UsageError(RigError):
     """The command line itself is wrong (exit 2)."""
 
@@ -67,6 +71,7 @@ class InterruptedRunError(RigError):
 __all__ = [
     "AmbiguousWorkspaceError",
     "ConfigError",
+    "Declined",
     "InputError",
     "InterruptedRunError",
     "NotFoundError",

@@ -120,6 +120,7 @@ OP_HELP = """Run a workspace or workflow operation (alias: run).
   rig op WORKSPACE OPERATION [INPUTS]   a workspace operation
   rig op WORKSPACE/OPERATION [INPUTS]   the same, unambiguous
   rig op OPERATION [INPUTS]             a workflow-level operation
+  rig op WORKSPACE --help               the workspace's operations
   rig op WORKSPACE OPERATION --help     the operation's inputs
 """
 
@@ -133,9 +134,11 @@ def op(
     return _with_session(ctx, lambda session: body(session, args or []))
 
 
+# --help reaches the command body, which lists the project's operations (or a workspace's).
+OP_CONTEXT = {**PASS_THROUGH, "help_option_names": []}
 app.command("op", help=OP_HELP, short_help="Run a workspace or workflow operation (alias: run).",
-            context_settings=PASS_THROUGH)(op)
-app.command("run", help="Alias of op.", hidden=True, context_settings=PASS_THROUGH)(op)
+            context_settings=OP_CONTEXT)(op)
+app.command("run", help="Alias of op.", hidden=True, context_settings=OP_CONTEXT)(op)
 
 
 @app.command(help="Remove a workspace (its remove hook runs first), or every workspace with --all.")

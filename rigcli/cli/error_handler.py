@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rigcli._version import __version__
-from rigcli.errors import RigError
+from rigcli.errors import Declined, RigError
 from rigcli.masking import mask_text
 
 INTERNAL_ERROR = 3
@@ -43,6 +43,11 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
     """Run a command body and map whatever it raises to an exit code with one line on stderr."""
     try:
         return body()
+    except Declined as exc:
+        # The user said no: not an error, but the command did not do what it was asked to.
+        sys.stderr.write(mask_text(str(exc)) + "\n")
+        sys.stderr.flush()
+        return exc.exit_code
     except RigError as exc:
         if debug_enabled():
             _print_traceback(exc)

@@ -44,6 +44,7 @@ OUTPUT_INDENT = "    "  # command output sits under its node
 # Longest unterminated line held back waiting for its newline; longer is shown as it comes.
 PARTIAL_LINE_LIMIT = 64 * 1024
 # Fields every provider event may carry that say nothing about the event itself.
+_HOLDING = frozenset({"node.cached", "workflow.apply.completed"})  # kinds that keep an apply's lines held
 _CONTEXT_FIELDS = frozenset({"type", "node_path", "provider_id", "workflow", "timestamp", "ts"})
 
 
@@ -91,7 +92,15 @@ class EventFormatter:
         self.g = glyphs()
         self.started: dict[str, float] = {}
         self._partial: dict[tuple[str, str], str] = {}
+        # The apply header and cached nodes, held until something runs: an apply (or the apply
+        # inside a fork) where everything is cached shows as one line, not a block per node.
+        self._held: list[Line] | None = None
         self.formatters = self._formatter_map()
+
+    def release(self) -> list[Line]:
+        """The held apply header and cached-node lines, now that something else is shown."""
+        held, self._held = self._held or [], None
+        return [Line(sanitize(line.text, colour=self.colour), line.style) for line in held]
 
     def elapsed(self, key: str) -> str:
         start = self.started.get(key)
@@ -123,6 +132,9 @@ class EventFormatter:
     def lines(self, event: Event) -> list[Line]:
         """The lines one event shows; events with no entry in ``_formatters`` show nothing."""
         formatter = self.formatters.get(event.kind)
+        shown = formatter is not None or isinstance(event, ProviderEvent)
+        if self._held is not None and shown and event.kind not in _HOLDING:
+            return self.release() + self.lines(event)
         if formatter is not None:
             lines = formatter(event)
         elif isinstance(event, ProviderEvent):
@@ -181,16 +193,24 @@ class EventFormatter:
 
     def _workflow_apply_started(self, event: WorkflowApplyStarted) -> list[Line]:
         self.started["workflow:" + event.workflow] = time.monotonic()
-        return [Line(f"{self.g.active} apply {event.workflow}", "bold")]
+        self._held = [Line(f"{self.g.active} apply {event.workflow}", "bold")]
+        return []
 
     def _workflow_apply_completed(self, event: WorkflowApplyCompleted) -> list[Line]:
+        if self._held is not None and event.cached_node_count == event.node_count:
+            self._held = None
+            return [Line(f"{self.g.ok} {event.workflow}: {event.cached_node_count} cached", "green")]
         ran = event.node_count - event.cached_node_count
         took = self.elapsed("workflow:" + event.workflow)
         suffix = f" in {took}" if took else ""
         return [Line(f"{self.g.ok} {event.workflow}: ran {ran}, cached {event.cached_node_count}{suffix}", "green")]
 
     def _node_cached(self, event: NodeCached) -> list[Line]:
-        return [Line(f"  {self.g.ok} {event.node_path}  cached", "dim")]
+        line = Line(f"  {self.g.ok} {event.node_path}  cached", "dim")
+        if self._held is not None:
+            self._held.append(line)
+            return []
+        return [line]
 
     def _node_started(self, event: NodeStarted) -> list[Line]:
         self.started[event.node_path] = time.monotonic()

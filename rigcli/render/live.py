@@ -111,6 +111,7 @@ class LiveRenderer:
         elif isinstance(event, NodeStarted):
             self.running[path] = _Running(time.monotonic())
             self.total = max(self.total, event.total)
+            self._print(self.formatter.release())  # the apply header and cached nodes it held
             self.formatter.lines(event)  # starts the formatter's clock; the line itself is drawn live
             return
         elif isinstance(event, (NodeCached, NodeCompleted)):

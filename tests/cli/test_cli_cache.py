@@ -91,15 +91,24 @@ def test_invalidate_usage_errors(rig: Rig) -> None:
 
 def test_clear(rig: Rig) -> None:
     _applied(rig)
-    assert rig("cache", "clear", "--global", "--json").json == {"deleted": 0}
-    assert rig("cache", "clear", "--local", "--json").json == {"deleted": 2}
+    assert rig("cache", "clear", "--global", "--yes", "--json").json == {"deleted": 0}
+    assert rig("cache", "clear", "--local", "--yes", "--json").json == {"deleted": 2}
     assert rig("cache", "ls", "--json").json == {"entries": []}
     _applied(rig)
-    human = rig("cache", "clear")
+    human = rig("cache", "clear", "-y")
     assert human.returncode == 0 and human.stderr == "Cleared 2 cache entries.\n"
     both = rig("cache", "clear", "--local", "--global")
     assert both.returncode == 2
     assert both.stderr == "error: Choose --local or --global, not both\n"
+
+
+def test_clear_like_invalidate_all_needs_yes_without_a_terminal(rig: Rig) -> None:
+    _applied(rig)
+    refused = rig("cache", "clear")
+    assert refused.returncode == 1
+    assert refused.stderr == "error: cache clear requires --yes when not running in an interactive terminal\n"
+    assert rig("--json", "cache", "clear").returncode == 1
+    assert rig("plan", "--json").json["cached_node_count"] == 2
 
 
 def test_cache_without_subcommand_shows_help(rig: Rig) -> None:

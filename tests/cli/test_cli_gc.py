@@ -148,7 +148,7 @@ def test_cache_clear_and_invalidate_collect_what_they_orphan_with_gc(tmp_path: P
     assert sorted(item["id"] for item in invalidated.json["gc"]["removed"]) == sorted([machine, snapshot])
 
     assert run_rig("apply", cwd=project).returncode == 0
-    cleared = run_rig("--json", "cache", "clear", "--gc", cwd=project)
+    cleared = run_rig("--json", "cache", "clear", "--yes", "--gc", cwd=project)
     assert cleared.returncode == 0, cleared
     assert cleared.json["deleted"] == 2
     assert len(cleared.json["gc"]["removed"]) == 2
@@ -156,7 +156,7 @@ def test_cache_clear_and_invalidate_collect_what_they_orphan_with_gc(tmp_path: P
 
     # Without --gc and without a terminal, nothing is collected and the JSON is as before.
     assert run_rig("apply", cwd=project).returncode == 0
-    assert run_rig("--json", "cache", "clear", cwd=project).json == {"deleted": 1}
+    assert run_rig("--json", "cache", "clear", "--yes", cwd=project).json == {"deleted": 1}
     assert len(_names(project / ".rig" / "snapshots")) == 1
 
 

@@ -44,8 +44,25 @@ def test_rm_asks_and_respects_no(forked: Rig, dev_project: Path) -> None:
     child.sendline("n")
     code, output = ended(child)
     assert code == 1
-    assert "error: Cancelled" in output
+    assert "Kept workspace dev" in output
+    assert "error" not in output and "Cancelled" not in output
     assert len(run_rig("ls", "--json", cwd=dev_project).json["workflows"][0]["workspaces"]) == 2
+
+
+def test_cache_clear_asks_like_invalidate_all_and_says_what_it_kept(forked: Rig, dev_project: Path) -> None:
+    child = spawn(dev_project, "cache", "clear")
+    child.expect(r"Delete every cached run of workflow dev\?")
+    child.sendline("n")
+    code, output = ended(child)
+    assert code == 1
+    assert "Kept the cache of workflow dev" in output and "error" not in output
+    assert run_rig("plan", "--json", cwd=dev_project).json["cached_node_count"] == 2
+    child = spawn(dev_project, "cache", "clear")
+    child.expect(r"Delete every cached run of workflow dev\?")
+    child.sendline("y")
+    code, output = ended(child)
+    assert code == 0, output
+    assert "Cleared 2 cache entries." in output
 
 
 def test_rm_asks_and_removes_on_yes(forked: Rig, dev_project: Path) -> None:

@@ -53,7 +53,7 @@ def test_apply_runs_then_plan_is_cached(rig: Rig) -> None:
     assert (plan["cached_node_count"], plan["node_count"]) == (2, 2)
     assert plan["final_context"] == {"base": 1, "tools": ["git"]}
     again = rig("apply")
-    assert "dev: ran 0, cached 2" in again.stderr
+    assert again.stderr == "✓ dev: 2 cached\n"  # everything cached: one line, not a block per node
 
 
 def test_apply_json_shape(rig: Rig) -> None:

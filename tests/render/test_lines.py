@@ -14,6 +14,8 @@ from rigcli.events import (
     CommandOutput,
     Event,
     LogOutput,
+    NodeCached,
+    NodeCompleted,
     NodeFailed,
     NodeStarted,
     PlanCreated,
@@ -71,6 +73,30 @@ def test_an_apply_reads_as_lines(formatter: EventFormatter) -> None:
         ": Task base.install failed: boom"
     )
     assert texts[5].startswith("ok web: ran 1, cached 1 in ")
+
+
+def test_an_apply_where_everything_is_cached_is_one_line(formatter: EventFormatter) -> None:
+    texts = _texts(
+        formatter,
+        WorkflowApplyStarted(workflow="web", node_count=2),
+        NodeCached(node_path="base", run_id="r1"),
+        NodeCached(node_path="tools", run_id="r2"),
+        WorkflowApplyCompleted(workflow="web", ran=0, cached_node_count=2, node_count=2),
+    )
+    assert texts == ["ok web: 2 cached"]
+
+
+def test_cached_nodes_are_shown_once_something_runs(formatter: EventFormatter) -> None:
+    texts = _texts(
+        formatter,
+        WorkflowApplyStarted(workflow="web", node_count=2),
+        NodeCached(node_path="base", run_id="r1"),
+        NodeStarted(node_path="tools", index=2, total=2, run_id="r2"),
+        NodeCompleted(node_path="tools", run_id="r2"),
+        WorkflowApplyCompleted(workflow="web", ran=1, cached_node_count=1, node_count=2),
+    )
+    assert texts[:3] == ["* apply web", "  ok base  cached", "  * tools"]
+    assert texts[-1].startswith("ok web: ran 1, cached 1 in ")
 
 
 def test_debug_lines_show_only_with_debug(formatter: EventFormatter) -> None:

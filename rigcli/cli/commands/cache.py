@@ -6,7 +6,7 @@ from rigcli.cli.commands import gc as gc_commands
 from rigcli.cli.commands.workspace import confirm_destructive
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
-from rigcli.errors import RigError, UsageError
+from rigcli.errors import Declined, UsageError
 
 
 def _plural(count: int) -> str:
@@ -63,7 +63,11 @@ def invalidate(
     engine = session.engine
     if all_:
         confirm_destructive(
-            session, f"Invalidate every cached task in workflow {workflow}?", yes=yes, command="cache invalidate --all"
+            session,
+            f"Invalidate every cached task in workflow {workflow}?",
+            yes=yes,
+            command="cache invalidate --all",
+            kept=f"Kept the cache of workflow {workflow}",
         )
         count = session.run(engine.invalidate(workflow=workflow, all=True))
     elif task is not None:
@@ -95,15 +99,28 @@ def _pick_and_invalidate(session: Session, workflow: str) -> int:
         return 0
     picked = multi_select("Select tasks to invalidate", options)
     if not picked:
-        raise RigError("Nothing selected")
+        raise Declined("Nothing selected; nothing was invalidated")
     return sum(session.run(session.engine.invalidate(workflow=workflow, task=path)) for path in picked)
 
 
-def clear(session: Session, *, local: bool = False, global_: bool = False, collect: bool = False) -> int:
+_CLEARED = {"all": "every cached run", "local": "this project's cached runs", "global": "the global fragments' runs"}
+
+
+def clear(
+    session: Session, *, local: bool = False, global_: bool = False, yes: bool = False, collect: bool = False
+) -> int:
     if local and global_:
         raise UsageError("Choose --local or --global, not both")
     scope = "local" if local else "global" if global_ else "all"
     workflow = session.workflow()
+    # As destructive as invalidate --all (more: the runs are gone), so it asks the same way.
+    confirm_destructive(
+        session,
+        f"Delete {_CLEARED[scope]} of workflow {workflow}?",
+        yes=yes,
+        command="cache clear",
+        kept=f"Kept the cache of workflow {workflow}",
+    )
     count = session.run(session.engine.clear_cache(workflow=workflow, scope=scope))
     collected = gc_commands.offer(session, requested=collect)  # the machines and snapshots the runs held
     if session.opts.json:

@@ -13,10 +13,13 @@ from rigcli.errors import NotFoundError, RigError, UsageError
 from rigcli.jsonutil import JsonValue
 
 YES_FLAGS = ("-y", "--yes")
+HELP_FLAGS = ("-h", "--help")
 
 
 def op(session: Session, args: Sequence[str]) -> int:
     words = list(args)
+    if words[:1] and words[0] in HELP_FLAGS:
+        return _project_help(session)
     if not words or words[0].startswith("-"):
         raise UsageError(
             "op needs a target: rig op WORKSPACE OPERATION, rig op WORKSPACE/OPERATION or rig op OPERATION"
@@ -37,6 +40,8 @@ def op(session: Session, args: Sequence[str]) -> int:
             f'run a workspace operation as "rig op {target}/OPERATION"'
         )
     if target in workspaces:
+        if words[:1] and words[0] in HELP_FLAGS:
+            return _workspace_help(session, target)
         if not words or words[0].startswith("-"):
             workflow = session.workspace_workflow(target)
             ids = [info.id for info in session.engine.list_workspace_operations(workflow)]
@@ -135,6 +140,52 @@ def _prompt(session: Session, item: InputField, op_id: str) -> object:
     if item.kind == "array":
         return [convert(item, part.strip(), op_id, kind=item.item_kind) for part in answer.split(",") if part.strip()]
     return convert(item, answer, op_id)
+
+
+def _project_help(session: Session) -> int:
+    """``rig op --help``: how to call it, then the project's operations (when there is a project)."""
+    from rigcli.cli.app import OP_HELP
+    from rigcli.render.tables import print_message
+
+    usage = "\n".join(line for line in OP_HELP.strip().splitlines() if line != "\b")  # \b: click's no-rewrap mark
+    print_message(f"Usage: rig op TARGET [INPUTS]\n\n{usage}", err=False)
+    try:
+        engine = session.engine
+        workflows = [session.workflow_filter()] if session.opts.workflow else engine.workflow_names()
+    except RigError as exc:  # no project here (or it does not load): the usage alone still helps
+        print_message(f"\nRun it inside a rig project to see the project's operations ({exc})", err=False)
+        return 0
+    rows: list[list[object]] = []
+    for workflow in workflows:
+        rows += [[f"rig op {info.id}", _about(info)] for info in engine.list_operations(workflow)]
+        rows += [[f"rig op WORKSPACE {info.id}", _about(info)] for info in engine.list_workspace_operations(workflow)]
+    print_message("", err=False)
+    _print_operations(rows, "this project defines no operations")
+    names = sorted({str(record["name"]) for record in engine.list_workspaces(session.opts.workflow)})
+    print_message(f"\nWorkspaces: {', '.join(names) if names else 'none yet (rig fork NAME makes one)'}", err=False)
+    return 0
+
+
+def _workspace_help(session: Session, workspace: str) -> int:
+    """``rig op WORKSPACE --help``: the operations that workspace has."""
+    from rigcli.render.tables import print_message
+
+    workflow = session.workspace_workflow(workspace)
+    print_message(f"Usage: rig op {workspace} OPERATION [INPUTS]   (OPERATION --help shows its inputs)", err=False)
+    print_message(f"\nOperations of workspace {workspace} (workflow {workflow}):", err=False)
+    infos = session.engine.list_workspace_operations(workflow)
+    _print_operations([[f"rig op {workspace} {info.id}", _about(info)] for info in infos], "no operations")
+    return 0
+
+
+def _about(info: OperationInfo) -> str:
+    return info.description or info.title or ""
+
+
+def _print_operations(rows: list[list[object]], empty: str) -> None:
+    from rigcli.render.tables import print_table
+
+    print_table(["command", "description"], rows, empty=empty)
 
 
 def _print_help(info: OperationInfo, fields: list[InputField], command: str) -> None:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
-from rigcli.errors import RigError, UnknownWorkspaceError, UsageError
+from rigcli.errors import Declined, RigError, UnknownWorkspaceError, UsageError
 from rigcli.records import WorkspaceRecord
 
 
-def confirm_destructive(session: Session, question: str, *, yes: bool, command: str) -> None:
-    """Ask in a terminal; elsewhere (or with --json) insist on --yes."""
+def confirm_destructive(
+    session: Session, question: str, *, yes: bool, command: str, kept: str = "Nothing was changed"
+) -> None:
+    """Ask in a terminal; elsewhere (or with --json) insist on --yes. A "no" says what was ``kept`` (exit 1)."""
     if yes:
         return
     if not session.opts.interactive:
@@ -17,7 +19,7 @@ def confirm_destructive(session: Session, question: str, *, yes: bool, command: 
     from rigcli.render.prompts import confirm
 
     if not confirm(question, default=False):
-        raise RigError("Cancelled")
+        raise Declined(kept)
 
 
 def _label(record: WorkspaceRecord, several_workflows: bool) -> str:
@@ -41,7 +43,9 @@ def rm(
     if name is not None:
         try:
             workflow = session.workspace_workflow(name)
-            confirm_destructive(session, f"Remove workspace {name}?", yes=yes, command="rm")
+            confirm_destructive(
+                session, f"Remove workspace {name}?", yes=yes, command="rm", kept=f"Kept workspace {name}"
+            )
             with session.watch():
                 removed = session.run(engine.remove_workspace(name=name, workflow=workflow, force=force))
         except UnknownWorkspaceError:
@@ -57,14 +61,15 @@ def rm(
     records = list(engine.list_workspaces(session.workflow_filter()))
     several = len({record["workflow"] for record in records}) > 1
     if records and all_:
-        confirm_destructive(session, f"Remove all {len(records)} workspaces?", yes=yes, command="rm --all")
+        kept = f"Kept all {len(records)} workspaces"
+        confirm_destructive(session, f"Remove all {len(records)} workspaces?", yes=yes, command="rm --all", kept=kept)
     elif records:
         from rigcli.render.prompts import multi_select
 
         options = [(_label(record, several), str(record.get("status") or "")) for record in records]
         picked = set(multi_select("Select workspaces to remove", options))
         if not picked:
-            raise RigError("Nothing selected")
+            raise Declined("Nothing selected; kept every workspace")
         records = [record for record in records if _label(record, several) in picked]
     removed_all = []
     with session.watch():
