@@ -1,7 +1,7 @@
 """The quickstart story in containers: prepare an image, commit it, fork a container per workspace.
 
 Needs a running Docker daemon (DOCKER_HOST is honoured) and the image named by RIG_DOCKER_IMAGE
-(default rig/base:busybox). rig never pulls: build or pull the image yourself first.
+(default rig/base:busybox, which no registry has: build it first, see README.md). rig never pulls.
 """
 
 from __future__ import annotations

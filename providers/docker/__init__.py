@@ -47,6 +47,19 @@ def image_id_of(ref: Any) -> str:
     return ref_id(ref, provider_id=PROVIDER_ID, kind=IMAGE_KIND, key="image_id", what="docker image")
 
 
+def missing_image_hint(image: str) -> str:
+    """How to get ``image`` onto the daemon: pull it, unless it is one of rig's own (``rig/...``)."""
+    if image.startswith("rig/"):
+        # No registry has rig/ images (the examples' rig/base:busybox is built, as CI does): a
+        # `docker pull` would only fail again.
+        return (
+            f"{image} is built locally, not pulled: for example "
+            f"`printf 'FROM busybox\\n' | docker build -t {image} -`, "
+            "or set the provider's image (RIG_DOCKER_IMAGE in the examples) to one you have"
+        )
+    return f"Run: docker pull {image}"
+
+
 class DockerRuntime(BaseRuntime["DockerController"]):
     """What handlers receive: start containers, find them again, list what exists."""
 
@@ -159,7 +172,7 @@ class DockerController(BaseController):
             short = image[7:19] if image.startswith("sha256:") else image
             msg = (
                 f'Docker image "{short}" is not available on the daemon at {self.client.host}; '
-                f"rig never pulls images. Run: docker pull {image}"
+                f"rig never pulls images. {missing_image_hint(image)}"
             )
             if image.startswith("sha256:"):
                 msg = (

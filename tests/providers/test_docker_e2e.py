@@ -79,6 +79,15 @@ def test_a_missing_base_image_fails_apply_with_the_pull_to_run(containers_projec
     assert "Traceback" not in done.stderr
 
 
+def test_a_missing_rig_base_image_says_how_to_build_it_not_to_pull_it(containers_project: Rig) -> None:
+    rig = containers_project
+    rig.env["RIG_DOCKER_IMAGE"] = "rig/absent:1"  # rig's own namespace: no registry has it
+    done = rig.run("apply", check=False)
+    assert done.returncode == 1
+    assert "docker build -t rig/absent:1" in done.stderr
+    assert "docker pull" not in done.stderr
+
+
 def test_the_engine_api_story(containers_project: Rig, docker_daemon: Any) -> None:
     async def story(engine: Any) -> dict[str, Any]:
         applied = await engine.apply()

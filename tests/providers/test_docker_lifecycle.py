@@ -91,6 +91,13 @@ def test_a_missing_image_is_never_pulled(docker: Harness, docker_daemon: Any) ->
     assert docker_daemon.api.get("/images/rig-missing/image:1/json").status_code == 404
 
 
+def test_a_missing_rig_image_is_built_not_pulled(docker: Harness) -> None:
+    with pytest.raises(ProviderError) as caught:
+        docker.runtime.create_machine(image="rig/missing:1")
+    assert "docker build -t rig/missing:1" in str(caught.value)
+    assert "docker pull" not in str(caught.value)
+
+
 def test_an_unreachable_daemon_is_one_clear_line(make_harness: Any, tmp_path: Path) -> None:
     socket = tmp_path / "no-daemon.sock"
     harness = make_harness(plugin, {"image": "x", "host": f"unix://{socket}"})
