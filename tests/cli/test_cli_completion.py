@@ -86,6 +86,8 @@ def test_endpoint_candidates(project: Path) -> None:
     assert complete(project, "rig", "plan", "--workflow=") == ["--workflow=dev"]
     assert sorted(complete(project, "rig", "cache", "invalidate", "")) == ["base", "tools"]
     assert complete(project, "rig", "cache", "") == ["ls", "explain", "invalidate", "clear"]
+    assert "--yes" in complete(project, "rig", "cache", "clear", "-")  # asks like invalidate --all
+    assert "--help" in complete(project, "rig", "op", "--")  # lists the project's operations
     assert complete(project, "rig", "ls", "") == ["workspaces", "snapshots", "config"]
     assert complete(project, "rig", "completion", "") == ["bash", "zsh", "fish"]
     assert "local" in complete(project, "rig", "providers", "")

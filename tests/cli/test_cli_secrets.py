@@ -91,8 +91,13 @@ good = (
     .workspace_operation("show", run=show)
     .operation("status", run=status)
 )
+def brittle_create(workflow, workspace, vault):
+    raise RuntimeError(f"create refused {vault.token}")
+
+
 bad = sequence("bad").task("boom", boom)
-workflows = define_config(workflows=[good, bad], providers=providers)
+brittle = sequence("brittle").task("fine", lambda step: None).workspace(create=brittle_create)
+workflows = define_config(workflows=[good, bad, brittle], providers=providers)
 """
 
 
@@ -133,7 +138,10 @@ def test_a_secret_is_masked_in_every_output_and_stored_row(
         rig("--json", "--workflow", "good", "plan"),
         rig("--json", "--workflow", "good", "cache", "ls"),
         rig("--json", "rm", "dev", "--yes"),
+        rig("--workflow", "brittle", "fork", "broken", code=1),  # a failed record keeps its error, masked
     ]
+    listed = rig("--json", "--workflow", "brittle", "ls")
+    results.append(listed)
     # A crash: an unexpected error whose message holds the secret, with and without RIG_DEBUG.
     import rigcli.cli.commands.listing as listing
 
@@ -152,6 +160,7 @@ def test_a_secret_is_masked_in_every_output_and_stored_row(
     assert "x" * 100 in shown  # the long command line was shown (masked where the secret straddles two chunks)
     assert "Bearer ***!" in shown  # inside a longer string
     assert "cannot reach the vault with ***" in shown  # in an error message
+    assert "create refused ***" in listed.stdout  # the failed workspace record's error column
     assert secret_value not in shown
     minted = "minted-" + secret_value[::-1]
     assert minted not in shown  # a value the provider marked secret
