@@ -112,6 +112,12 @@ class NodeRun:
         return data
 
 
+def short_run_id(run_id: str) -> str:
+    """A run id as people see it: its last 8 characters. Run ids start with their creation time
+    (so they sort in creation order, state/runs.py) and end with random ones."""
+    return run_id[-8:]
+
+
 class WorkspaceRecord(TypedDict, total=False):
     """A row of ``workspaces``: the effects journal of ``fork`` and ``rm``."""
 
@@ -219,6 +225,7 @@ __all__ = [
     "describe_holder",
     "held_for",
     "parse_timestamp",
+    "short_run_id",
     "utc_datetime",
     "utc_now",
 ]

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
+from rigcli.state.postgres.connection import translate
+
 BACKENDS = ("sqlite", "postgresql")
 
 
@@ -34,7 +36,7 @@ def rows(location: str | Path, sql: str, params: tuple[Any, ...] = ()) -> list[t
 
         url, schema = _pg(str(location))
         with psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}") as connection:
-            cursor = connection.execute(sql.replace("?", "%s"), params)  # type: ignore[arg-type]
+            cursor = connection.execute(translate(sql), params)  # type: ignore[arg-type]
             return [tuple(row) for row in cursor.fetchall()] if cursor.description else []
     connection = sqlite3.connect(str(location))
     try:
@@ -63,7 +65,7 @@ def dict_rows(location: str | Path, sql: str, params: tuple[Any, ...] = ()) -> l
 
         url, schema = _pg(str(location))
         with psycopg.connect(url, autocommit=True, options=f"-c search_path={schema}", row_factory=dict_row) as db:
-            return list(db.execute(sql.replace("?", "%s"), params).fetchall())  # type: ignore[arg-type]
+            return list(db.execute(translate(sql), params).fetchall())  # type: ignore[arg-type]
     connection = sqlite3.connect(str(location))
     connection.row_factory = sqlite3.Row
     try:

@@ -212,8 +212,21 @@ def _plugin_identity(plugin: ProviderPlugin | None) -> JsonValue:
     }
 
 
+FINGERPRINT_KEY_ENV = "RIG_FINGERPRINT_KEY"
+
+
 def _load_secret_key(path: Path) -> bytes:
-    """A per-user random key: secrets change fingerprints without being recoverable from them."""
+    """A per-user random key: secrets change fingerprints without being recoverable from them.
+
+    ``$RIG_FINGERPRINT_KEY``, when set, replaces it: a team sharing one state (DESIGN §10) sets
+    the same value everywhere (CI and each developer), so tasks under a provider configured with
+    ``secret()`` get the same provider fingerprint in every clone and are shared too. Without it
+    such tasks are per user (``provider-changed`` for a teammate). The key never enters the state,
+    so a leaked database still does not let anyone test guesses of the secrets.
+    """
+    shared = os.environ.get(FINGERPRINT_KEY_ENV, "")
+    if shared:
+        return hashlib.sha256(b"rig-fingerprint-key:" + shared.encode()).digest()
     try:
         return path.read_bytes()
     except FileNotFoundError:

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from rigcli.engine.results import WorkflowPlan
+from rigcli.records import short_run_id
 from rigcli.render.plain import can_render, plain_stderr, plain_stdout, table_lines, write_lines
 
 if TYPE_CHECKING:  # Rich is imported only when a terminal (or a test) gets Rich output
@@ -102,7 +103,7 @@ def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
     rows = []
     for node in plan.nodes:
         if node.status == "cached":
-            why = f"run {node.run_id[:8]}" if node.run_id else "cached"
+            why = f"run {short_run_id(node.run_id)}" if node.run_id else "cached"
         else:
             why = node.reason.message or node.reason.code
         rows.append([str(node.index), node.status, node.path, why])

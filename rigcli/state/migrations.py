@@ -183,8 +183,11 @@ def _inspect(db: Connection, dialect: Dialect = SQLITE, transient: type[Exceptio
             return _Found("known", fresh=True)
         if "runtime_metadata" not in tables:
             return _Found("foreign", reason=f"unrecognised schema (tables: {', '.join(tables)})")
-        version, applied = _metadata(db, SCHEMA_VERSION_KEY), _metadata(db, MIGRATIONS_KEY)
-        written_by = _metadata(db, RIG_VERSION_KEY)
+        # One statement, so one snapshot: another rig may be migrating meanwhile, and a version
+        # read before its commit with a history read after it would look foreign.
+        keys = (SCHEMA_VERSION_KEY, MIGRATIONS_KEY, RIG_VERSION_KEY)
+        found = dict(db.execute('SELECT "key", value_json FROM runtime_metadata WHERE "key" IN (?, ?, ?)', keys))
+        version, applied, written_by = (json.loads(found[key]) if key in found else None for key in keys)
     except (sqlite3.Error, ValueError) as error:
         if isinstance(error, sqlite3.Error) and _is_transient(error):
             raise

@@ -7,6 +7,7 @@ from rigcli.cli.commands.workspace import confirm_destructive
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import Declined, UsageError
+from rigcli.records import short_run_id
 
 
 def _plural(count: int) -> str:
@@ -27,7 +28,7 @@ def cache_ls(session: Session) -> int:
             entry.status,
             entry.display_path or entry.node_path,
             entry.scope,
-            entry.run_id[:8],
+            short_run_id(entry.run_id),
             format_age(entry.created_at),
         ]
         for index, entry in enumerate(entries, start=1)
