@@ -9,17 +9,43 @@ from rigcli.records import WorkspaceRecord
 
 
 def confirm_destructive(
-    session: Session, question: str, *, yes: bool, command: str, kept: str = "Nothing was changed"
+    session: Session, question: str, *, yes: bool, command: str, note: str = "", kept: str = "Nothing was changed"
 ) -> None:
-    """Ask in a terminal; elsewhere (or with --json) insist on --yes. A "no" says what was ``kept`` (exit 1)."""
+    """Ask in a terminal; elsewhere (or with --json) insist on --yes.
+
+    ``note`` says what is special; a "no" says what was ``kept`` and exits 1 without "error:".
+    """
     if yes:
         return
     if not session.opts.interactive:
-        raise RigError(f"{command} requires --yes when not running in an interactive terminal")
+        why = f" ({note})" if note else ""
+        raise RigError(f"{command} requires --yes when not running in an interactive terminal{why}")
     from rigcli.render.prompts import confirm
 
     if not confirm(question, default=False):
         raise Declined(kept)
+
+
+def _others(records: list[WorkspaceRecord]) -> dict[str, str]:
+    """Workspace name → owner, for the records someone else (another user@host) created."""
+    from rigcli.state.process import this_owner
+
+    me = this_owner()
+    return {str(record["name"]): str(record["owner"]) for record in records if record.get("owner") not in (None, me)}
+
+
+def _owner_note(others: dict[str, str]) -> str:
+    if len(others) == 1:
+        [(name, owner)] = others.items()
+        return f"workspace {name} belongs to {owner}"
+    return "workspaces of others: " + ", ".join(f"{name} ({owner})" for name, owner in sorted(others.items()))
+
+
+def _say_whose(session: Session, others: dict[str, str]) -> None:
+    if others:
+        from rigcli.render.tables import print_message
+
+        print_message(f"{_owner_note(others)}; removing {'it' if len(others) == 1 else 'them'}", style="yellow")
 
 
 def _label(record: WorkspaceRecord, several_workflows: bool) -> str:
@@ -43,9 +69,11 @@ def rm(
     if name is not None:
         try:
             workflow = session.workspace_workflow(name)
-            confirm_destructive(
-                session, f"Remove workspace {name}?", yes=yes, command="rm", kept=f"Kept workspace {name}"
-            )
+            others = _others([item for item in engine.list_workspaces(workflow) if item.get("name") == name])
+            note = _owner_note(others) if others else ""
+            question = f"Remove workspace {name}" + (f" ({note})?" if note else "?")
+            confirm_destructive(session, question, yes=yes, command="rm", note=note, kept=f"Kept workspace {name}")
+            _say_whose(session, others)
             with session.watch():
                 removed = session.run(engine.remove_workspace(name=name, workflow=workflow, force=force))
         except UnknownWorkspaceError:
@@ -61,8 +89,12 @@ def rm(
     records = list(engine.list_workspaces(session.workflow_filter()))
     several = len({record["workflow"] for record in records}) > 1
     if records and all_:
+        others = _others(records)
+        note = _owner_note(others) if others else ""
+        question = f"Remove all {len(records)} workspaces" + (f" ({note})?" if note else "?")
         kept = f"Kept all {len(records)} workspaces"
-        confirm_destructive(session, f"Remove all {len(records)} workspaces?", yes=yes, command="rm --all", kept=kept)
+        confirm_destructive(session, question, yes=yes, command="rm --all", note=note, kept=kept)
+        _say_whose(session, others)
     elif records:
         from rigcli.render.prompts import multi_select
 
