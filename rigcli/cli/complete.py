@@ -139,7 +139,7 @@ def _option_values(option: str, current: str, source: ProjectSource) -> list[Ite
         return source.workflows()
     if option in ("-C", "--chdir"):
         return paths(current, dirs_only=True)
-    if option in ("--config", "--state"):
+    if option in ("--config", "--state", "--to"):
         return paths(current, dirs_only=False)
     return []
 
@@ -149,8 +149,8 @@ def _positionals(tree: CommandSpec, pos: Position, source: ProjectSource) -> lis
     command, count = pos.command, len(pos.positionals)
     if command is None or command == "help":
         return [(name, spec.help) for name, spec in tree.subcommands.items() if not spec.hidden]
-    if command == "cache" and pos.sub is None:
-        return [(name, spec.help) for name, spec in tree.subcommands["cache"].subcommands.items()]
+    if command in ("cache", "state") and pos.sub is None:
+        return [(name, spec.help) for name, spec in tree.subcommands[command].subcommands.items()]
     if command == "cache" and pos.sub in ("explain", "invalidate") and count == 0:
         return source.task_paths(valid_only=pos.sub == "invalidate")
     if command == "rm" and count == 0:
