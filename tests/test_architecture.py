@@ -58,7 +58,12 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 PROVIDER_ALLOWED = ("rigcli.provider_api", "rigcli.provider_kit", *ROOMS[0][1])
 # Third-party and stdlib modules that belong to one room only.
-CONFINED = {"typer": ("rigcli.cli",), "rich": ("rigcli.render",), "sqlite3": ("rigcli.state",)}
+CONFINED = {
+    "typer": ("rigcli.cli",),
+    "rich": ("rigcli.render",),
+    "sqlite3": ("rigcli.state",),
+    "psycopg": ("rigcli.state.postgres",),  # the PostgreSQL driver: behind the dialect seam only
+}
 
 
 @dataclass(frozen=True)
