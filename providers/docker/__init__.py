@@ -196,13 +196,7 @@ class DockerController(BaseController):
         }
 
     def remove_container(self, container_id: str, machine_id: str | None) -> None:
-        self.client.request(
-            "DELETE",
-            f"/containers/{container_id}",
-            params={"force": "true", "v": "true"},
-            ok=(204, 404),
-            what="container removal",
-        )
+        effects_on_daemon.remove_container(self.client, container_id)
         if machine_id:
             self.setup.storage.delete(f"machine:{machine_id}")
             self.setup.effects.deleted(machine_id)
@@ -212,16 +206,10 @@ class DockerController(BaseController):
         value = stored["value"] if stored is not None else None
         # Without a record, the container name (which is the machine id) still finds it.
         container = value.get("container_id") if isinstance(value, dict) else machine_id
-        response = self.client.request(
-            "DELETE",
-            f"/containers/{container}",
-            params={"force": "true", "v": "true"},
-            ok=(204, 404),
-            what="container removal",
-        )
+        removed = effects_on_daemon.remove_container(self.client, str(container))
         self.setup.storage.delete(f"machine:{machine_id}")
         self.setup.effects.deleted(machine_id)
-        return stored is not None or response.status_code == 204
+        return stored is not None or removed
 
     def commit(self, machine: DockerMachine, effects: EffectJournal) -> dict[str, Any]:
         tag = f"{machine.id}-{secrets.token_hex(4)}"  # the image's effect id: its tag finds it before its id is known

@@ -7,6 +7,7 @@ project is ever listed.
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from providers.docker.client import DockerClient
@@ -16,6 +17,7 @@ from rigcli.provider_api import EffectEntry, KeyValueStore
 SNAPSHOT_REPO = "rig/snapshot"  # snapshots are tagged so `docker image prune` leaves them alone
 EFFECT_LABEL = "rig.effect"
 KIND_LABEL = "rig.kind"  # "machine" on containers, "snapshot" on committed images
+REMOVAL_WAIT_SECONDS = 30.0  # how long a removal already in progress (HTTP 409) is waited for
 
 
 def snapshot_changes(effect_id: str) -> str:
@@ -56,6 +58,25 @@ def find(client: DockerClient, project_dir: str) -> list[EffectEntry]:
     return found
 
 
+def remove_container(client: DockerClient, target: str, *, wait: float = REMOVAL_WAIT_SECONDS) -> bool:
+    """Force-remove a container by id or name; True if it was there. A removal already in progress
+    (a killed rig's request the daemon is still carrying out) is waited for, not taken as a failure."""
+    deadline = time.monotonic() + wait
+    while True:
+        response = client.request(
+            "DELETE",
+            f"/containers/{target}",
+            params={"force": "true", "v": "true"},
+            ok=(204, 404, 409),
+            what="container removal",
+        )
+        if response.status_code != 409:
+            return bool(response.status_code == 204)
+        if "in progress" not in response.text or time.monotonic() > deadline:
+            raise client.error(response, "container removal")
+        time.sleep(0.1)  # the other removal ends in a moment; then ours answers 404 (gone) or 204
+
+
 def remove(client: DockerClient, storage: KeyValueStore, effect: EffectEntry) -> bool:
     """Remove a journaled or found container or image; False when the daemon says it is gone."""
     resource = effect["resource"]
@@ -65,15 +86,9 @@ def remove(client: DockerClient, storage: KeyValueStore, effect: EffectEntry) ->
     if effect["kind"] == "container":
         # Before its reply, only its name (the effect id) is known; the name finds it too.
         target = str(resource.get("container_id") or resource.get("machine_id") or effect["id"])
-        response = client.request(
-            "DELETE",
-            f"/containers/{target}",
-            params={"force": "true", "v": "true"},
-            ok=(204, 404),
-            what="container removal",
-        )
+        removed = remove_container(client, target)
         storage.delete(f"machine:{resource.get('machine_id') or effect['id']}")
-        return bool(response.status_code == 204)
+        return removed
     if effect["kind"] == "image":
         image_id = resource.get("image_id")
         target = str(image_id or f"{SNAPSHOT_REPO}:{effect['id']}")  # the tag, when the commit reply was lost
@@ -86,4 +101,4 @@ def remove(client: DockerClient, storage: KeyValueStore, effect: EffectEntry) ->
     raise ProviderError(f"docker cannot remove a {effect['kind']!r} effect")
 
 
-__all__ = ["EFFECT_LABEL", "KIND_LABEL", "SNAPSHOT_REPO", "find", "remove", "snapshot_changes"]
+__all__ = ["EFFECT_LABEL", "KIND_LABEL", "SNAPSHOT_REPO", "find", "remove", "remove_container", "snapshot_changes"]

@@ -146,13 +146,8 @@ class LocalStore:
         return MachineRecord.from_json(stored["value"]) if stored else None
 
     def delete_machine(self, record: MachineRecord, effects: EffectJournal) -> None:
-        target = self.machine_dir(record)
-        if target.exists():
-            # Rename first so a half-deleted tree never looks like a live machine.
-            doomed = target.parent / f".del-{record.id}-{secrets.token_hex(3)}"
-            os.replace(target, doomed)
-            remove_tree(doomed)
-        self.storage.delete(f"machine:{record.id}")
+        # Also what an earlier, killed delete left (.del-<id>-…): marked deleted means all gone.
+        self.remove_effect(record.id)
         effects.deleted(record.id)
 
     def list_machines(self) -> list[MachineRecord]:
@@ -202,15 +197,10 @@ class LocalStore:
         return record
 
     def delete_snapshot(self, snapshot_id: str, effects: EffectJournal) -> bool:
-        target = self.snapshot_dir(snapshot_id)
-        existed = target.exists()
-        if existed:
-            doomed = target.parent / f".del-{snapshot_id}-{secrets.token_hex(3)}"
-            os.replace(target, doomed)
-            remove_tree(doomed)
-        forgotten = self.storage.delete(f"snapshot:{snapshot_id}")
+        self.snapshot_dir(snapshot_id)  # refuses an id that is not a snapshot's
+        removed = self.remove_effect(snapshot_id)
         effects.deleted(snapshot_id)
-        return forgotten or existed
+        return removed
 
     def list_snapshots(self) -> list[SnapshotRecord]:
         records = [SnapshotRecord.from_json(item["value"]) for item in self.storage.entries("snapshot:")]
@@ -227,7 +217,11 @@ class LocalStore:
         parent = self.root / folder
         found = False
         if parent.is_dir():
-            for entry in parent.iterdir():
+            live = parent / effect_id
+            if live.exists() or live.is_symlink():
+                # Rename first so a half-deleted tree never looks like a live machine or snapshot.
+                os.replace(live, parent / f".del-{effect_id}-{secrets.token_hex(3)}")
+            for entry in sorted(parent.iterdir()):
                 named = _OURS.match(entry.name)
                 if named is not None and named["id"] == effect_id:
                     found = True

@@ -109,3 +109,35 @@ def test_a_daemon_that_does_not_answer_is_never_taken_as_gone(journaled: Any, tm
     with pytest.raises(ProviderError):
         down.find_effects()
     down.close()
+
+
+class _InProgressDaemon:
+    """Answers a container removal with 409 "already in progress" twice, then 404 (gone)."""
+
+    host = "unix:///fake.sock"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def request(self, method: str, path: str, **kwargs: Any) -> Any:
+        import httpx
+
+        self.calls += 1
+        if self.calls <= 2:
+            return httpx.Response(409, json={"message": "removal of container c1 is already in progress"})
+        return httpx.Response(404, json={"message": "No such container: c1"})
+
+    def error(self, response: Any, what: str) -> ProviderError:
+        return ProviderError(f"Docker {what} failed (HTTP {response.status_code})")
+
+
+def test_a_removal_already_in_progress_is_waited_for_not_reported() -> None:
+    # A killed rig's DELETE is still being carried out by the daemon when rm runs again.
+    from providers.docker.effects import remove_container
+
+    daemon = _InProgressDaemon()
+    assert remove_container(daemon, "c1") is False  # type: ignore[arg-type]
+    assert daemon.calls == 3
+    stuck = _InProgressDaemon()
+    with pytest.raises(ProviderError, match="409"):
+        remove_container(stuck, "c1", wait=0)  # type: ignore[arg-type]
