@@ -177,3 +177,25 @@ def test_gc_never_takes_an_uncertain_answer_as_gone(tmp_path: Path) -> None:
     (project / "daemon-down").unlink()
     assert _removed(_gc(project)) == [thing]
     assert _names(project / "things") == []
+
+
+def test_in_a_terminal_cache_invalidate_offers_to_collect_what_it_orphaned(tmp_path: Path) -> None:
+    import pexpect
+
+    project = write_project(tmp_path / "project", CONFIG)
+    assert run_rig("apply", cwd=project).returncode == 0
+    child = pexpect.spawn(
+        RIG,
+        ["cache", "invalidate", "build"],
+        cwd=str(project),
+        env=env_with_rig({"TERM": "xterm"}),
+        encoding="utf-8",
+        dimensions=(40, 120),
+        timeout=60,
+    )
+    child.expect(r"Also delete the 2 machines and snapshots nothing refers to any more \(rig gc\)\?")
+    child.sendline("y")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, child.before
+    assert _names(project / ".rig" / "snapshots") == [] and _names(project / ".rig" / "machines") == []
