@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from collections.abc import Iterator
 
 from rigcli.authoring.project import check_workspace_name
-from rigcli.engine import capture
 from rigcli.engine.core import EngineCore
-from rigcli.engine.effects import Owner
 from rigcli.engine.driver import need_event_loop
+from rigcli.engine.effects import Owner
 from rigcli.engine.inputs import WorkspaceResolver, operation_info, validate_input
 from rigcli.engine.invoke import NamedContext, build_kwargs, call_handler, freeze, json_result
 from rigcli.engine.reconcile import remove_workspace_effects
@@ -47,6 +47,17 @@ REMOVE = "remove"  # every workflow that creates workspaces has this workspace o
 
 def _message(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, RigError) else f"{type(exc).__name__}: {exc}"
+
+
+@contextlib.contextmanager
+def _failures_as(label: str) -> Iterator[None]:
+    """An operation's own exception becomes a TaskError naming it (exit 1), never an internal error."""
+    try:
+        yield
+    except RigError:
+        raise
+    except Exception as exc:
+        raise TaskError(f"{label} failed: {type(exc).__name__}: {exc}") from exc
 
 
 class WorkspaceMixin(EngineCore):
@@ -93,6 +104,8 @@ class WorkspaceMixin(EngineCore):
     ) -> object:
         """Call a hook; ``consented``: an operation the user named, so its host commands need no asking."""
         await need_event_loop()  # hooks run in a worker thread that reports back to the loop
+        from rigcli.engine import capture  # with logging, only when a hook really runs
+
         fixed: dict[str, object] = {
             "config": freeze({}),
             "local": self.local,
@@ -282,17 +295,18 @@ class WorkspaceMixin(EngineCore):
             selected, record = self.find_workspace(workspace, selected.name)  # again, under the lock
             self.emit(WorkspaceOperationStarted(workflow=selected.name, workspace=workspace, operation=operation))
             session = await self.session(selected, "require")
-            result = await self._run_hook(
-                selected,
-                session,
-                HookSpec(spec.definition.run, spec.providers, operation),
-                node_path=f"{workspace}/{operation}",
-                workflow_ctx=record.get("workflow_ctx"),
-                workspace=NamedContext(workspace, freeze(record.get("ctx"))),
-                input_value=value,
-                owner=("workspace", record["id"]),  # machines an operation makes are the workspace's
-                consented=True,
-            )
+            with _failures_as(f"Workspace operation {operation} on {workspace}"):
+                result = await self._run_hook(
+                    selected,
+                    session,
+                    HookSpec(spec.definition.run, spec.providers, operation),
+                    node_path=f"{workspace}/{operation}",
+                    workflow_ctx=record.get("workflow_ctx"),
+                    workspace=NamedContext(workspace, freeze(record.get("ctx"))),
+                    input_value=value,
+                    owner=("workspace", record["id"]),  # machines an operation makes are the workspace's
+                    consented=True,
+                )
             output = json_result(result, f"Workspace operation {operation} result")
             self.emit(WorkspaceOperationCompleted(workflow=selected.name, workspace=workspace, operation=operation))
             return output
@@ -315,16 +329,17 @@ class WorkspaceMixin(EngineCore):
             session = await self.session(selected, "require")
             plan = await self.plan_with(selected, session)
             self.emit(OperationStarted(workflow=selected.name, operation=operation))
-            result = await self._run_hook(
-                selected,
-                session,
-                HookSpec(spec.definition.run, spec.providers, operation),
-                node_path=f"op:{operation}",
-                workflow_ctx=plan.final_context,
-                workspace=None,
-                input_value=value,
-                consented=True,
-            )
+            with _failures_as(f"Operation {operation}"):
+                result = await self._run_hook(
+                    selected,
+                    session,
+                    HookSpec(spec.definition.run, spec.providers, operation),
+                    node_path=f"op:{operation}",
+                    workflow_ctx=plan.final_context,
+                    workspace=None,
+                    input_value=value,
+                    consented=True,
+                )
             output = json_result(result, f"Operation {operation} result")
             self.emit(OperationCompleted(workflow=selected.name, operation=operation))
             return output
