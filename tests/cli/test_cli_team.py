@@ -207,6 +207,29 @@ def test_a_writer_killed_holding_the_lock_frees_it_and_b_applies_at_once(
     _clean(after, postgres_server.password)
 
 
+def test_a_waiter_says_who_holds_the_lock_and_ctrl_c_ends_the_wait(team: tuple[str, Clone, Clone]) -> None:
+    url, alice, bob = team
+    holder = alice.start("apply", RIG_TEST_SLEEP_DEPS="60")
+    waiter: subprocess.Popen[str] | None = None
+    try:
+        _wait_for(lambda: "deps" in _marks(alice), "alice's apply to reach deps")
+        waiter = bob.start("apply")
+        _wait_for(lambda: rows(url, "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'")[0][0] >= 1, "lock")
+        time.sleep(1.0)  # bob is polling by now
+        waiter.send_signal(signal.SIGINT)
+        _, stderr = waiter.communicate(timeout=20)
+        assert waiter.returncode == 130, stderr
+        assert f"waiting for the state lock held by rig apply (pid {holder.pid} on {this_host()} by alice)" in stderr
+        assert "Traceback" not in stderr
+        assert holder.poll() is None  # the holder is untouched, and bob started nothing
+        assert _marks(bob) == ["deps", "toolchain"]
+    finally:
+        for proc in (holder, waiter):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
 def test_eight_concurrent_writers_from_two_clones_run_every_task_once(
     team: tuple[str, Clone, Clone], postgres_server: Any
 ) -> None:

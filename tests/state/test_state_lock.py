@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rigcli.errors import StateError, StateLockedError
+from rigcli.errors import InterruptedRunError, StateError, StateLockedError
 from rigcli.records import LockHolder
 from rigcli.state import StateStore
 from rigcli.state.process import this_host, this_user
@@ -150,3 +150,14 @@ def test_another_thread_waits_for_the_first(store: StateStore) -> None:
     thread.join(10)
     assert order == ["first", "second"]
     assert [(info["pid"], info["command"]) for info in waited] == [(os.getpid(), "apply")]
+
+
+def test_a_cancelled_wait_ends_at_once_and_takes_nothing(store: StateStore, holder: subprocess.Popen[str]) -> None:
+    cancelled = threading.Event()
+    threading.Timer(0.3, cancelled.set).start()
+    started = time.monotonic()
+    with pytest.raises(InterruptedRunError), store.lock("fork", cancelled=cancelled.is_set):
+        pytest.fail("acquired a lock another process holds")
+    assert time.monotonic() - started < 5
+    seen = store.status().lock
+    assert seen is not None and seen["pid"] == holder.pid  # the holder still has it
