@@ -148,6 +148,11 @@ def start_server() -> PostgresServer:
     bindir = find_bindir()
     if bindir is None:
         raise FileNotFoundError("no PostgreSQL server binaries (initdb, pg_ctl) under /usr/lib/postgresql or on PATH")
+    if os.geteuid() == 0:
+        try:
+            pwd.getpwnam("postgres")
+        except KeyError:
+            raise FileNotFoundError("running as root, and there is no postgres user to run the server as") from None
     server = PostgresServer(bindir)
     try:
         server.initialize()
