@@ -130,7 +130,7 @@ class CrashProject:
         self.check(self.rig("apply"), "apply")
         base = self.rig("--json", "plan").json["final_context"]["base"]
         self.base = str(base.get("snapshot_id") or base.get("image_id"))
-        self.duration = {op: self._calibrate(op) for op in OPS}
+        self.duration = {op: self._calibrate(op) for op in OPS}  # (whole, window) seconds
 
     # -- running rig ------------------------------------------------------------------------------
     def rig(self, *args: str) -> Result:
@@ -153,20 +153,37 @@ class CrashProject:
             start_new_session=True,  # its own process group: the kill takes rig and all it started
         )
 
-    def _calibrate(self, op: str) -> float:
-        """How long an unkilled command takes here (the quicker of two runs)."""
-        times = []
+    def _calibrate(self, op: str) -> tuple[float, float]:
+        """(whole command, its in-progress window) of an unkilled command here, the quicker of two runs.
+
+        The window starts when the record turns ``creating`` (fork) or ``removing`` (rm): from then
+        on the command makes or removes machines, where a kill matters most.
+        """
+        wholes, windows = [], []
         for attempt in range(2):
             name = f"calibrate-{op}-{attempt}"
             if op == "rm":
                 self.check(self.rig("fork", name), "fork")
             started = time.monotonic()
             process = self._spawn(*(["fork", name] if op == "fork" else ["rm", name, "--yes"]))
+            entered = self._wait_for_window(process, name, op, limit=120)
             process.wait(timeout=120)
-            times.append(time.monotonic() - started)
+            ended = time.monotonic()
+            wholes.append(ended - started)
+            windows.append(ended - (entered if entered is not None else started))
             if op == "fork":
                 self.check(self.rig("rm", name, "--yes"), "rm")
-        return min(times)
+        return min(wholes), min(windows)
+
+    def _wait_for_window(self, process: subprocess.Popen[bytes], name: str, op: str, *, limit: float) -> float | None:
+        """When the record entered the in-progress state (None if the command ended or ``limit`` passed)."""
+        wanted = "creating" if op == "fork" else "removing"
+        deadline = time.monotonic() + limit
+        while process.poll() is None and time.monotonic() < deadline:
+            if self._status(name) == wanted:
+                return time.monotonic()
+            time.sleep(0.005)
+        return None
 
     # -- one trial -----------------------------------------------------------------------------------
     def trial(self, op: str, index: int, rng: random.Random) -> Trial:
@@ -176,10 +193,15 @@ class CrashProject:
             argv = ["rm", name, "--yes"]
         else:
             argv = ["fork", name]
-        # Most of the interesting instants are after rig has started up: bias towards them.
-        delay = rng.uniform(0.2, 1.05) * self.duration[op]
+        whole, window = self.duration[op]
         process = self._spawn(*argv)
-        time.sleep(delay)
+        started = time.monotonic()
+        if rng.random() < 0.3:  # any instant: start-up, the lock, the (cached) apply, the hook
+            time.sleep(rng.uniform(0.0, whole))
+        else:  # while machines are being made or removed, where a kill leaves the most behind
+            self._wait_for_window(process, name, op, limit=whole * 3)
+            time.sleep(rng.uniform(0.0, window))
+        delay = time.monotonic() - started
         killed = process.poll() is None
         with contextlib.suppress(ProcessLookupError):  # already exited, group and all
             os.killpg(process.pid, signal.SIGKILL)
