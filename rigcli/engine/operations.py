@@ -1,0 +1,129 @@
+"""Operations: workflow-level ones (``rig op OPERATION``) and workspace ones (``rig op WORKSPACE OPERATION``)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from rigcli.engine.inputs import WorkspaceResolver, operation_info, validate_input
+from rigcli.engine.invoke import NamedContext, freeze, json_result
+from rigcli.engine.results import OperationInfo
+from rigcli.engine.workspaces import REMOVE, WorkspaceMixin
+from rigcli.errors import NotFoundError, RigError, TaskError, UsageError
+from rigcli.events import (
+    OperationCompleted,
+    OperationStarted,
+    WorkspaceOperationCompleted,
+    WorkspaceOperationStarted,
+)
+from rigcli.graph import CompiledWorkflow, HookSpec
+from rigcli.jsonutil import JsonValue
+
+
+@contextlib.contextmanager
+def _failures_as(label: str) -> Iterator[None]:
+    """An operation's own exception becomes a TaskError naming it (exit 1), never an internal error."""
+    try:
+        yield
+    except RigError:
+        raise
+    except Exception as exc:
+        raise TaskError(f"{label} failed: {type(exc).__name__}: {exc}") from exc
+
+
+class OperationsMixin(WorkspaceMixin):
+    def _chosen(self, workflow: str | None) -> list[CompiledWorkflow]:
+        return [self.select(workflow)] if workflow else list(self.project.workflows.values())
+
+    def list_operations(self, workflow: str | None = None) -> list[OperationInfo]:
+        """Workflow-level operations (``rig op OPERATION``)."""
+        return [
+            operation_info(wf.name, op.definition) for wf in self._chosen(workflow) for op in wf.operations.values()
+        ]
+
+    def list_workspace_operations(self, workflow: str | None = None) -> list[OperationInfo]:
+        """Workspace operations (``rig op WORKSPACE OPERATION``), with the built-in ``remove``."""
+        infos: list[OperationInfo] = []
+        for wf in self._chosen(workflow):
+            infos.extend(operation_info(wf.name, op.definition) for op in wf.workspace_operations.values())
+            if wf.creates_workspace:
+                infos.append(OperationInfo(REMOVE, wf.name, True, "Remove", "Remove this workspace", None, None))
+        return infos
+
+    async def run_workspace_operation(
+        self, workspace: str, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
+    ) -> JsonValue:
+        """Run ``operation`` on ``workspace``; running it is the user's consent to its host commands."""
+        selected, record = self.find_workspace(workspace, workflow)
+        if operation == REMOVE:
+            removed = await self.remove_workspace(workspace, selected.name, consented=True)
+            return json_result(dict(removed), "Removed workspace")
+        spec = selected.workspace_operations.get(operation)
+        if spec is None:
+            available = ", ".join([*selected.workspace_operations, REMOVE])
+            raise NotFoundError(
+                f'Workflow {selected.name} has no workspace operation "{operation}" (available: {available})'
+            )
+        value = validate_input(spec.definition, input or {}, self._resolve_workspace_ref(selected))
+        with self.project.stores.writing(f"op {workspace} {operation}"):
+            selected, record = self.find_workspace(workspace, selected.name)  # again, under the lock
+            self.emit(WorkspaceOperationStarted(workflow=selected.name, workspace=workspace, operation=operation))
+            session = await self.session(selected, "require")
+            with _failures_as(f"Workspace operation {operation} on {workspace}"):
+                result = await self._run_hook(
+                    selected,
+                    session,
+                    HookSpec(spec.definition.run, spec.providers, operation),
+                    node_path=f"{workspace}/{operation}",
+                    workflow_ctx=record.get("workflow_ctx"),
+                    workspace=NamedContext(workspace, freeze(record.get("ctx"))),
+                    input_value=value,
+                    owner=("workspace", record["id"]),  # machines an operation makes are the workspace's
+                    consented=True,
+                )
+            output = json_result(result, f"Workspace operation {operation} result")
+            self.emit(WorkspaceOperationCompleted(workflow=selected.name, workspace=workspace, operation=operation))
+            return output
+
+    async def run_operation(
+        self, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
+    ) -> JsonValue:
+        """Run a workflow-level operation against the workflow's planned context."""
+        owners = [wf for wf in self.project.workflows.values() if operation in wf.operations]
+        if workflow is not None:
+            owners = [wf for wf in owners if wf.name == self.select(workflow).name]
+        if not owners:
+            raise NotFoundError(f'Unknown operation "{operation}"')
+        if len(owners) > 1:
+            raise UsageError(f"Multiple workflows define operation {operation}; pass --workflow")
+        selected = owners[0]
+        spec = selected.operations[operation]
+        value = validate_input(spec.definition, input or {}, self._resolve_workspace_ref(selected))
+        with self.project.stores.writing(f"op {operation}"):
+            session = await self.session(selected, "require")
+            plan = await self.plan_with(selected, session)
+            self.emit(OperationStarted(workflow=selected.name, operation=operation))
+            with _failures_as(f"Operation {operation}"):
+                result = await self._run_hook(
+                    selected,
+                    session,
+                    HookSpec(spec.definition.run, spec.providers, operation),
+                    node_path=f"op:{operation}",
+                    workflow_ctx=plan.final_context,
+                    workspace=None,
+                    input_value=value,
+                    consented=True,
+                )
+            output = json_result(result, f"Operation {operation} result")
+            self.emit(OperationCompleted(workflow=selected.name, operation=operation))
+            return output
+
+    def _resolve_workspace_ref(self, workflow: CompiledWorkflow) -> WorkspaceResolver:
+        def resolve(name: str) -> dict[str, JsonValue]:
+            _, record = self.find_workspace(name, workflow.name)
+            return {"name": record["name"], "ctx": record.get("ctx") or {}}
+
+        return resolve
+
+
+__all__ = ["OperationsMixin"]
