@@ -281,7 +281,7 @@ def help_command(command: Annotated[list[str] | None, typer.Argument(help="Comma
 
 
 # Every command's --help ends with the global options, which Typer only shows on the root.
-for _info in [*app.registered_commands, *cache_app.registered_commands]:
+for _info in [*app.registered_commands, *cache_app.registered_commands, *state_app.registered_commands]:
     _info.epilog = _info.epilog or GLOBAL_HELP
 
 
