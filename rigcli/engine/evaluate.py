@@ -286,8 +286,12 @@ class Evaluation:
             provider_fingerprint=self.session.fingerprint(task.providers),
             upstream_run_ids=upstream,
         )
-        self.emit(NodeStarted(node_path=task.path, index=task.index + 1, total=len(self.workflow.tasks), run_id=run_id))
+        # From here on every way out finishes the run, whatever raises (a listener too): a run
+        # is left ``running`` only by a process that died, never by one that is still here.
         try:
+            self.emit(
+                NodeStarted(node_path=task.path, index=task.index + 1, total=len(self.workflow.tasks), run_id=run_id)
+            )
             output = await self._call(task, ctx, run_id)
         except Restart:
             store.finish_run(run_id, status="succeeded", output=None)
@@ -297,15 +301,25 @@ class Evaluation:
             store.finish_run(run_id, status="interrupted", error="interrupted")
             self.emit(NodeFailed(node_path=task.path, error="interrupted", run_id=run_id))
             raise
-        except Exception as exc:
+        except SystemExit as exc:  # the handler's thread hands it over like any other exception
+            message = f"Task {task.path} called sys.exit({exc.code!r})"
+            store.finish_run(run_id, status="failed", error=message)
+            self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
+            raise TaskError(message) from None
+        except BaseException as exc:
             message = str(exc) if isinstance(exc, RigError) else f"Task {task.path} failed: {type(exc).__name__}: {exc}"
             store.finish_run(run_id, status="failed", error=message)
             self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
-            if isinstance(exc, RigError):
+            if isinstance(exc, RigError) or not isinstance(exc, Exception):
                 raise
             raise TaskError(message) from exc
         artifacts: list[JsonValue] = [dict(ref) for ref in find_artifacts(output)]
-        store.finish_run(run_id, status="succeeded", output=output, artifacts=artifacts)
+        try:
+            store.finish_run(run_id, status="succeeded", output=output, artifacts=artifacts)
+        except BaseException as exc:  # e.g. a full disk: the smaller record of a failure may still fit
+            message = f"Task {task.path}: its result could not be recorded: {exc}"
+            store.finish_run(run_id, status="failed", error=message)
+            raise
         self.ran += 1
         incoming = {canonical_json(dict(ref)) for ref in find_artifacts(ctx)}
         for artifact in artifacts:

@@ -30,6 +30,7 @@ from rigcli.state.migrations import (
     SchemaSyncResult,
     sync_schema_file,
 )
+from rigcli.state.reserve import before_write, room_for_a_run
 
 # Writers are serialised by the state lock, so waiting here only covers readers' schema
 # bookkeeping and other rig processes' short commits.
@@ -185,6 +186,8 @@ class StateDatabase:
         with self._mutex:
             if self._deferred:
                 self._materialize()
+            if self.dialect is SQLITE:
+                before_write(self.path)  # room for the journal's last writes on a full disk (reserve.py)
             try:
                 db = self._connection()
                 self.dialect.begin_write(db)
@@ -199,6 +202,12 @@ class StateDatabase:
                 if mapped is None:
                     raise
                 raise mapped from error
+
+    def _require_room(self) -> None:
+        """Before a run starts: refuse unless the journal could still finish it on a full disk."""
+        if self.dialect is SQLITE and not self.read_only and not room_for_a_run(self.path):
+            msg = f"Not enough free disk space to record a run in {self.path}; free some space and run again"
+            raise StateError(msg)
 
     def _rollback(self, db: Connection) -> None:
         assert isinstance(db, sqlite3.Connection)

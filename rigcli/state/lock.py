@@ -14,6 +14,7 @@ ends with InterruptedRunError and nothing has been taken.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -193,8 +194,9 @@ def state_lock(
                 "command": command,
                 "started_at": utc_now(),
             }
-            os.ftruncate(fd, 0)
-            os.pwrite(fd, json.dumps(mine).encode("utf-8"), 0)
+            with contextlib.suppress(OSError):  # a full disk: the flock alone still keeps others out
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, json.dumps(mine).encode("utf-8"), 0)
             entry.holder = mine
             try:
                 yield mine

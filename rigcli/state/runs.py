@@ -101,6 +101,7 @@ class RunJournal(StateDatabase):
     ) -> str:
         """Record a ``running`` run owned by this process; call before the handler starts."""
         run_id = new_run_id()
+        self._require_room()
         with self._write() as db:
             db.execute(
                 f"INSERT INTO workflow_node_runs ({_COLUMNS}) "
