@@ -30,8 +30,10 @@ def print_error(message: str) -> None:
     """
     first, *more = mask_text(str(message)).strip().splitlines() or [""]
     lines = [f"error: {first}", *(f"  {line}" for line in more)]
-    sys.stderr.write("\n".join(lines) + "\n")
-    sys.stderr.flush()
+    # stderr may be gone (a closed pipe, a terminal that hung up): the exit code still tells.
+    with contextlib.suppress(OSError, ValueError):
+        sys.stderr.write("\n".join(lines) + "\n")
+        sys.stderr.flush()
 
 
 def _print_traceback(exc: BaseException) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import signal
 from collections.abc import Awaitable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -49,6 +51,7 @@ class Session:
         self._loop: AbstractEventLoop | None = None
         self._task: tuple[AbstractEventLoop, Task[object]] | None = None  # what the loop runs now
         self._watching = False
+        self._output_lost: int | None = None  # errno of a failed write of ours: nobody reads what we print
         self._interrupts = Interrupts(self._interrupt)
         self._children = ChildGuard()  # armed once project code is about to run
 
@@ -91,8 +94,9 @@ class Session:
         from rigcli.render.lines import EventFormatter
         from rigcli.render.tables import print_message
 
-        for line in EventFormatter().lines(event):
-            print_message(line.text, style=line.style)
+        with contextlib.suppress(OSError):  # a closed stderr must not fail the engine's work
+            for line in EventFormatter().lines(event):
+                print_message(line.text, style=line.style)
 
     def run(self, coro: Coroutine[object, object, T]) -> T:
         """Run one engine coroutine: by hand while it needs no event loop, then on the session's loop.
@@ -118,6 +122,10 @@ class Session:
         except BaseException as exc:
             signum = exc.signum if isinstance(exc, Interrupted) else interrupts.received
             stopped = isinstance(exc, (InterruptedRunError, KeyboardInterrupt)) or is_cancellation(exc)
+            if stopped and signum is None and self._output_lost == errno.EIO:
+                signum = signal.SIGHUP  # the terminal hung up; its SIGHUP may still be on its way
+            elif stopped and signum is None and self._output_lost is not None:
+                raise BrokenPipeError(errno.EPIPE, "the output of rig was closed") from None
             if signum is None or not stopped:
                 raise
             raise interrupted_error(signum) from None
@@ -149,6 +157,9 @@ class Session:
 
     def _interrupt(self, signum: int) -> None:
         """The first signal (from the signal watcher's thread): stop the engine's work, cancel its task."""
+        self._stop()
+
+    def _stop(self) -> None:
         if self._engine is not None:
             self._engine.cancellation.cancel()
         current = self._task
@@ -208,7 +219,20 @@ class Session:
 
         engine = self.engine
         renderer = create_renderer(json_mode=self.opts.json, stream_output=stream_output)
-        unsubscribe = engine.on_event(renderer.handle)
+
+        def render(event: Event) -> None:
+            if self._output_lost is not None:
+                return
+            try:
+                renderer.handle(event)
+            except OSError as exc:
+                # Whoever read our output is gone (EPIPE: `rig apply | head`, exit 1; EIO: the
+                # terminal hung up, exit 129). Stop as a process killed by SIGPIPE or SIGHUP
+                # would, but in order: the running node is recorded interrupted, nothing new starts.
+                self._output_lost = exc.errno or errno.EPIPE
+                self._stop()
+
+        unsubscribe = engine.on_event(render)
         self.host.pause = renderer.paused
         renderer.start()
         self._watching = not self.opts.json
@@ -217,7 +241,8 @@ class Session:
         finally:
             self._watching = False
             unsubscribe()
-            renderer.stop()
+            with contextlib.suppress(OSError):  # its last frame has nowhere to go once the output is gone
+                renderer.stop()
             self.host.pause = None
 
 

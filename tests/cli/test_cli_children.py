@@ -166,3 +166,37 @@ def test_a_process_a_task_left_running_dies_when_rig_exits(tmp_path: Path) -> No
         assert _survivors(pids) == []
     finally:
         _kill(pids)
+
+
+def test_closing_the_terminal_ends_rig_like_sighup(tmp_path: Path) -> None:
+    """The terminal window closes (or ssh drops): the kernel hangs up, the live view cannot draw."""
+    import pexpect
+
+    pids_dir = tmp_path / "pids"
+    pids_dir.mkdir()
+    project = write_project(tmp_path / "project", CONFIG)
+    env = env_with_rig({"RIG_TEST_PIDS": str(pids_dir), "RIG_TRUST_HOST_COMMANDS": "1", "TERM": "xterm-256color"})
+    for name in ("RIG_RENDER", "NO_COLOR"):
+        env.pop(name, None)
+    child = pexpect.spawn(RIG, ["apply"], cwd=str(project), env=env, dimensions=(40, 120), timeout=30)
+    pids: dict[str, int] = {}
+    try:
+        pids = _pids(pids_dir, NAMES)
+        # The terminal is gone: SIGHUP for rig, EIO for whatever it writes. Closed through pexpect's
+        # own file object, which then forgets the fd (its number is soon someone else's).
+        child.ptyproc.fileobj.close()
+        child.ptyproc.fd = child.child_fd = -1
+        child.ptyproc.closed = child.closed = True
+        _, status = os.waitpid(child.pid, 0)
+        child.terminated = True  # reaped here, not by pexpect
+        assert os.waitstatus_to_exitcode(status) == 129
+        assert _survivors(pids) == []
+        with sqlite3.connect(project / ".rig" / "state.sqlite") as db:
+            statuses = {status for (status,) in db.execute("SELECT status FROM workflow_node_runs")}
+        assert statuses == {"interrupted"}
+    finally:
+        if not child.terminated:
+            child.kill(signal.SIGKILL)
+            os.waitpid(child.pid, 0)
+            child.terminated = True
+        _kill(pids)
