@@ -1,11 +1,52 @@
-"""stdout for results: exactly one JSON document in --json mode, and whether stdout is a terminal."""
+"""stdout for results: exactly one JSON document in --json mode, and whether stdout is a terminal.
+
+With --json, file descriptor 1 is pointed at stderr while the command runs (``json_stdout``), so
+whatever else reaches it — a handler's child process, ``os.write(1, ...)``, print() with
+``RIG_NO_CONSOLE_INTERCEPT=1`` — lands on stderr; the document goes to the real stdout, kept aside.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import sys
+from collections.abc import Iterator
+from typing import TextIO
 
 from rigcli import masking
+
+_document: TextIO | None = None  # the real stdout while json_stdout() holds it aside
+
+
+@contextlib.contextmanager
+def json_stdout() -> Iterator[None]:
+    """While the block runs, fd 1 is stderr and ``emit_json`` writes to the real stdout."""
+    global _document
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no stdout at all: nothing to keep clean
+        yield
+        return
+    try:
+        os.dup2(2, 1)
+    except OSError:
+        os.close(saved)
+        yield
+        return
+    _document = io.TextIOWrapper(io.FileIO(saved, "w"), encoding="utf-8")
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()  # what was written meanwhile belongs to stderr
+        os.dup2(saved, 1)
+        document, _document = _document, None
+        with contextlib.suppress(OSError, ValueError):  # a reader that went away: already reported
+            document.close()
 
 
 def emit_json(document: object) -> None:
@@ -13,8 +54,9 @@ def emit_json(document: object) -> None:
 
     Every --json document passes here, so secrets are masked here.
     """
-    sys.stdout.write(json.dumps(shown(document), indent=2, ensure_ascii=False, default=_fallback) + "\n")
-    sys.stdout.flush()
+    stream = _document or sys.stdout
+    stream.write(json.dumps(shown(document), indent=2, ensure_ascii=False, default=_fallback) + "\n")
+    stream.flush()
 
 
 def shown(value: object) -> object:
@@ -45,4 +87,4 @@ def stderr_is_terminal() -> bool:
         return False
 
 
-__all__ = ["emit_json", "shown", "stderr_is_terminal", "stdout_is_terminal"]
+__all__ = ["emit_json", "json_stdout", "shown", "stderr_is_terminal", "stdout_is_terminal"]

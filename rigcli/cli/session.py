@@ -54,12 +54,20 @@ class Session:
         self._output_lost: int | None = None  # errno of a failed write of ours: nobody reads what we print
         self._interrupts = Interrupts(self._interrupt)
         self._children = ChildGuard()  # armed once project code is about to run
+        self._stdout = contextlib.ExitStack()
 
     def __enter__(self) -> Session:
+        if self.opts.json:
+            from rigcli.cli.output import json_stdout
+
+            self._stdout.enter_context(json_stdout())  # stdout is the one document (see output.py)
         return self
 
     def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
-        self.close()
+        try:
+            self.close()
+        finally:
+            self._stdout.close()
         if isinstance(exc, Interrupted):  # outside an engine call (a prompt, say): same line and code
             raise interrupted_error(exc.signum) from None
 
