@@ -30,12 +30,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import signal
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from subprocess import Popen
 
 TOKEN_VARIABLE = "RIG_CHILD_OF"
 GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL
@@ -147,7 +149,7 @@ class ChildGuard:
         self.token: str | None = None
         self._since = 0
         self._previous: str | None = None
-        self._watchdog: subprocess.Popen[bytes] | None = None
+        self._watchdog: Popen[bytes] | None = None
 
     @property
     def armed(self) -> bool:
@@ -157,7 +159,7 @@ class ChildGuard:
         """From now on, processes started here are rig's children; idempotent, a no-op off Linux."""
         if self.token is not None or not supported():
             return
-        token = f"{os.getpid()}-{secrets.token_hex(8)}"
+        token = f"{os.getpid()}-{os.urandom(8).hex()}"
         self._since = _boot_ticks() - 1  # starttime is rounded down to a tick
         self._watchdog = _start_watchdog(token, self.grace)
         self._previous = os.environ.get(TOKEN_VARIABLE)
@@ -188,9 +190,11 @@ class ChildGuard:
             self._watchdog = None
 
 
-def _start_watchdog(token: str, grace: float) -> subprocess.Popen[bytes] | None:
+def _start_watchdog(token: str, grace: float) -> Popen[bytes] | None:
     if not sys.executable:
         return None
+    import subprocess  # only commands that run project code get here
+
     try:
         return subprocess.Popen(
             [sys.executable, "-I", "-S", os.path.abspath(__file__), token, str(grace)],
