@@ -132,6 +132,8 @@ class WorkspaceRecord(TypedDict, total=False):
     created_at: str
     updated_at: str
     owner: str | None  # user@host that created it (a team shares one state)
+    pid: int | None  # the rig process running its create (and host), while status is creating
+    host: str | None
 
 
 @dataclass(frozen=True)

@@ -25,11 +25,11 @@ from rigcli.provider_api import (
     UnjournaledEffects,
 )
 
-ENTRY_POINT_GROUP = "rig.providers"
-T = TypeVar("T")
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoint
 
+ENTRY_POINT_GROUP = "rig.providers"
+T = TypeVar("T")
 ProviderFactory = Callable[[ProviderSetup], "ProviderController | Awaitable[ProviderController]"]
 # The journal for (provider id, owner): ("run", id) or ("workspace", id), or None for no owner.
 EffectsFactory = Callable[[str, "tuple[str, str] | None"], EffectJournal]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import uuid
 
 from rigcli.authoring.project import check_workspace_name
@@ -33,12 +34,27 @@ from rigcli.graph import CompiledWorkflow, HookSpec
 from rigcli.host import operation_consent
 from rigcli.jsonutil import JsonValue
 from rigcli.records import WorkspaceRecord, utc_now
+from rigcli.state.process import pid_alive, this_host
 
 REMOVE = "remove"  # every workflow that creates workspaces has this workspace operation built in
 
 
 def _message(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, RigError) else f"{type(exc).__name__}: {exc}"
+
+
+def _refuse_a_live_create(record: WorkspaceRecord) -> None:
+    """A create that is still running (its rig process is alive) is not rm's to clean up."""
+    pid, host = record.get("pid"), record.get("host")
+    if record.get("status") != "creating" or not pid:
+        return
+    if host == this_host() and not pid_alive(pid):
+        return  # cut off: what it made is in the journal, and rm cleans that
+    where = "" if host == this_host() else f" on {host}"
+    raise RigError(
+        f"Workspace {record['name']} is still being created by rig (pid {pid}{where}); "
+        f"wait for it to finish, or rig rm --force {record['name']} if that process is gone"
+    )
 
 
 class WorkspaceMixin(EngineCore):
@@ -105,7 +121,12 @@ class WorkspaceMixin(EngineCore):
             return await call_handler(hook.fn, kwargs, capture.NodeConsole(node_path, self.emit))
 
     async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
-        """Apply the workflow and create workspace ``name`` from its context, in one locked pass."""
+        """Apply the workflow and create workspace ``name`` from its context.
+
+        The apply and the ``creating`` record happen under the state lock; the create hook runs
+        without it (copying a machine may take a while, and other forks must not wait for it),
+        with this process's pid on the record so ``rm`` can tell a live create from a cut-off one.
+        """
         name = check_workspace_name(name)
         selected = self.select(workflow)
         if selected.create_hook is None:
@@ -130,51 +151,62 @@ class WorkspaceMixin(EngineCore):
                 "error": None,
                 "created_at": now,
                 "updated_at": now,
+                "pid": os.getpid(),
+                "host": this_host(),
             }
-            store.save_workspace(record)
-            self.emit(WorkspaceCreateStarted(workflow=selected.name, workspace=name))
-            node_path = f"workspace:{name}:create"
+            record = store.save_workspace(record)
+        self.emit(WorkspaceCreateStarted(workflow=selected.name, workspace=name))
+        node_path = f"workspace:{name}:create"
 
-            def journal(event: Event) -> None:
-                # Machines made while create runs are attached to the record as they appear,
-                # so a failed create still knows what to clean up.
-                if (
-                    isinstance(event, ProviderEvent)
-                    and event.node_path == node_path
-                    and event.kind.endswith(".created")
-                ):
-                    store.attach_workspace_resource(name, selected.name, event.to_json())
+        def journal(event: Event) -> None:
+            # Machines made while create runs are attached to the record as they appear,
+            # so a failed create still knows what to clean up.
+            if isinstance(event, ProviderEvent) and event.node_path == node_path and event.kind.endswith(".created"):
+                store.attach_workspace_resource(name, selected.name, event.to_json())
 
-            unsubscribe = self.on_event(journal)
-            try:
-                result = await self._run_hook(
-                    selected,
-                    session,
-                    selected.create_hook,
-                    node_path=node_path,
-                    workflow_ctx=applied.context,
-                    workspace=NamedContext(name, freeze({})),
-                    owner=("workspace", record["id"]),  # what rm cleans, even if this process dies
+        unsubscribe = self.on_event(journal)
+        try:
+            result = await self._run_hook(
+                selected,
+                session,
+                selected.create_hook,
+                node_path=node_path,
+                workflow_ctx=applied.context,
+                workspace=NamedContext(name, freeze({})),
+                owner=("workspace", record["id"]),  # what rm cleans, even if this process dies
+            )
+            ctx = json_result(result if result is not None else {}, f"Workflow {selected.name} workspace create result")
+            if not isinstance(ctx, dict):
+                raise TaskError(f"Workflow {selected.name} workspace create result must be an object")
+        except BaseException as exc:
+            message = str(exc) if isinstance(exc, RigError) else f"{type(exc).__name__}: {exc}"
+            with self.project.stores.writing("fork"):
+                failed = store.get_workspace(name, selected.name)
+                if failed is not None:  # unless rm --force took it meanwhile
+                    store.save_workspace({**failed, "status": "failed", "error": message, "updated_at": utc_now()})
+            if isinstance(exc, Exception) and not isinstance(exc, RigError):
+                raise TaskError(f"Workspace {name} create failed: {message}") from exc
+            raise
+        finally:
+            unsubscribe()
+        with self.project.stores.writing("fork"):
+            stored = store.get_workspace(name, selected.name)
+            if stored is None:  # removed with rm --force while it was being created
+                raise TaskError(
+                    f"Workspace {name} was removed while it was being created; rig gc collects what it made"
                 )
-                ctx = json_result(
-                    result if result is not None else {}, f"Workflow {selected.name} workspace create result"
-                )
-                if not isinstance(ctx, dict):
-                    raise TaskError(f"Workflow {selected.name} workspace create result must be an object")
-            except BaseException as exc:
-                failed = store.get_workspace(name, selected.name) or record
-                message = str(exc) if isinstance(exc, RigError) else f"{type(exc).__name__}: {exc}"
-                store.save_workspace({**failed, "status": "failed", "error": message, "updated_at": utc_now()})
-                if isinstance(exc, Exception) and not isinstance(exc, RigError):
-                    raise TaskError(f"Workspace {name} create failed: {message}") from exc
-                raise
-            finally:
-                unsubscribe()
-            stored = store.get_workspace(name, selected.name) or record
-            ready: WorkspaceRecord = {**stored, "ctx": ctx, "status": "ready", "error": None, "updated_at": utc_now()}
+            ready: WorkspaceRecord = {
+                **stored,
+                "ctx": ctx,
+                "status": "ready",
+                "error": None,
+                "updated_at": utc_now(),
+                "pid": None,
+                "host": None,
+            }
             store.save_workspace(ready)
-            self.emit(WorkspaceReady(workflow=selected.name, workspace=name))
-            return ready
+        self.emit(WorkspaceReady(workflow=selected.name, workspace=name))
+        return ready
 
     async def remove_workspace(
         self, name: str, workflow: str | None = None, *, consented: bool = False, force: bool = False
@@ -189,6 +221,8 @@ class WorkspaceMixin(EngineCore):
         with self.project.stores.writing("rm"):
             # Read under the lock: a concurrent rm must find the record gone, not remove it twice.
             selected, record = self.find_workspace(name, workflow)
+            if not force:
+                _refuse_a_live_create(record)
             # Only a workspace whose create completed (ready, or removing since) gets the user's
             # remove hook; a cut-off or failed create has nothing the hook could rely on. Such a
             # record keeps its status while it is cleaned, so a retry still knows.

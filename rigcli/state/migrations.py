@@ -135,6 +135,14 @@ def m003_workspace_owner(db: Connection) -> None:
     db.execute("ALTER TABLE workspaces ADD COLUMN owner TEXT")
 
 
+@migration
+def m004_workspace_creator(db: Connection) -> None:
+    """The rig process creating a workspace (``pid`` on ``host``): a create no longer holds the
+    state lock, so ``rm`` must tell a create still running from one that was cut off."""
+    db.execute("ALTER TABLE workspaces ADD COLUMN pid INTEGER")
+    db.execute("ALTER TABLE workspaces ADD COLUMN host TEXT")
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(fn.__name__ for fn in MIGRATIONS)
 STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
 

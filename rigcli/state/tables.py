@@ -64,6 +64,8 @@ class Workspace(SQLModel, table=True):
     created_at: str = Field(sa_type=Text)
     updated_at: str = Field(sa_type=Text)
     owner: str | None = Field(default=None, sa_type=Text)  # user@host that created it
+    pid: int | None = Field(default=None, sa_type=Integer)  # the rig process creating it, while it does
+    host: str | None = Field(default=None, sa_type=Text)
 
 
 class WorkflowApply(SQLModel, table=True):

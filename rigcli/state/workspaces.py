@@ -28,6 +28,8 @@ _COLUMN_NAMES = (
     "created_at",
     "updated_at",
     "owner",
+    "pid",
+    "host",
 )
 _COLUMNS = ", ".join(_COLUMN_NAMES)
 _RECORD_KEYS = tuple(column.removesuffix("_json") for column in _COLUMN_NAMES)
@@ -47,6 +49,8 @@ def _to_record(row: Row) -> WorkspaceRecord:
         "created_at": row[8],
         "updated_at": row[9],
         "owner": row[10],
+        "pid": row[11],
+        "host": row[12],
     }
 
 
@@ -68,6 +72,8 @@ def _write_row(db: Connection, record: WorkspaceRecord, *, exists: bool) -> None
         record["created_at"],
         record["updated_at"],
         record.get("owner"),
+        record.get("pid"),
+        record.get("host"),
     )
     if exists:
         assignments = ", ".join(f"{column} = ?" for column in _COLUMN_NAMES)
@@ -117,6 +123,8 @@ class WorkspaceTable(StateDatabase):
                     "error": None,
                     "created_at": now,
                     "owner": this_owner(),
+                    "pid": None,
+                    "host": None,
                 }
             )
             plain = to_plain_json(dict(record))

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from rigcli.state import STATE_SCHEMA_VERSION
 from rigcli.state.postgres.url import mask_url
 from tests.backends import rows
 from tests.cli.cli_support import DEV_CONFIG, run_rig, write_project
@@ -97,12 +98,12 @@ def test_doctor_shows_the_backend_server_schema_and_lock_holder(project: Path, u
     assert (state["backend"], state["url"], state["schema_version"], state["lock"]) == (
         "postgresql",
         mask_url(url),
-        3,
+        STATE_SCHEMA_VERSION,
         None,
     )
     assert state["server_version"].startswith("15.") or state["server_version"][0].isdigit()
     human = run_rig("--state", url, "doctor", cwd=project)
-    assert f"{mask_url(url)} (PostgreSQL {state['server_version']}, schema version 3)" in human.stdout
+    assert f"{mask_url(url)} (PostgreSQL {state['server_version']}, schema version {STATE_SCHEMA_VERSION})" in human.stdout
     assert "state lock    free" in human.stdout
     _no_secret(report, server)
     _no_secret(human, server)

@@ -36,6 +36,8 @@ def test_save_accepts_the_minimal_shape_and_defaults_status(store: StateStore) -
         "created_at": "2026-05-10T00:00:00.000Z",
         "updated_at": "2026-05-10T00:00:00.000Z",
         "owner": this_owner(),  # user@host of whoever created it
+        "pid": None,  # the process creating it, only while a fork records it
+        "host": None,
     }
     assert store.list_workspaces() == [saved]
     assert store.get_workspace("demo", "smoke") == saved
