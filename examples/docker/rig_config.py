@@ -71,7 +71,7 @@ def workspace_path(workspace):
 
 def workspace_status(workspace, box):
     machine = box.from_id(workspace.ctx["machine"])
-    result = machine.exec("greet \"$(hostname)\" && cd app && sh test.sh", name="status")
+    result = machine.exec('greet "$(hostname)" && cd app && sh test.sh', name="status")
     return {"machine": machine.id, "output": result.stdout}
 
 

@@ -13,19 +13,19 @@ GREET_TOOL = """#!/bin/sh
 echo "hello, ${1:-world}"
 """
 
-HELLO_PY = '''def greet(name: str) -> str:
+HELLO_PY = """def greet(name: str) -> str:
     return f"hello, {name}"
 
 
 if __name__ == "__main__":
     print(greet("quickstart"))
-'''
+"""
 
-TEST_PY = '''from hello import greet
+TEST_PY = """from hello import greet
 
 assert greet("rig") == "hello, rig", greet("rig")
 print("tests passed")
-'''
+"""
 
 app = workflow(
     "quickstart",
@@ -72,7 +72,7 @@ def workspace_path(workspace):
 
 def workspace_status(workspace, box):
     machine = box.from_id(workspace.ctx["machine"])
-    result = machine.exec("bin/greet \"$(basename \"$PWD\")\" && cd app && python3 test_hello.py", name="status")
+    result = machine.exec('bin/greet "$(basename "$PWD")" && cd app && python3 test_hello.py', name="status")
     return {"machine": machine.id, "output": result.stdout}
 
 

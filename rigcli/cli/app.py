@@ -20,17 +20,25 @@ GC_HELP = "Then delete the machines and snapshots nothing refers to any more (ri
 PASS_THROUGH = {**CONTEXT, "ignore_unknown_options": True, "allow_extra_args": True, "allow_interspersed_args": False}
 
 app = typer.Typer(
-    name="rig", add_completion=False, context_settings=CONTEXT, no_args_is_help=False, rich_markup_mode=None,
+    name="rig",
+    add_completion=False,
+    context_settings=CONTEXT,
+    no_args_is_help=False,
+    rich_markup_mode=None,
     help="Provision dev machines from a cached workflow of setup tasks, then fork workspaces from it.",
     epilog=GLOBAL_HELP,
 )
 cache_app = typer.Typer(
-    help="Inspect, invalidate and clear the task cache.", context_settings=CONTEXT, rich_markup_mode=None,
+    help="Inspect, invalidate and clear the task cache.",
+    context_settings=CONTEXT,
+    rich_markup_mode=None,
     no_args_is_help=True,
 )
 app.add_typer(cache_app, name="cache")
 state_app = typer.Typer(
-    help="Move the project's state between SQLite and PostgreSQL.", context_settings=CONTEXT, rich_markup_mode=None,
+    help="Move the project's state between SQLite and PostgreSQL.",
+    context_settings=CONTEXT,
+    rich_markup_mode=None,
     no_args_is_help=True,
 )
 app.add_typer(state_app, name="state")
@@ -66,16 +74,20 @@ def _show_version(value: bool) -> None:
 @app.callback()
 def root(
     ctx: typer.Context,
-    chdir: Annotated[str | None, typer.Option("--chdir", "-C", help="Use DIR/rig_config.py (no upward search).",
-                                              metavar="DIR")] = None,
+    chdir: Annotated[
+        str | None, typer.Option("--chdir", "-C", help="Use DIR/rig_config.py (no upward search).", metavar="DIR")
+    ] = None,
     config: Annotated[str | None, typer.Option("--config", help="Use this config file.", metavar="FILE")] = None,
-    state: Annotated[str | None, typer.Option("--state", help="Use this state: a SQLite file or a postgresql:// URL.",
-                                              metavar="FILE|URL")] = None,
+    state: Annotated[
+        str | None,
+        typer.Option("--state", help="Use this state: a SQLite file or a postgresql:// URL.", metavar="FILE|URL"),
+    ] = None,
     json: Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")] = False,
     workflow: Annotated[str | None, typer.Option("--workflow", help="Select a workflow.", metavar="W")] = None,
     no_wait: Annotated[bool, typer.Option("--no-wait", help="Exit with code 4 if the state is locked.")] = False,
-    version: Annotated[bool, typer.Option("--version", "-V", help="Print the version.", is_eager=True,
-                                          callback=_show_version)] = False,
+    version: Annotated[
+        bool, typer.Option("--version", "-V", help="Print the version.", is_eager=True, callback=_show_version)
+    ] = False,
 ) -> None:
     ctx.obj = GlobalOptions(chdir=chdir, config=config, state=state, json=json, workflow=workflow, no_wait=no_wait)
 
@@ -136,8 +148,9 @@ def op(
 
 # --help reaches the command body, which lists the project's operations (or a workspace's).
 OP_CONTEXT = {**PASS_THROUGH, "help_option_names": []}
-app.command("op", help=OP_HELP, short_help="Run a workspace or workflow operation (alias: run).",
-            context_settings=OP_CONTEXT)(op)
+app.command(
+    "op", help=OP_HELP, short_help="Run a workspace or workflow operation (alias: run).", context_settings=OP_CONTEXT
+)(op)
 app.command("run", help="Alias of op.", hidden=True, context_settings=OP_CONTEXT)(op)
 
 
@@ -240,12 +253,16 @@ def projects(ctx: typer.Context) -> int:
     return _with_options(ctx, body)
 
 
-@state_app.command("copy", help="Copy the project's state (runs, workspaces, provider storage, effects, "
-                  "metadata) into an empty SQLite file or PostgreSQL schema; the source is only read.")
+@state_app.command(
+    "copy",
+    help="Copy the project's state (runs, workspaces, provider storage, effects, "
+    "metadata) into an empty SQLite file or PostgreSQL schema; the source is only read.",
+)
 def state_copy(
     ctx: typer.Context,
-    to: Annotated[str, typer.Option("--to", help="The target: a SQLite file or a postgresql:// URL.",
-                                    metavar="URL_OR_PATH")],
+    to: Annotated[
+        str, typer.Option("--to", help="The target: a SQLite file or a postgresql:// URL.", metavar="URL_OR_PATH")
+    ],
 ) -> int:
     from rigcli.cli.commands.state import copy as body
 

@@ -16,8 +16,11 @@ from rigcli.cli.complete_sources import Item, OperationSpec, ProjectSource, path
 from rigcli.cli.opargs import InputField
 
 ALIASES = {"create": "fork", "run": "op"}
-LS_TARGETS = [("workspaces", "workflows and their workspaces"), ("snapshots", "recorded snapshots"),
-              ("config", "the project's configuration")]
+LS_TARGETS = [
+    ("workspaces", "workflows and their workspaces"),
+    ("snapshots", "recorded snapshots"),
+    ("config", "the project's configuration"),
+]
 SHELLS = [("bash", "shell"), ("zsh", "shell"), ("fish", "shell")]
 
 
@@ -40,8 +43,9 @@ def command_tree() -> CommandSpec:
 
 
 def _spec(name: str, command: object) -> CommandSpec:
-    spec = CommandSpec(name, (getattr(command, "help", None) or "").split("\n")[0], hidden=bool(
-        getattr(command, "hidden", False)))
+    spec = CommandSpec(
+        name, (getattr(command, "help", None) or "").split("\n")[0], hidden=bool(getattr(command, "hidden", False))
+    )
     for param in getattr(command, "params", ()):
         if getattr(param, "param_type_name", "") != "option" or getattr(param, "hidden", False):
             continue
@@ -110,15 +114,22 @@ def _options(tree: CommandSpec, pos: Position) -> list[Item]:
     own = _current(tree, pos)
     items = [(name, about) for name, (about, _) in own.options.items() if name.startswith("--")]
     if own is not tree:  # root-only flags make no sense after a command
-        items += [(name, about) for name, (about, _) in tree.options.items()
-                  if name.startswith("--") and name not in ("--help", "--version")]
+        items += [
+            (name, about)
+            for name, (about, _) in tree.options.items()
+            if name.startswith("--") and name not in ("--help", "--version")
+        ]
     return items
 
 
 def candidates(tree: CommandSpec, words: Sequence[str], current: str) -> list[Item]:
     pos = read_position(tree, words)
-    source = ProjectSource(workflow=pos.globals.get("workflow"), chdir=pos.globals.get("chdir"),
-                           config=pos.globals.get("config"), state=pos.globals.get("state"))
+    source = ProjectSource(
+        workflow=pos.globals.get("workflow"),
+        chdir=pos.globals.get("chdir"),
+        config=pos.globals.get("config"),
+        state=pos.globals.get("state"),
+    )
     if pos.pending_option is not None:
         return _option_values(pos.pending_option, current, source)
     if pos.command == "op":
@@ -250,9 +261,9 @@ def _field_values(item: InputField, source: ProjectSource) -> list[Item]:
 
 def complete(shell: str, index: int, words: list[str]) -> list[Item]:
     if shell == "bash":  # bash splits --opt=value into three words; join them back as --opt value
-        while "=" in words[1:index + 1]:
+        while "=" in words[1 : index + 1]:
             at = words.index("=", 1)
-            words = [*words[:at], *words[at + 1:]] if at < index else [*words[:at], ""]
+            words = [*words[:at], *words[at + 1 :]] if at < index else [*words[:at], ""]
             index -= 1 if at < index else 0
     current = words[index] if index < len(words) else ""
     found = candidates(command_tree(), words[1:index], current)
@@ -263,7 +274,7 @@ def main(argv: list[str]) -> int:
     try:
         shell = argv[argv.index("--shell") + 1]
         index = int(argv[argv.index("--index") + 1])
-        words = argv[argv.index("--") + 1:]
+        words = argv[argv.index("--") + 1 :]
         items = complete(shell, index, words)
         lines = [value if shell == "bash" else f"{value}\t{about}" for value, about in items]
         sys.stdout.write("".join(line.replace("\n", " ") + "\n" for line in lines))

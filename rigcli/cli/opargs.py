@@ -88,12 +88,19 @@ def fields_from_schema(schema: Mapping[str, Any] | None) -> list[InputField]:
         item_kind = _kind(_resolve(node.get("items", {}), defs)) if kind == "array" else "string"
         choices = node.get("enum") or ([node["const"]] if "const" in node else [])
         position = node.get(POSITION_KEY)
-        fields.append(InputField(
-            name=name, kind=kind, required=name in required, default=node.get("default"),
-            has_default="default" in node, description=node.get("description") or node.get("title"),
-            choices=tuple(str(choice) for choice in choices), position=int(position) if position is not None else None,
-            item_kind=item_kind,
-        ))
+        fields.append(
+            InputField(
+                name=name,
+                kind=kind,
+                required=name in required,
+                default=node.get("default"),
+                has_default="default" in node,
+                description=node.get("description") or node.get("title"),
+                choices=tuple(str(choice) for choice in choices),
+                position=int(position) if position is not None else None,
+                item_kind=item_kind,
+            )
+        )
     return fields
 
 

@@ -103,7 +103,9 @@ def test_doctor_shows_the_backend_server_schema_and_lock_holder(project: Path, u
     )
     assert state["server_version"].startswith("15.") or state["server_version"][0].isdigit()
     human = run_rig("--state", url, "doctor", cwd=project)
-    assert f"{mask_url(url)} (PostgreSQL {state['server_version']}, schema version {STATE_SCHEMA_VERSION})" in human.stdout
+    assert (
+        f"{mask_url(url)} (PostgreSQL {state['server_version']}, schema version {STATE_SCHEMA_VERSION})" in human.stdout
+    )
     assert "state lock    free" in human.stdout
     _no_secret(report, server)
     _no_secret(human, server)

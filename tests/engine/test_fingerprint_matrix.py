@@ -88,7 +88,7 @@ def project(tmp_path: Path) -> Path:
 def test_reformatting_and_commenting_a_handler_keeps_the_cache(project: Path) -> None:
     reformatted = BASE_CONFIG.replace(
         '    return {"ctx": {"label": local_helper(LABEL), "shared": helpers.shared("x")}}',
-        '    # build the label from the constant\n'
+        "    # build the label from the constant\n"
         '    return {\n        "ctx": {\n            "label": local_helper( LABEL ),\n'
         '            "shared": helpers.shared("x"),  # from the helper module\n        }\n    }',
     )
@@ -108,8 +108,11 @@ def test_changing_a_helper_in_another_project_module_busts_the_cache(project: Pa
 
 
 def test_changing_unrelated_code_keeps_the_cache(project: Path) -> None:
-    write(project, BASE_CONFIG.replace('return "unrelated"', 'return "still unrelated"'),
-          HELPERS.replace("return 1", "return 2"))
+    write(
+        project,
+        BASE_CONFIG.replace('return "unrelated"', 'return "still unrelated"'),
+        HELPERS.replace("return 1", "return 2"),
+    )
     assert plan(project) == [("prepare", "cached", "cached")]
 
 

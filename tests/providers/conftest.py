@@ -47,8 +47,13 @@ def make_harness(project: Path, tmp_path: Path) -> Iterator[MakeHarness]:
     stores: list[Any] = []
 
     def make(
-        plugin: Any, config: dict[str, Any] | None = None, *, emit: Callable[[Event], None] | None = None,
-        interactive: bool = False, workspace: str | None = None, node_path: str = "base.install",
+        plugin: Any,
+        config: dict[str, Any] | None = None,
+        *,
+        emit: Callable[[Event], None] | None = None,
+        interactive: bool = False,
+        workspace: str | None = None,
+        node_path: str = "base.install",
     ) -> Harness:
         store = create_state_store(project_dir=project)
         store.sync_schema()
@@ -57,16 +62,27 @@ def make_harness(project: Path, tmp_path: Path) -> Iterator[MakeHarness]:
         cancellation = Cancellation()
         host = TerminalHost(interactive=interactive)
         setup = ProviderSetup(
-            provider_id=plugin.provider_id, config=config or {}, storage=storage,
-            host_storage=HostStorage(plugin.provider_id, tmp_path / "host-storage"), local=host,
-            project_dir=str(project), state_dir=str(project / ".rig"), cancellation=cancellation,
+            provider_id=plugin.provider_id,
+            config=config or {},
+            storage=storage,
+            host_storage=HostStorage(plugin.provider_id, tmp_path / "host-storage"),
+            local=host,
+            project_dir=str(project),
+            state_dir=str(project / ".rig"),
+            cancellation=cancellation,
         )
         bus = EventBus()
         events: list[Event] = []
         bus.subscribe(emit if emit is not None else events.append)
         context = RuntimeContext(
-            provider_name="box", node_path=node_path, workflow="web", emit=bus.emit,
-            interaction=_NoInteractions(), local=host, cancellation=cancellation, workspace=workspace,
+            provider_name="box",
+            node_path=node_path,
+            workflow="web",
+            emit=bus.emit,
+            interaction=_NoInteractions(),
+            local=host,
+            cancellation=cancellation,
+            workspace=workspace,
         )
         controller = plugin.create_provider(setup)
         return Harness(plugin, setup, context, controller, controller.runtime(context), cancellation, bus, events)
@@ -108,7 +124,7 @@ def docker_daemon() -> Iterator[DockerDaemon]:
 
     if not host.startswith("unix://"):
         unavailable(f"tests only drive unix-socket daemons, and DOCKER_HOST is {host}")
-    client = httpx.Client(transport=httpx.HTTPTransport(uds=host[len("unix://"):]), base_url="http://docker")
+    client = httpx.Client(transport=httpx.HTTPTransport(uds=host[len("unix://") :]), base_url="http://docker")
     try:
         client.get("/version", timeout=5).raise_for_status()
     except (httpx.HTTPError, OSError) as exc:

@@ -23,10 +23,15 @@ def copy_example(name: str, target: Path) -> Path:
 
 def rig_env(home: Path, **extra: str) -> dict[str, str]:
     env = {key: value for key, value in os.environ.items() if not key.startswith("RIG_")}
-    env.update({
-        "RIG_HOME": str(home / "rig-home"), "RIG_HOST_STORAGE_DIR": str(home / "host-storage"),
-        "RIG_RENDER": "0", "RIG_NO_BROWSER": "1", "NO_COLOR": "1",
-    })
+    env.update(
+        {
+            "RIG_HOME": str(home / "rig-home"),
+            "RIG_HOST_STORAGE_DIR": str(home / "host-storage"),
+            "RIG_RENDER": "0",
+            "RIG_NO_BROWSER": "1",
+            "NO_COLOR": "1",
+        }
+    )
     env.update(extra)
     return env
 
@@ -42,8 +47,13 @@ class Rig:
         rig = shutil.which("rig")
         command = [rig] if rig else [sys.executable, "-m", "rigcli"]
         done = subprocess.run(
-            [*command, *args], cwd=self.project, env=self.env, stdin=subprocess.DEVNULL,
-            capture_output=True, text=True, timeout=300,
+            [*command, *args],
+            cwd=self.project,
+            env=self.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         if check:
             assert done.returncode == 0, f"rig {' '.join(args)} exited {done.returncode}: {done.stderr}"
@@ -66,6 +76,7 @@ def with_engine(project: Path, env: dict[str, str], body: Callable[[Any], Awaita
     os.environ.clear()
     os.environ.update(env)
     try:
+
         async def main() -> Any:
             engine = create_engine(
                 project, local=TerminalHost(interactive=False), host_storage_dir=env["RIG_HOST_STORAGE_DIR"]

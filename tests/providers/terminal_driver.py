@@ -25,14 +25,23 @@ def main(argv: list[str]) -> int:
 
     def setup(provider_id: str, config: dict[str, str]) -> ProviderSetup:
         return ProviderSetup(
-            provider_id=provider_id, config=config, storage=store.provider_storage(provider_id),
-            host_storage=HostStorage(provider_id, f"{project}/.host"), local=host, project_dir=project,
+            provider_id=provider_id,
+            config=config,
+            storage=store.provider_storage(provider_id),
+            host_storage=HostStorage(provider_id, f"{project}/.host"),
+            local=host,
+            project_dir=project,
             state_dir=f"{project}/.rig",
         )
 
     context = RuntimeContext(
-        provider_name="terminal", node_path="login", workflow="web", emit=events.append, interaction=None,  # type: ignore[arg-type]
-        local=host, cancellation=Cancellation(),
+        provider_name="terminal",
+        node_path="login",
+        workflow="web",
+        emit=events.append,
+        interaction=None,  # type: ignore[arg-type]
+        local=host,
+        cancellation=Cancellation(),
     )
     machine = None
     if len(argv) > 3:

@@ -56,7 +56,7 @@ def _frame(stream: int, payload: bytes) -> bytes:
 def test_frame_decoder_splits_streams_even_when_headers_arrive_in_pieces() -> None:
     raw = _frame(1, b"out-1\n") + _frame(2, b"err-1\n") + _frame(1, b"out-2\n")
     decoder = FrameDecoder()
-    decoded = [item for index in range(len(raw)) for item in decoder.feed(raw[index:index + 1])]
+    decoded = [item for index in range(len(raw)) for item in decoder.feed(raw[index : index + 1])]
     by_stream: dict[str, bytes] = {"stdout": b"", "stderr": b""}
     order = []
     for stream, payload in decoded:

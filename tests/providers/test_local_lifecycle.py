@@ -73,8 +73,9 @@ def test_validate_artifact_needs_the_directory_and_its_completion_marker(local: 
     shutil.rmtree(project / ".rig" / "snapshots" / other["snapshot_id"])
     assert local.controller.validate_artifact(other) is False
     assert local.controller.validate_artifact({"provider": "local", "kind": "dirSnapshot"}) is False
-    assert local.controller.validate_artifact({"provider": "local", "kind": "dirSnapshot", "snapshot_id": "../x"}) \
-        is False
+    assert (
+        local.controller.validate_artifact({"provider": "local", "kind": "dirSnapshot", "snapshot_id": "../x"}) is False
+    )
 
 
 def test_delete_snapshot_invalidates_it_and_lists_track_what_exists(local: Harness) -> None:

@@ -68,7 +68,7 @@ BROKEN = {
     ),
     # validate_artifact answers a bool, not a string
     "validate_artifact -> str": PLUGIN.replace(
-        'def validate_artifact(self, ref: Mapping[str, JsonValue]) -> bool:\n'
+        "def validate_artifact(self, ref: Mapping[str, JsonValue]) -> bool:\n"
         '        return ref.get("kind") == "acmeImage"',
         'def validate_artifact(self, ref: Mapping[str, JsonValue]) -> str:\n        return "yes"',
     ),

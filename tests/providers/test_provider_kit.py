@@ -29,8 +29,16 @@ from rigcli.provider_kit import (
 class TinyMachine(BaseMachine["TinyRuntime"]):
     provider_id = "tiny"
 
-    def _run(self, command: str, *, env: dict[str, str], cwd: str, timeout: float | None,
-             recorder: CommandRecorder, cancellation: Cancellation) -> CommandResult:
+    def _run(
+        self,
+        command: str,
+        *,
+        env: dict[str, str],
+        cwd: str,
+        timeout: float | None,
+        recorder: CommandRecorder,
+        cancellation: Cancellation,
+    ) -> CommandResult:
         recorder.started()
         done = subprocess.run(["sh", "-c", command], cwd=cwd, env=env, capture_output=True, timeout=timeout)
         recorder.feed("stdout", done.stdout)

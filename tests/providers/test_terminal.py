@@ -16,7 +16,11 @@ DRIVER = Path(__file__).with_name("terminal_driver.py")
 
 def run_in_pty(project: Path, *args: str) -> tuple[str, int]:
     child = pexpect.spawn(
-        sys.executable, [str(DRIVER), str(project), *args], encoding="utf-8", timeout=60, dimensions=(24, 120),
+        sys.executable,
+        [str(DRIVER), str(project), *args],
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(24, 120),
     )
     child.expect(pexpect.EOF)
     child.close()
@@ -41,8 +45,10 @@ def test_a_command_that_exits_zero_completes(project: Path) -> None:
 
 def test_the_user_can_type_into_the_command(project: Path) -> None:
     child = pexpect.spawn(
-        sys.executable, [str(DRIVER), str(project), "Name", "printf 'name? '; read name; echo \"hi $name\""],
-        encoding="utf-8", timeout=60,
+        sys.executable,
+        [str(DRIVER), str(project), "Name", "printf 'name? '; read name; echo \"hi $name\""],
+        encoding="utf-8",
+        timeout=60,
     )
     child.expect_exact("name? ")
     child.sendline("Ada")
@@ -63,11 +69,15 @@ def test_a_failing_command_reports_its_exit_code(project: Path) -> None:
 def test_without_a_terminal_it_fails_at_once(project: Path) -> None:
     done = subprocess.run(
         [sys.executable, str(DRIVER), str(project), "Say hi", "printf hello; exit 0"],
-        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 1
-    assert 'ERROR Interactive command "Say hi" needs a terminal, and no interactive terminal is available' \
-        in done.stdout
+    assert (
+        'ERROR Interactive command "Say hi" needs a terminal, and no interactive terminal is available' in done.stdout
+    )
     assert "hello" not in done.stdout
     assert events_of(done.stdout) == []
 
