@@ -23,7 +23,7 @@ password) is masked the same way once the provider calls ``setup.mark_secret(val
 
 from __future__ import annotations
 
-import secrets
+import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -160,7 +160,7 @@ class UnjournaledEffects:
 
 def new_effect_id(prefix: str) -> str:
     """A fresh effect id, ``<prefix>-<16 hex>``: safe as a directory name, container name and label."""
-    return f"{prefix}-{secrets.token_hex(8)}"
+    return f"{prefix}-{os.urandom(8).hex()}"
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import contextlib
 import os
 import sys
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
 
@@ -38,6 +37,8 @@ def print_error(message: str) -> None:
 
 def _print_traceback(exc: BaseException) -> None:
     """RIG_DEBUG=1: the traceback on stderr, secrets masked like every other error."""
+    import traceback  # only when there is a traceback to show: it costs every command its import
+
     sys.stderr.write(mask_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
 
 
@@ -91,6 +92,8 @@ def _write_crash_log(exc: BaseException, argv: list[str] | None) -> Path | None:
         directory.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = directory / f"rig-{stamp}-{os.getpid()}.log"
+        import traceback
+
         body = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         report = (
             "# rig crash report\n\n"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-import uuid
+import os
 from collections.abc import Callable, Mapping
 from typing import TypedDict
 
@@ -75,7 +75,7 @@ class InteractionBroker:
     async def present(self, request: InteractionRequest) -> object:
         stop = request.get("stop")
         try:
-            interaction_id = request.get("id") or uuid.uuid4().hex
+            interaction_id = request.get("id") or os.urandom(16).hex()
             title = request.get("title", "")
             url = request.get("url")
             instructions = request.get("instructions")

@@ -6,7 +6,6 @@ import hashlib
 import hmac
 import inspect
 import os
-import secrets as token_source
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -232,7 +231,7 @@ def _load_secret_key(path: Path) -> bytes:
     except FileNotFoundError:
         pass
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    key = token_source.token_bytes(32)
+    key = os.urandom(32)
     temp = path.with_suffix(f".{os.getpid()}.tmp")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "wb") as handle:

@@ -13,7 +13,7 @@ from rigcli.records import EffectRecord, Reason
 JsonObject = dict[str, JsonValue]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PlanNode:
     index: int  # 1-based, in plan order
     path: str
@@ -37,7 +37,7 @@ class PlanNode:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkflowPlan:
     workflow: str
     nodes: list[PlanNode]
@@ -63,7 +63,7 @@ class WorkflowPlan:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ApplyResult:
     workflow: str
     context: JsonValue
@@ -77,7 +77,7 @@ class ApplyResult:
         return data
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CacheEntry:
     scope: str  # "local" | "global"
     workflow: str  # the store's workflow column: the workflow name or "fragment:<hash>"
@@ -94,7 +94,7 @@ class CacheEntry:
         return asdict(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class NodeExplanation:
     path: str
     name: str
@@ -116,7 +116,7 @@ class NodeExplanation:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class OperationInfo:
     id: str
     workflow: str
@@ -137,7 +137,7 @@ class OperationInfo:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class WorkflowSummary:
     name: str
     node_count: int
@@ -149,7 +149,7 @@ class WorkflowSummary:
         return asdict(self)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class ProjectInfo:
     project_dir: str
     config_path: str
@@ -166,7 +166,7 @@ class ProjectInfo:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class GcItem:
     """One machine, snapshot, container or image ``rig gc`` looked at."""
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import uuid
 
 from rigcli.authoring.project import check_workspace_name
 from rigcli.engine.core import EngineCore
@@ -141,7 +140,7 @@ class WorkspaceMixin(EngineCore):
             applied = await self.apply_locked(selected, session)
             now = utc_now()
             record: WorkspaceRecord = {
-                "id": uuid.uuid4().hex,
+                "id": os.urandom(16).hex(),
                 "name": name,
                 "workflow": selected.name,
                 "workflow_ctx": applied.context,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import codecs
-import secrets
+import os
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -175,7 +175,7 @@ class CommandRecorder:
         redact: Redactor,
         limit: int = OUTPUT_LIMIT,
     ) -> None:
-        self.command_id = f"cmd-{secrets.token_hex(6)}"
+        self.command_id = f"cmd-{os.urandom(6).hex()}"
         self.command = command
         self.name = name
         self._emit = emit

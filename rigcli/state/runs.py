@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import time
 from collections.abc import Collection, Iterable, Sequence
 
@@ -58,7 +57,7 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 
 def new_run_id() -> str:
     """32 hex digits that sort in creation order: nanoseconds since the epoch, then 64 random bits."""
-    return f"{time.time_ns():016x}{secrets.token_hex(8)}"
+    return f"{time.time_ns():016x}{os.urandom(8).hex()}"
 
 
 def _invalidate(db: Connection, seeds: Iterable[str], *, cascade: bool) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-import uuid
+import os
 from collections.abc import Mapping
 from typing import cast
 
@@ -116,7 +116,7 @@ class WorkspaceTable(StateDatabase):
                 dict(stored)
                 if stored is not None
                 else {
-                    "id": uuid.uuid4().hex,
+                    "id": os.urandom(16).hex(),
                     "workflow_ctx": None,
                     "ctx": None,
                     "resources": [],
