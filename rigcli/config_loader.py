@@ -11,7 +11,6 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
-import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.machinery import ModuleSpec
@@ -167,6 +166,8 @@ def _import_fresh(config_path: Path, project_dir: Path) -> ModuleType:
 
 def _where(exc: BaseException, config_path: Path, project_dir: Path) -> str:
     """ "file:line: " of the innermost frame in the project (the config file preferred)."""
+    import traceback  # only to place an error: a config that loads never pays for it
+
     frames = traceback.extract_tb(exc.__traceback__)
     root = str(project_dir.resolve()) + os.sep
     in_config = [f for f in frames if os.path.realpath(f.filename) == os.path.realpath(config_path)]

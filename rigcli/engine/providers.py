@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import hmac
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -168,6 +167,8 @@ class ProviderHub:
     def _keyed(self, value: str) -> str:
         if self._secret_key is None:
             self._secret_key = _load_secret_key(self._secret_key_path)
+        import hmac  # only a project with secret() values in provider config needs it
+
         return "hmac-sha256:" + hmac.new(self._secret_key, value.encode(), hashlib.sha256).hexdigest()
 
     def _fingerprintable(self, value: object) -> JsonValue:

@@ -17,10 +17,14 @@ def this_host() -> str:
 @functools.lru_cache(maxsize=1)
 def this_user() -> str:
     """The OS user (``$USER``/``$LOGNAME`` first, like ``whoami`` for people), or the uid if unknown."""
-    import getpass
-
+    # getpass.getuser()'s order, without importing getpass (and termios) on every command.
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        if os.environ.get(name):
+            return os.environ[name]
     try:
-        return getpass.getuser()
+        import pwd
+
+        return pwd.getpwuid(os.getuid()).pw_name
     except (OSError, KeyError, ImportError):  # no passwd entry (some containers)
         return str(os.getuid())
 
