@@ -204,6 +204,24 @@ def held_for(holder: LockHolder, *, now: datetime | None = None) -> str:
     return f"{seconds // 3600}h {seconds % 3600 // 60:02d}m"
 
 
+def unknown_holder() -> LockHolder:
+    """A holder that could not be identified (its info is missing or being written)."""
+    return {"pid": 0, "host": "", "user": "", "command": "", "started_at": ""}
+
+
+def holder_from_json(data: object) -> LockHolder | None:
+    """The holder a lock backend stored as JSON, or None if it is not one."""
+    if not isinstance(data, dict) or not isinstance(data.get("pid"), int):
+        return None
+    return {
+        "pid": data["pid"],
+        "host": str(data.get("host", "")),
+        "user": str(data.get("user", "")),
+        "command": str(data.get("command", "")),
+        "started_at": str(data.get("started_at", "")),
+    }
+
+
 def describe_holder(holder: LockHolder) -> str:
     """``rig apply (pid 12 on box by dev, held for 3s since ...)``: the holder as one phrase for messages."""
     if not holder["pid"]:
@@ -226,8 +244,10 @@ __all__ = [
     "age_seconds",
     "describe_holder",
     "held_for",
+    "holder_from_json",
     "parse_timestamp",
     "short_run_id",
+    "unknown_holder",
     "utc_datetime",
     "utc_now",
 ]

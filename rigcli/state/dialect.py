@@ -17,7 +17,7 @@ truly differs per backend is small enough to name here:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -103,4 +103,34 @@ def placeholders(count: int) -> str:
     return ", ".join("?" * count)
 
 
-__all__ = ["SQLITE", "Column", "Connection", "Cursor", "Dialect", "Params", "Row", "SQLiteDialect", "placeholders"]
+def where_clause(
+    equal: Sequence[tuple[str, object | None]], *, statuses: Collection[str] | None = None
+) -> tuple[str, list[object]] | None:
+    """``WHERE a = ? AND status IN (...)`` for the filters given (None: not filtered on), with
+    its parameters; None when ``statuses`` is empty, which no row can match."""
+    clauses: list[str] = []
+    params: list[object] = []
+    for column, value in equal:
+        if value is not None:
+            clauses.append(f"{column} = ?")
+            params.append(value)
+    if statuses is not None:
+        if not statuses:
+            return None
+        clauses.append(f"status IN ({placeholders(len(statuses))})")
+        params.extend(statuses)
+    return (f"WHERE {' AND '.join(clauses)}" if clauses else "", params)
+
+
+__all__ = [
+    "SQLITE",
+    "Column",
+    "Connection",
+    "Cursor",
+    "Dialect",
+    "Params",
+    "Row",
+    "SQLiteDialect",
+    "placeholders",
+    "where_clause",
+]

@@ -16,6 +16,7 @@ from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 from rigcli.records import EffectRecord, utc_now
 from rigcli.state.database import StateDatabase, dumps
+from rigcli.state.dialect import placeholders, where_clause
 from rigcli.state.process import this_host
 
 EFFECT_STATUSES = ("requested", "confirmed", "deleted")
@@ -53,10 +54,6 @@ def _resource_json(effect_id: str, resource: Mapping[str, object]) -> dict[str, 
     return plain
 
 
-def _marks(count: int) -> str:
-    return ", ".join("?" * count)
-
-
 class EffectsJournal(StateDatabase):
     def request_effect(
         self,
@@ -88,7 +85,7 @@ class EffectsJournal(StateDatabase):
             if db.execute("SELECT 1 FROM effects WHERE id = ?", (effect_id,)).fetchone() is not None:
                 raise StateError(f"Effect {effect_id} is already journaled; effect ids must be new")
             db.execute(
-                f"INSERT INTO effects ({_COLUMNS}) VALUES ({_marks(12)})",
+                f"INSERT INTO effects ({_COLUMNS}) VALUES ({placeholders(12)})",
                 (
                     effect.id,
                     effect.provider_id,
@@ -150,18 +147,12 @@ class EffectsJournal(StateDatabase):
         provider_id: str | None = None,
     ) -> list[EffectRecord]:
         """Effects matching every given filter, oldest first."""
-        clauses: list[str] = []
-        params: list[object] = []
-        for column, value in (("owner_kind", owner_kind), ("owner_id", owner_id), ("provider_id", provider_id)):
-            if value is not None:
-                clauses.append(f"{column} = ?")
-                params.append(value)
-        if statuses is not None:
-            if not statuses:
-                return []
-            clauses.append(f"status IN ({_marks(len(statuses))})")
-            params.extend(statuses)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        filters = where_clause(
+            [("owner_kind", owner_kind), ("owner_id", owner_id), ("provider_id", provider_id)], statuses=statuses
+        )
+        if filters is None:
+            return []
+        where, params = filters
         with self._read() as db:
             rows = db.execute(f"SELECT {_COLUMNS} FROM effects {where} ORDER BY created_at, id", params).fetchall()
         return [_to_effect(row) for row in rows]

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from rigcli.errors import InterruptedRunError, StateError, StateLockedError
-from rigcli.records import LockHolder, describe_holder, utc_now
+from rigcli.records import LockHolder, describe_holder, holder_from_json, unknown_holder, utc_now
 from rigcli.state.process import pid_alive, this_host, this_user
 
 # How long to wait for a holder that has the flock but has not written its info yet.
@@ -49,10 +49,6 @@ _registry_mutex = threading.Lock()
 _registry: dict[str, _InProcess] = {}
 
 
-def _unknown_holder() -> LockHolder:
-    return {"pid": 0, "host": "", "user": "", "command": "", "started_at": ""}
-
-
 def _locked_error(state_path: str, holder: LockHolder) -> StateLockedError:
     msg = (
         f"State database {state_path} is locked by {describe_holder(holder)}; "
@@ -66,15 +62,7 @@ def _read_holder(fd: int) -> LockHolder | None:
         data = json.loads(os.pread(fd, 65536, 0).decode("utf-8"))
     except ValueError:
         return None  # empty (released cleanly) or being written
-    if not isinstance(data, dict) or not isinstance(data.get("pid"), int):
-        return None
-    return {
-        "pid": data["pid"],
-        "host": str(data.get("host", "")),
-        "user": str(data.get("user", "")),
-        "command": str(data.get("command", "")),
-        "started_at": str(data.get("started_at", "")),
-    }
+    return holder_from_json(data)
 
 
 def _try_flock(fd: int) -> bool:
@@ -91,7 +79,7 @@ def _current_holder(fd: int) -> LockHolder | None:
     while True:
         holder = _read_holder(fd)
         if holder is not None or time.monotonic() >= deadline:
-            return holder or _unknown_holder()
+            return holder or unknown_holder()
         time.sleep(0.02)
         if _try_flock(fd):
             return None
@@ -127,7 +115,7 @@ def in_process(
         raise StateError(msg)
     waited = False
     if not entry.mutex.acquire(blocking=False):
-        holder = entry.holder or _unknown_holder()
+        holder = entry.holder or unknown_holder()
         if not wait:
             raise _locked_error(state_path, holder)
         if on_wait is not None:

@@ -11,7 +11,7 @@ from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json
 from rigcli.records import NodeRun, utc_now
 from rigcli.state.database import StateDatabase, dumps, stored_text
-from rigcli.state.dialect import Connection, Row, placeholders
+from rigcli.state.dialect import Connection, Row, placeholders, where_clause
 from rigcli.state.process import this_host
 
 RUN_STATUSES = ("running", "succeeded", "failed", "interrupted")
@@ -165,20 +165,10 @@ class RunJournal(StateDatabase):
         statuses: Collection[str] | None = None,
     ) -> list[NodeRun]:
         """Runs matching every given filter, newest first."""
-        clauses: list[str] = []
-        params: list[str] = []
-        if workflow is not None:
-            clauses.append("workflow = ?")
-            params.append(workflow)
-        if node_path is not None:
-            clauses.append("node_path = ?")
-            params.append(node_path)
-        if statuses is not None:
-            if not statuses:
-                return []
-            clauses.append(f"status IN ({placeholders(len(statuses))})")
-            params.extend(statuses)
-        where = f"WHERE {' AND '.join(clauses)}" if clauses else ""
+        filters = where_clause([("workflow", workflow), ("node_path", node_path)], statuses=statuses)
+        if filters is None:
+            return []
+        where, params = filters
         with self._read() as db:
             rows = db.execute(f"SELECT {_COLUMNS} FROM workflow_node_runs {where} {_NEWEST_FIRST}", params)
             return [_to_run(row) for row in rows]

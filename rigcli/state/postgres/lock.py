@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rigcli.errors import InterruptedRunError, StateLockedError
-from rigcli.records import LockHolder, describe_holder, utc_now
+from rigcli.records import LockHolder, describe_holder, holder_from_json, unknown_holder, utc_now
 from rigcli.state.dialect import Connection
 from rigcli.state.lock import Cancelled, HolderCallback
 from rigcli.state.postgres.connection import PgConnection, advisory_key
@@ -43,22 +43,6 @@ _UPSERT = (
 
 def holder_key(scope: str) -> str:
     return "lock.holder" if scope == PROJECT_SCOPE else f"lock.holder:{scope}"
-
-
-def _unknown() -> LockHolder:
-    return {"pid": 0, "host": "", "user": "", "command": "", "started_at": ""}
-
-
-def _as_holder(data: object) -> LockHolder | None:
-    if not isinstance(data, dict) or not isinstance(data.get("pid"), int):
-        return None
-    return {
-        "pid": data["pid"],
-        "host": str(data.get("host", "")),
-        "user": str(data.get("user", "")),
-        "command": str(data.get("command", "")),
-        "started_at": str(data.get("started_at", "")),
-    }
 
 
 def _stored(db: Connection, scope: str) -> dict[str, object] | None:
@@ -90,8 +74,8 @@ def current_holder(db: Connection, schema: str, scope: str) -> LockHolder | None
         return None
     stored = _stored(db, scope)
     if stored is not None and stored.get("backend_pid") == backend:
-        return _as_holder(stored) or _unknown()
-    return _unknown()
+        return holder_from_json(stored) or unknown_holder()
+    return unknown_holder()
 
 
 def _holder_with_grace(db: Connection, schema: str, scope: str) -> LockHolder | None:
@@ -160,7 +144,7 @@ def advisory_lock(
             if cancelled is not None and cancelled():
                 raise InterruptedRunError(f"Interrupted while waiting for the state lock on {where}")
             time.sleep(POLL_SECONDS)
-        previous = _as_holder(_stored(db, scope))
+        previous = holder_from_json(_stored(db, scope))
         if previous is not None and on_takeover is not None:
             on_takeover(previous)  # its holder died without releasing; the server already freed the lock
         mine: LockHolder = {
