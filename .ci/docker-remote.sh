@@ -23,6 +23,11 @@ DOCKER_REMOTE_SSH_CONFIG=""
 DOCKER_REMOTE_SSH_CONFIG_NEW=""
 DOCKER_REMOTE_SSH_DIR_NEW=""
 DOCKER_REMOTE_IMAGE="${RIG_TEST_DOCKER_IMAGE:-rig/base:busybox}"
+# The busybox root filesystem comes from docker.sh's docker_ci_busybox_tar.
+if ! declare -F docker_ci_busybox_tar >/dev/null; then
+  # shellcheck source=.ci/docker.sh
+  source "$(dirname "${BASH_SOURCE[0]}")/docker.sh"
+fi
 
 _docker_remote_install() { # CI machines start without these; apt is reachable there
   local missing=()
@@ -112,23 +117,10 @@ _docker_remote_cli() { # the docker CLI on the TLS daemon, with the client certi
 }
 
 _docker_remote_image() { # the first daemon's copy when it has one (same image id), else from busybox-static
-  local d=$DOCKER_REMOTE_DIR rootfs applet
   if [ -n "${DOCKER_HOST:-}" ] && docker image inspect "$DOCKER_REMOTE_IMAGE" >/dev/null 2>&1; then
     docker save "$DOCKER_REMOTE_IMAGE" | _docker_remote_cli load -q >/dev/null && return 0
   fi
-  rootfs="$d/rootfs"
-  mkdir -p "$rootfs"
-  (cd "$d" && apt-get download -qq -o APT::Sandbox::User=root busybox-static) || return 1
-  dpkg-deb -x "$d"/busybox-static_*.deb "$rootfs"
-  mkdir -p "$rootfs"/{etc,root,tmp,proc,sys,dev,usr/bin}
-  chmod 1777 "$rootfs/tmp"
-  for applet in $("$rootfs/bin/busybox" --list); do
-    [ -e "$rootfs/bin/$applet" ] || ln -s busybox "$rootfs/bin/$applet"
-  done
-  echo 'root:x:0:0:root:/root:/bin/sh' >"$rootfs/etc/passwd"
-  echo 'root:x:0:' >"$rootfs/etc/group"
-  tar -C "$rootfs" -c . | _docker_remote_cli import -c 'CMD ["/bin/sh"]' - "$DOCKER_REMOTE_IMAGE" >/dev/null
-  rm -rf "$rootfs" "$d"/busybox-static_*.deb
+  docker_ci_busybox_tar "$DOCKER_REMOTE_DIR" | _docker_remote_cli import -c 'CMD ["/bin/sh"]' - "$DOCKER_REMOTE_IMAGE" >/dev/null
 }
 
 _docker_remote_sshd() {

@@ -56,11 +56,11 @@ docker_ci_start() {
   docker version --format 'dockerd {{.Server.Version}} (API {{.Server.APIVersion}}) at '"$DOCKER_HOST"
 }
 
-docker_ci_build_base_image() {
-  local rootfs="$DOCKER_CI_DIR/rootfs" applet
+docker_ci_busybox_tar() { # $1: a scratch dir; writes a busybox-static root filesystem as a tar to stdout
+  local dir=$1 rootfs="$1/rootfs" applet
   mkdir -p "$rootfs"
-  (cd "$DOCKER_CI_DIR" && apt-get download -qq -o APT::Sandbox::User=root busybox-static)
-  dpkg-deb -x "$DOCKER_CI_DIR"/busybox-static_*.deb "$rootfs"
+  (cd "$dir" && apt-get download -qq -o APT::Sandbox::User=root busybox-static) || return 1
+  dpkg-deb -x "$dir"/busybox-static_*.deb "$rootfs"
   mkdir -p "$rootfs"/{etc,root,tmp,proc,sys,dev,usr/bin}
   chmod 1777 "$rootfs/tmp"
   for applet in $("$rootfs/bin/busybox" --list); do
@@ -68,7 +68,12 @@ docker_ci_build_base_image() {
   done
   echo 'root:x:0:0:root:/root:/bin/sh' >"$rootfs/etc/passwd"
   echo 'root:x:0:' >"$rootfs/etc/group"
-  tar -C "$rootfs" -c . | docker import -c 'CMD ["/bin/sh"]' - "$DOCKER_CI_IMAGE" >/dev/null
+  tar -C "$rootfs" -c .
+  rm -rf "$rootfs" "$dir"/busybox-static_*.deb
+}
+
+docker_ci_build_base_image() {
+  docker_ci_busybox_tar "$DOCKER_CI_DIR" | docker import -c 'CMD ["/bin/sh"]' - "$DOCKER_CI_IMAGE" >/dev/null
   echo "built $DOCKER_CI_IMAGE from busybox-static"
 }
 
