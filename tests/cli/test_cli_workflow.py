@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli.cli_support import run_rig
+from tests.cli.cli_support import env_with_rig, run_rig
 from tests.cli.conftest import Rig
 
 ESC = "\x1b"
@@ -193,3 +195,34 @@ def test_errors_in_json_mode_keep_stdout_empty(rig: Rig) -> None:
         assert result.returncode == 1, result
         assert result.stdout == ""
         assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("error: ")
+
+
+_LIGHT_CONFIG = """
+from rigcli import sequence
+
+
+def noop(step):
+    return None
+
+
+workflows = sequence("light").task("a", noop).task("b", noop)
+"""
+
+
+def test_cached_plan_imports_no_heavy_modules(tmp_path: Path) -> None:
+    # A cached plan's budget is a few tenths of a second; any one of these costs a large share of it.
+    (tmp_path / "rig_config.py").write_text(_LIGHT_CONFIG, encoding="utf-8")
+    env = {"RIG_HOME": str(tmp_path / "_home")}
+    assert run_rig("apply", cwd=tmp_path, env=env, subprocess=True).returncode == 0
+    completed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "rigcli", "plan"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env_with_rig(env),
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "2/2 cached" in completed.stdout
+    imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines()}
+    for heavy in ("typer", "click", "rich", "pydantic", "asyncio", "sqlalchemy", "psycopg", "httpx"):
+        assert heavy not in imported
