@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -98,6 +100,30 @@ def run_rig_process(
         timeout=timeout,
     )
     return Result(list(args), completed.returncode, completed.stdout, completed.stderr)
+
+
+def kill_apply_after(project: Path, marker: str, timeout: float = 60) -> None:
+    """Start `rig apply` in ``project`` and SIGKILL it (and its group) once its stderr shows ``marker``."""
+    process = subprocess.Popen(
+        [RIG, "apply"],
+        cwd=project,
+        env=env_with_rig({"RIG_RENDER": "0"}),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        assert process.stderr is not None
+        deadline = time.monotonic() + timeout
+        for line in process.stderr:
+            if marker in line or time.monotonic() > deadline:
+                break
+        os.killpg(process.pid, signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait(timeout=30)
 
 
 def write_project(directory: Path, config: str, **files: str) -> Path:

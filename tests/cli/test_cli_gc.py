@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import time
 from pathlib import Path
 
-from tests.cli.cli_support import RIG, env_with_rig, run_rig, write_project
+from tests.cli.cli_support import RIG, env_with_rig, kill_apply_after, run_rig, write_project
 from tests.cli.test_cli_rm_reconcile import FLAKY_CONFIG
 
 CONFIG = """
@@ -113,23 +109,7 @@ def test_gc_removes_what_nothing_refers_to_and_keeps_everything_else(tmp_path: P
 def test_gc_collects_the_machine_of_a_killed_apply(tmp_path: Path) -> None:
     project = write_project(tmp_path / "project", CONFIG)
     (project / "hang").touch()
-    process = subprocess.Popen(
-        [RIG, "apply"],
-        cwd=project,
-        env=env_with_rig({"RIG_RENDER": "0"}),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    assert process.stderr is not None
-    deadline = time.monotonic() + 60
-    for line in process.stderr:
-        if "built" in line or time.monotonic() > deadline:
-            break
-    os.killpg(process.pid, signal.SIGKILL)
-    process.wait(timeout=30)
+    kill_apply_after(project, "built")
     [leaked] = _names(project / ".rig" / "machines")
 
     assert _removed(_gc(project)) == [leaked]

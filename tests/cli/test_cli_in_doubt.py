@@ -2,42 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import signal
-import subprocess
-import time
 from pathlib import Path
 
-from tests.cli.cli_support import RIG, SLOW_CONFIG, env_with_rig, run_rig, write_project
-
-
-def _kill_mid_task(project: Path) -> None:
-    """Start `rig apply` on a task that sleeps, and SIGKILL it (and its group) once the task runs."""
-    process = subprocess.Popen(
-        [RIG, "apply"],
-        cwd=project,
-        env=env_with_rig({"RIG_RENDER": "0"}),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        assert process.stderr is not None
-        deadline = time.monotonic() + 30
-        for line in process.stderr:  # the handler prints "waiting" once its run is journaled
-            if "waiting" in line or time.monotonic() > deadline:
-                break
-        os.killpg(process.pid, signal.SIGKILL)
-    finally:
-        process.kill()
-        process.wait(timeout=30)
+from tests.cli.cli_support import SLOW_CONFIG, kill_apply_after, run_rig, write_project
 
 
 def test_a_killed_apply_leaves_a_run_in_doubt_everywhere(tmp_path: Path) -> None:
     project = write_project(tmp_path / "project", SLOW_CONFIG.format(seconds=60))
-    _kill_mid_task(project)
+    kill_apply_after(project, "waiting")  # the handler prints it once its run is journaled
 
     plan = run_rig("--json", "plan", cwd=project)
     assert plan.returncode == 0, plan
@@ -62,7 +34,7 @@ def test_a_killed_apply_leaves_a_run_in_doubt_everywhere(tmp_path: Path) -> None
 
 def test_an_in_doubt_task_runs_again_on_apply(tmp_path: Path) -> None:
     project = write_project(tmp_path / "project", SLOW_CONFIG.format(seconds=60))
-    _kill_mid_task(project)
+    kill_apply_after(project, "waiting")  # the handler prints it once its run is journaled
     (project / "rig_config.py").write_text(SLOW_CONFIG.format(seconds=0))
 
     assert run_rig("apply", cwd=project).returncode == 0
