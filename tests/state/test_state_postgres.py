@@ -140,7 +140,10 @@ def test_concurrent_first_syncs_migrate_once(schema_url: str, project_dir: Path)
     ]
     outputs = [proc.communicate(timeout=60)[0].strip() for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0, 0, 0]
-    assert sorted(outputs) == ["", "", "", ",".join(MIGRATION_NAMES)]
+    # Each migration is its own transaction under the lock, so racing processes may share the
+    # work; what must hold is that every migration ran exactly once.
+    applied = [name for output in outputs for name in output.split(",") if name]
+    assert sorted(applied) == sorted(MIGRATION_NAMES)
 
 
 def test_fragments_share_one_schema_with_a_lock_and_runs_each(schema_url: str, project_dir: Path) -> None:
