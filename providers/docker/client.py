@@ -18,6 +18,15 @@ from typing import Any, Protocol
 # importing it costs more than all of a fork's requests; marked absent, httpx skips it.
 if "httpx" not in sys.modules:
     sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+# httpcore (httpx's transport, imported by the first client) imports trio whenever it is installed,
+# for its async API under trio; rig's client is synchronous, and that import costs a third of a
+# fork. trio is hidden only while httpcore loads, so a handler can still import and use it.
+if "httpcore" not in sys.modules and "trio" not in sys.modules:
+    sys.modules["trio"] = None  # type: ignore[assignment]
+    try:
+        import httpcore  # noqa: F401
+    finally:
+        del sys.modules["trio"]
 
 import httpx
 
