@@ -3,7 +3,14 @@ answered before the Typer app is imported."""
 
 from __future__ import annotations
 
+import atexit
+import gc
 import sys
+
+# What is alive when rig exits is everything it imported and loaded; the collections the
+# interpreter runs while shutting down only walk it (~10 ms of a 120 ms no-op apply). Frozen,
+# it is skipped. Harmless in a host that imports this module: it too is exiting then.
+atexit.register(gc.freeze)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,14 +25,23 @@ def main(argv: list[str] | None = None) -> int:
         from rigcli.cli.complete import main as complete
 
         return complete(args[1:])
-    from rigcli.cli.fast import dispatch
+    # Until something runs, a command only allocates what lives until it ends (modules, the config,
+    # the plan): collecting finds nothing to free. Session resumes collection when a handler, a
+    # hook or a command is about to run (it hands over to an event loop then).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        from rigcli.cli.fast import dispatch
 
-    code = dispatch(args)
-    if code is not None:
-        return code
-    from rigcli.cli.app import run
+        code = dispatch(args)
+        if code is not None:
+            return code
+        from rigcli.cli.app import run
 
-    return run(args)
+        return run(args)
+    finally:
+        if collecting:
+            gc.enable()
 
 
 if __name__ == "__main__":

@@ -141,7 +141,9 @@ class Session:
     def _run_on_loop(self, rest: Awaitable[T]) -> T:
         """Finish a coroutine on the loop, which lives as long as the session so engine state can span calls."""
         import asyncio
+        import gc
 
+        gc.enable()  # the entry point paused collection while nothing ran; work creates garbage
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
         loop = self._loop

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -226,3 +227,27 @@ def test_cached_plan_imports_no_heavy_modules(tmp_path: Path) -> None:
     imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines()}
     for heavy in ("typer", "click", "rich", "pydantic", "asyncio", "sqlalchemy", "psycopg", "httpx"):
         assert heavy not in imported
+
+
+_GC_CONFIG = """
+import gc
+
+from rigcli import sequence
+
+
+def probe(step):
+    return {"ctx": {"collecting": gc.isenabled()}}
+
+
+workflows = sequence("gc").task("probe", probe)
+"""
+
+
+def test_handlers_run_with_garbage_collection_on(tmp_path: Path) -> None:
+    # The entry point pauses collection while a command only loads; a handler that allocates
+    # must never run with it paused, or a long apply's cyclic garbage would pile up.
+    (tmp_path / "rig_config.py").write_text(_GC_CONFIG, encoding="utf-8")
+    env = {"RIG_HOME": str(tmp_path / "_home")}
+    completed = run_rig("--json", "apply", cwd=tmp_path, env=env, subprocess=True)
+    assert completed.returncode == 0, completed.stderr
+    assert json.loads(completed.stdout)["context"] == {"collecting": True}
