@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Mapping
+from functools import lru_cache
 
 from rigcli.authoring.operations import Handler
 from rigcli.errors import ConfigError
@@ -16,9 +17,8 @@ HOOK_NAMES = (*TASK_NAMES, "workflow", "workspace", "input")
 def check_handler_params(fn: Handler, base: tuple[str, ...], scope: Mapping[str, object], label: str) -> None:
     """Fail at load when a handler asks for a parameter rig cannot give it."""
     available = [*base, *sorted(name for name in scope if name not in base)]
-    try:
-        parameters = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
+    parameters = _parameters(fn)
+    if parameters is None:
         return  # builtins and some C callables have no signature; they get no arguments
     for parameter in parameters:
         if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
@@ -31,6 +31,14 @@ def check_handler_params(fn: Handler, base: tuple[str, ...], scope: Mapping[str,
                 f'{where}{label} handler asks for "{parameter.name}", which is not available '
                 f"(available: {', '.join(available)})"
             )
+
+
+@lru_cache(maxsize=256)  # workflows often share one handler between many tasks
+def _parameters(fn: Handler) -> tuple[inspect.Parameter, ...] | None:
+    try:
+        return tuple(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
 
 
 def _source_location(fn: Handler) -> str:

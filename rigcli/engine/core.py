@@ -191,7 +191,16 @@ class EngineCore:
 
     def keys_for(self, workflow: CompiledWorkflow) -> dict[int, str]:
         if workflow.name not in self._keys:
-            self._keys[workflow.name] = {task.index: task_key(task, self.fingerprint) for task in workflow.tasks}
+            # Tasks often share a handler; within one load, one function has one fingerprint.
+            # The value is kept beside its fingerprint so its id cannot be reused by another.
+            known: dict[int, tuple[object, str]] = {}
+
+            def fingerprint(fn: object) -> str:
+                if id(fn) not in known:
+                    known[id(fn)] = (fn, self.fingerprint(fn))
+                return known[id(fn)][1]
+
+            self._keys[workflow.name] = {task.index: task_key(task, fingerprint) for task in workflow.tasks}
         return self._keys[workflow.name]
 
     async def session(self, workflow: CompiledWorkflow, mode: str) -> ProviderSession:
