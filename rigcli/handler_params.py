@@ -33,12 +33,22 @@ def check_handler_params(fn: Handler, base: tuple[str, ...], scope: Mapping[str,
             )
 
 
-@lru_cache(maxsize=256)  # workflows often share one handler between many tasks
 def _parameters(fn: Handler) -> tuple[inspect.Parameter, ...] | None:
+    try:
+        hash(fn)
+    except TypeError:  # a callable object with __eq__ and no __hash__
+        return _signature_parameters(fn)
+    return _remembered_parameters(fn)
+
+
+def _signature_parameters(fn: Handler) -> tuple[inspect.Parameter, ...] | None:
     try:
         return tuple(inspect.signature(fn).parameters.values())
     except (TypeError, ValueError):
         return None
+
+
+_remembered_parameters = lru_cache(maxsize=256)(_signature_parameters)  # tasks often share one handler
 
 
 def _source_location(fn: Handler) -> str:

@@ -111,6 +111,27 @@ def test_a_handler_asking_for_an_unknown_parameter_lists_what_is_available(tmp_p
     )
 
 
+def test_a_callable_object_that_cannot_be_hashed_is_a_handler_too(tmp_path: Path) -> None:
+    # Signatures are remembered per handler; a handler that cannot be a dict key is checked anyway.
+    source = """
+        from rigcli import sequence
+
+        class Prepare:
+            __hash__ = None
+
+            def __init__(self, wanted):
+                self.wanted = wanted
+
+            def __call__(self, step, {param}):
+                return None
+
+        workflows = sequence("w").task("a", Prepare(1)).task("b", Prepare(2))
+        """
+    assert load(tmp_path, source.replace("{param}", "log")) is not None
+    message = error_of(tmp_path, source.replace("{param}", "machine"))
+    assert 'Task a handler asks for "machine", which is not available' in message
+
+
 def test_dotenv_is_loaded_first_without_overriding_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
