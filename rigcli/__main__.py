@@ -41,6 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         return run(args)
     finally:
         if collecting:
+            # Session froze what loading made; a host that calls main() again must get it back.
+            gc.unfreeze()
             gc.enable()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -231,12 +232,23 @@ def test_cached_plan_imports_no_heavy_modules(tmp_path: Path) -> None:
 
 _GC_CONFIG = """
 import gc
+import weakref
 
 from rigcli import sequence
 
 
+class Node:
+    pass
+
+
 def probe(step):
-    return {"ctx": {"collecting": gc.isenabled()}}
+    # Cyclic garbage a handler makes is collected: what loading made may be set aside, this is not.
+    node = Node()
+    node.self = node
+    alive = weakref.ref(node)
+    del node
+    gc.collect()
+    return {"ctx": {"collecting": gc.isenabled(), "cycle_freed": alive() is None}}
 
 
 workflows = sequence("gc").task("probe", probe)
@@ -250,4 +262,21 @@ def test_handlers_run_with_garbage_collection_on(tmp_path: Path) -> None:
     env = {"RIG_HOME": str(tmp_path / "_home")}
     completed = run_rig("--json", "apply", cwd=tmp_path, env=env, subprocess=True)
     assert completed.returncode == 0, completed.stderr
-    assert json.loads(completed.stdout)["context"] == {"collecting": True}
+    assert json.loads(completed.stdout)["context"] == {"collecting": True, "cycle_freed": True}
+
+
+def test_an_embedding_host_gets_collection_back_after_main(tmp_path: Path) -> None:
+    # main() pauses collection and sets aside (freezes) what a command loaded; a host that calls it
+    # in-process must find collection on and nothing left frozen afterwards.
+    (tmp_path / "rig_config.py").write_text(_GC_CONFIG, encoding="utf-8")
+    script = (
+        "import gc, sys\n"
+        "from rigcli.__main__ import main\n"
+        "code = main(['--json', 'apply'])\n"
+        "sys.stderr.write(f'{code} {gc.isenabled()} {gc.get_freeze_count()}\\n')\n"
+    )
+    env = {**os.environ, "RIG_HOME": str(tmp_path / "_home")}
+    completed = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert completed.stderr.strip().splitlines()[-1] == "0 True 0", completed.stderr
