@@ -148,3 +148,49 @@ def test_a_cached_plan_on_a_file_state_imports_neither_sqlalchemy_nor_psycopg(pr
     report = json.loads(done.stderr.strip().splitlines()[-1])
     assert report == {"code": 0, "heavy": []}
     assert json.loads(done.stdout)["cached_node_count"] == 2
+
+
+_SESSIONS_CONFIG = '''
+import os
+from urllib.parse import urlsplit
+
+from rigcli import sequence
+
+
+def sessions_to(port):
+    """This process's established TCP connections to ``port`` (its fds' sockets in /proc/net/tcp)."""
+    mine = set()
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            link = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            mine.add(link[8:-1])
+    count = 0
+    with open("/proc/net/tcp") as table:
+        for line in table.read().splitlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].split(":")[1], 16)
+            if remote_port == port and fields[3] == "01" and fields[9] in mine:
+                count += 1
+    return count
+
+
+def probe(step):
+    return {"ctx": {"sessions": sessions_to(urlsplit(os.environ["RIG_STATE_URL"]).port)}}
+
+
+workflows = sequence("sessions").task("probe", probe, cache_ttl=0)
+'''
+
+
+def test_a_writer_holds_one_session_on_the_server(tmp_path: Path, url: str) -> None:
+    # The writer lock lives on the connection rig reads through: an apply costs the server one
+    # session (and one connect), not a reader's plus the lock's.
+    project = write_project(tmp_path / "sessions", _SESSIONS_CONFIG)
+    (project / ".env").write_text(f"RIG_STATE_URL={url}\n")
+    for _ in range(2):  # the first apply migrates the schema, the second finds it ready
+        applied = run_rig("--json", "apply", cwd=project, subprocess=True)
+        assert applied.returncode == 0, applied
+        assert applied.json["context"] == {"sessions": 1}

@@ -1,4 +1,4 @@
-"""One writer per schema on PostgreSQL: a session advisory lock on a dedicated connection.
+"""One writer per schema on PostgreSQL: a session advisory lock, held on the connection the writer uses.
 
 Why this can never be left stuck: a session-level ``pg_advisory_lock`` belongs to the server
 session that took it, and the server ends that session when its client goes away — a crash or
@@ -115,6 +115,7 @@ def _release(db: PgConnection, schema: str, scope: str, info: str) -> None:
 def advisory_lock(
     connect: Callable[[], PgConnection],
     *,
+    done: Callable[[PgConnection], None] = PgConnection.close,
     where: str,
     schema: str,
     scope: str,
@@ -125,7 +126,8 @@ def advisory_lock(
     cancelled: Cancelled | None = None,
     waited: bool = False,
 ) -> Iterator[tuple[PgConnection, LockHolder]]:
-    """Hold (schema, scope)'s writer lock on a connection of its own; yields it and our holder info."""
+    """Hold (schema, scope)'s writer lock on the connection ``connect`` gives; yields it and our holder
+    info, and hands the connection to ``done`` afterwards (released, or broken)."""
     db = connect()
     dying_until = time.monotonic() + DEAD_HOLDER_GRACE_SECONDS
     try:
@@ -166,7 +168,7 @@ def advisory_lock(
         finally:
             _release(db, schema, scope, info)
     finally:
-        db.close()
+        done(db)
 
 
 __all__ = ["PROJECT_SCOPE", "advisory_lock", "current_holder", "holder_key", "locked_error"]

@@ -2,9 +2,9 @@
 
 Every query is the SQLite store's (queries.py, runs.py, workspaces.py, provider_storage.py); this
 class only supplies connections. Reads use one autocommit connection and never wait for the
-writer lock (MVCC). A writer's lock lives on a connection of its own (postgres/lock.py), and
-while it is held every read and write of this store goes through that connection: if the
-connection is lost, so is the lock, and the next write fails instead of writing unlocked.
+writer lock (MVCC). A writer takes its lock (postgres/lock.py) on that same connection, and
+while it is held every read and write of this store goes through it: if the connection is lost,
+so is the lock, and the next write fails instead of writing unlocked.
 
 A global fragment's runs live in the fragments schema, told apart by their ``workflow`` column
 (``fragment:<hash>``), each fragment with a writer lock of its own.
@@ -155,7 +155,8 @@ class PostgresStateStore(StoreQueries):
         with (
             in_process(self.where, wait=wait, on_wait=on_wait, key=key, cancelled=cancelled) as (entry, waited),
             advisory_lock(
-                lambda: connect(self.url, self.schema, application_name=f"rig {command}"[:63]),
+                lambda: self._borrow(command),
+                done=self._hand_back,
                 where=self.where,
                 schema=self.schema,
                 scope=self.scope,
@@ -175,6 +176,27 @@ class PostgresStateStore(StoreQueries):
             finally:
                 with self._mutex:
                     self._pinned = None
+
+    def _borrow(self, command: str) -> PgConnection:
+        """The lock's connection: the one this process already reads through, or a new one.
+
+        Writes go through the lock's connection anyway (it is pinned while held), so one
+        connection serves both: a writer costs the server one session, and no second connect."""
+        with self._mutex:
+            db, self._pg = self._pg, None
+        if db is not None and not db.broken and not db.in_transaction:
+            return db
+        if db is not None:
+            db.close()
+        return connect(self.url, self.schema, application_name=f"rig {command}"[:63])
+
+    def _hand_back(self, db: PgConnection) -> None:
+        """After the lock: the connection serves reads again, unless it broke or another took its place."""
+        with self._mutex:
+            if self._pg is None and not db.broken:
+                self._pg = db
+                return
+        db.close()
 
     # -- what doctor and ls show ---------------------------------------------------------------------------
     def status(self) -> StateStatus:
