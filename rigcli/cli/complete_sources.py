@@ -141,9 +141,10 @@ class ProjectSource:
 
 def provider_ids() -> list[Item]:
     def read() -> list[Item]:
-        from importlib import metadata
+        from rigcli.engine.plugin_index import PROVIDERS_GROUP, entry_point_values
+        from rigcli.state.paths import plugin_index_file
 
-        return [(entry.name, "provider") for entry in metadata.entry_points(group="rig.providers")]
+        return [(name, "provider") for name in entry_point_values(PROVIDERS_GROUP, plugin_index_file())]
 
     empty: list[Item] = []
     return sorted(set(_safe(read, empty)))

@@ -113,7 +113,7 @@ class EngineCore:
 
     def _open_state(self) -> tuple[StateStore, Stores, ProviderHub]:
         from rigcli.state import HostStorage, default_host_storage_dir
-        from rigcli.state.paths import rig_home
+        from rigcli.state.paths import plugin_index_file, rig_home
 
         rig_home()  # a RIG_HOME that cannot be a directory fails the load before any state is written
         store = self._state or open_state_store(
@@ -145,6 +145,7 @@ class EngineCore:
             project_dir=self.project_dir,
             state_dir=self._machines_dir(store),
             secret_key_path=host_dir / ".fingerprint-key",
+            plugin_index=plugin_index_file(),
             cancellation=self.cancellation,
             effects=lambda provider_id, owner: StoreEffects(store, provider_id, owner),
         )

@@ -7,9 +7,11 @@ import inspect
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from rigcli.authoring.values import ProviderDefinition, SecretValue
+from rigcli.engine.plugin_index import PROVIDERS_GROUP, entry_point_values
+from rigcli.engine.plugin_index import load as load_entry_point
 from rigcli.errors import ProviderError, RigError
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import (
@@ -23,10 +25,7 @@ from rigcli.provider_api import (
     UnjournaledEffects,
 )
 
-if TYPE_CHECKING:
-    from importlib.metadata import EntryPoint
-
-ENTRY_POINT_GROUP = "rig.providers"
+ENTRY_POINT_GROUP = PROVIDERS_GROUP
 T = TypeVar("T")
 ProviderFactory = Callable[[ProviderSetup], "ProviderController | Awaitable[ProviderController]"]
 # The journal for (provider id, owner): ("run", id) or ("workspace", id), or None for no owner.
@@ -40,13 +39,9 @@ async def maybe_await(value: T | Awaitable[T]) -> T:
     return value
 
 
-def entry_point_plugins() -> dict[str, EntryPoint]:
-    from importlib.metadata import entry_points
-
-    found: dict[str, EntryPoint] = {}
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        found.setdefault(entry.name, entry)
-    return found
+def entry_point_plugins(index: Path | None = None) -> dict[str, str]:
+    """Provider id -> entry point value (``module:attr``) of the installed ``rig.providers`` plugins."""
+    return entry_point_values(ENTRY_POINT_GROUP, index)
 
 
 class ProviderHub:
@@ -65,6 +60,7 @@ class ProviderHub:
         secret_key_path: Path,
         cancellation: Cancellation,
         effects: EffectsFactory | None = None,
+        plugin_index: Path | None = None,
     ) -> None:
         self._explicit = {plugin.provider_id: plugin for plugin in plugins}
         self._factory = provider_factory
@@ -76,7 +72,8 @@ class ProviderHub:
         self._secret_key_path = secret_key_path
         self.cancellation = cancellation
         self._effects = effects
-        self._entry_points: dict[str, EntryPoint] | None = None
+        self._plugin_index = plugin_index  # where the installed plugins' entry points are remembered
+        self._entry_points: dict[str, str] | None = None
         # Keyed by id(definition): definitions are immutable and live as long as the loaded config.
         self._controllers: dict[int, ProviderController] = {}
         self._configs: dict[int, dict[str, object]] = {}
@@ -95,12 +92,12 @@ class ProviderHub:
         if definition.provider_id in self._explicit:
             return self._explicit[definition.provider_id]
         if self._entry_points is None:
-            self._entry_points = entry_point_plugins()
+            self._entry_points = entry_point_plugins(self._plugin_index)
         entry = self._entry_points.get(definition.provider_id)
         if entry is None:
             return None
         try:
-            loaded = entry.load()
+            loaded = load_entry_point(entry)
         except Exception as exc:
             raise ProviderError(f"Provider plugin {definition.provider_id} failed to load: {exc}") from exc
         return _as_plugin(loaded, definition.provider_id)

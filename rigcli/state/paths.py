@@ -47,9 +47,15 @@ def logs_dir() -> Path:
     return rig_home() / "logs"
 
 
+def plugin_index_file() -> Path:
+    """The installed provider plugins, remembered (a copy rig rebuilds at will):
+    ``$RIG_HOME/cache/provider-entry-points.json``."""
+    return rig_home() / "cache" / "provider-entry-points.json"
+
+
 def default_host_storage_dir() -> Path:
     """Provider host storage: ``$RIG_HOST_STORAGE_DIR``, else ``$RIG_HOME/providers``."""
     return _from_env("RIG_HOST_STORAGE_DIR") or rig_home() / "providers"
 
 
-__all__ = ["default_host_storage_dir", "fragments_dir", "logs_dir", "rig_home"]
+__all__ = ["default_host_storage_dir", "fragments_dir", "logs_dir", "plugin_index_file", "rig_home"]
