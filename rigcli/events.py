@@ -1,7 +1,7 @@
-"""Engine events: frozen dataclasses, each with a ``kind`` and ``to_json()``, delivered in emission order.
+"""Engine events: immutable dataclasses, each with a ``kind`` and ``to_json()``, delivered in emission order.
 
 The engine never prints; it emits. Renderers (terminal, tests, embedding hosts) subscribe to the
-bus. ``to_json()`` gives the DESIGN §7 shape: ``{"type": kind, ...fields}`` with snake_case keys.
+bus (``event_bus.py``). ``to_json()`` gives the DESIGN §7 shape: ``{"type": kind, ...fields}`` with snake_case keys.
 
 Providers emit plain mappings through ``RuntimeContext.emit`` (that is their public contract);
 ``from_provider`` turns one into the typed event of its kind when rig knows the kind (command
@@ -12,23 +12,31 @@ Fields a provider adds beyond the typed ones are kept in ``extra`` and appear in
 from __future__ import annotations
 
 import dataclasses
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import ClassVar
 
-from rigcli import masking
 from rigcli.jsonutil import JsonValue, to_plain_json
 from rigcli.records import LockHolder
 
 ProviderEventData = Mapping[str, object]  # what a provider hands to ``context.emit``
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class Event:
     """Base of every event; subclasses set ``KIND`` and declare their fields."""
 
     KIND: ClassVar[str] = ""
+
+    # Immutable, but not through frozen=True: that generates two more functions per class, and
+    # ~30 event classes are imported by every command. A field is set once, by __init__.
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in self.__dict__ or name not in self.__dataclass_fields__:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
     @property
     def kind(self) -> str:
@@ -50,7 +58,7 @@ class Event:
         return {**extra, **data}
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class NodeEvent(Event):
     """An event about one node; ``node_path`` is its display path (or a hook's label)."""
 
@@ -61,23 +69,29 @@ class NodeEvent(Event):
 # -- plan and apply -------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class PlanCreated(Event):
+    """A workflow's plan was computed: how many of its nodes are cached."""
+
     KIND: ClassVar[str] = "plan.created"
     workflow: str
     cached_node_count: int
     node_count: int
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class WorkflowApplyStarted(Event):
+    """An apply of a workflow began."""
+
     KIND: ClassVar[str] = "workflow.apply.started"
     workflow: str
     node_count: int
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class WorkflowApplyCompleted(Event):
+    """An apply of a workflow finished: how many nodes ran and how many were reused."""
+
     KIND: ClassVar[str] = "workflow.apply.completed"
     workflow: str
     ran: int
@@ -85,34 +99,42 @@ class WorkflowApplyCompleted(Event):
     node_count: int
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class NodeCached(NodeEvent):
+    """A node's cached run is reused."""
+
     KIND: ClassVar[str] = "node.cached"
     run_id: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class NodeStarted(NodeEvent):
+    """A node's handler is about to run (``index`` of ``total``)."""
+
     KIND: ClassVar[str] = "node.started"
     index: int
     total: int
     run_id: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class NodeCompleted(NodeEvent):
+    """A node's run succeeded and was recorded."""
+
     KIND: ClassVar[str] = "node.completed"
     run_id: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class NodeFailed(NodeEvent):
+    """A node's run failed; ``error`` is the one-line message."""
+
     KIND: ClassVar[str] = "node.failed"
     error: str
     run_id: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class LogOutput(NodeEvent):
     """A whole line a handler printed or logged; ``stream`` is info, warn, stderr or debug."""
 
@@ -121,8 +143,10 @@ class LogOutput(NodeEvent):
     data: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class ArtifactCreated(NodeEvent):
+    """A node's output holds an artifact ref (``provider`` and ``kind`` keys)."""
+
     KIND: ClassVar[str] = "artifact.created"
     artifact: JsonValue
 
@@ -130,15 +154,17 @@ class ArtifactCreated(NodeEvent):
 # -- commands and interactions (emitted by providers, typed here) ---------------------------------
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class CommandStarted(NodeEvent):
+    """A provider started a command for a node."""
+
     KIND: ClassVar[str] = "command.started"
     command_id: str
     command: str
     name: str | None = None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class CommandOutput(NodeEvent):
     """A chunk of a command's output (whole lines where the provider could tell)."""
 
@@ -148,8 +174,10 @@ class CommandOutput(NodeEvent):
     data: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class CommandCompleted(NodeEvent):
+    """A provider's command ended; ``truncated_bytes`` counts output not kept in memory."""
+
     KIND: ClassVar[str] = "command.completed"
     command_id: str
     exit_code: int | None = None
@@ -157,8 +185,10 @@ class CommandCompleted(NodeEvent):
     name: str | None = None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class InteractionAwaitingUser(NodeEvent):
+    """A provider waits for the user (a login URL, a device code)."""
+
     KIND: ClassVar[str] = "interaction.awaiting_user"
     interaction_id: str
     title: str
@@ -166,14 +196,16 @@ class InteractionAwaitingUser(NodeEvent):
     instructions: str | None = None
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class InteractionCompleted(NodeEvent):
+    """The user finished an interaction."""
+
     KIND: ClassVar[str] = "interaction.completed"
     interaction_id: str
     title: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class ProviderEvent(NodeEvent):
     """Any other event a provider emits (``vm.created``, ``machine.created``, ...), kept whole."""
 
@@ -187,59 +219,75 @@ class ProviderEvent(NodeEvent):
 # -- workspaces and operations --------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class WorkspaceCreateStarted(Event):
+    """A workspace's create hook is about to run."""
+
     KIND: ClassVar[str] = "workspace.create.started"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class WorkspaceReady(Event):
+    """A workspace was created and recorded."""
+
     KIND: ClassVar[str] = "workspace.ready"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class WorkspaceRemoveStarted(Event):
+    """A workspace's remove hook (or clean-up) is about to run."""
+
     KIND: ClassVar[str] = "workspace.remove.started"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class WorkspaceRemoveCompleted(Event):
+    """A workspace's record was deleted."""
+
     KIND: ClassVar[str] = "workspace.remove.completed"
     workflow: str
     workspace: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class WorkspaceOperationStarted(Event):
+    """A workspace operation is about to run."""
+
     KIND: ClassVar[str] = "workspace.operation.started"
     workflow: str
     workspace: str
     operation: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class WorkspaceOperationCompleted(Event):
+    """A workspace operation finished."""
+
     KIND: ClassVar[str] = "workspace.operation.completed"
     workflow: str
     workspace: str
     operation: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class OperationStarted(Event):
+    """A workflow-level operation is about to run."""
+
     KIND: ClassVar[str] = "operation.started"
     workflow: str
     operation: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class OperationCompleted(Event):
+    """A workflow-level operation finished."""
+
     KIND: ClassVar[str] = "operation.completed"
     workflow: str
     operation: str
@@ -248,7 +296,7 @@ class OperationCompleted(Event):
 # -- state ------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class StateWarning(Event):
     """Something about the state database the user must know (e.g. it was moved aside)."""
 
@@ -256,14 +304,18 @@ class StateWarning(Event):
     message: str
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class StateLockWaiting(Event):
+    """Another rig process holds the state's writer lock; this one waits for it."""
+
     KIND: ClassVar[str] = "state.lock.waiting"
     holder: LockHolder
 
 
-@dataclass(frozen=True, eq=False, repr=False)
+@dataclass(eq=False, repr=False)
 class StateLockTakeover(Event):
+    """The writer lock's holder died without releasing it; this process took it over."""
+
     KIND: ClassVar[str] = "state.lock.takeover"
     holder: LockHolder
 
@@ -293,62 +345,12 @@ def from_provider(raw: ProviderEventData, node_path: str) -> NodeEvent:
     return ProviderEvent(node_path=where, type_=kind, extra=data)
 
 
-EventListener = Callable[[Event], None]
-
-
-class EventBus:
-    """Fan events out to listeners, one event at a time, in the order they were emitted.
-
-    The one masking point for events: listeners (renderers, the workspace journal, embedding
-    hosts) only ever see events with registered secrets replaced by ``***``.
-    """
-
-    def __init__(self) -> None:
-        self._listeners: list[EventListener] = []
-        # Parallel branches emit from worker threads; one lock keeps delivery ordered.
-        self._lock = threading.RLock()
-        self._streams: dict[tuple[str, str, str], masking.StreamMasker] = {}
-
-    def subscribe(self, listener: EventListener) -> Callable[[], None]:
-        with self._lock:
-            self._listeners.append(listener)
-
-        def unsubscribe() -> None:
-            with self._lock:
-                if listener in self._listeners:
-                    self._listeners.remove(listener)
-
-        return unsubscribe
-
-    def emit(self, event: Event) -> None:
-        with self._lock:
-            for item in self._masked(event) if masking.active() else (event,):
-                for listener in list(self._listeners):
-                    listener(item)
-
-    def _masked(self, event: Event) -> list[Event]:
-        """``event`` masked; command output is masked as a stream, so a secret split across chunks is too."""
-        if isinstance(event, CommandOutput):
-            key = (event.node_path, event.command_id, event.stream)
-            data = self._streams.setdefault(key, masking.StreamMasker()).feed(event.data)
-            return [masking.mask_fields(dataclasses.replace(event, data=data))] if data else []
-        held: list[Event] = []
-        if isinstance(event, CommandCompleted):
-            for key in [key for key in self._streams if key[:2] == (event.node_path, event.command_id)]:
-                rest = self._streams.pop(key).flush()
-                if rest:
-                    held.append(CommandOutput(node_path=key[0], command_id=key[1], stream=key[2], data=rest))
-        return [*held, masking.mask_fields(event)]
-
-
 __all__ = [
     "ArtifactCreated",
     "CommandCompleted",
     "CommandOutput",
     "CommandStarted",
     "Event",
-    "EventBus",
-    "EventListener",
     "InteractionAwaitingUser",
     "InteractionCompleted",
     "LogOutput",

@@ -2,7 +2,7 @@
 
 Rooms, lowest first (a module may import its own room and the rooms below it):
 
-    foundation  errors, jsonutil, records, events, streams, children, layout, masking, _version
+    foundation  errors, jsonutil, records, events, event_bus, streams, children, layout, masking, _version
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
     keys        graph, fingerprint/, cachekeys
     state       state/
@@ -32,6 +32,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.jsonutil",
             "rigcli.records",
             "rigcli.events",
+            "rigcli.event_bus",
             "rigcli.streams",
             "rigcli.children",
             "rigcli.layout",

@@ -7,7 +7,8 @@ import uuid
 
 from rigcli import masking
 from rigcli.authoring.values import SecretValue, define_provider, secret
-from rigcli.events import CommandCompleted, CommandOutput, Event, EventBus, LogOutput, NodeFailed
+from rigcli.event_bus import EventBus
+from rigcli.events import CommandCompleted, CommandOutput, Event, LogOutput, NodeFailed
 from rigcli.provider_api import ProviderSetup
 
 

@@ -22,7 +22,7 @@ from rigcli.engine.results import (
     WorkflowPlan,
     WorkflowSummary,
 )
-from rigcli.events import EventListener
+from rigcli.event_bus import EventListener
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import Cancellation
 from rigcli.records import NodeRun, WorkspaceRecord

@@ -18,10 +18,9 @@ from rigcli.engine.results import ApplyResult, ProjectInfo, WorkflowPlan, Workfl
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.stores import FragmentLocator, Stores
 from rigcli.errors import NotFoundError, RigError, TaskError, UsageError
+from rigcli.event_bus import EventBus, EventListener
 from rigcli.events import (
     Event,
-    EventBus,
-    EventListener,
     PlanCreated,
     StateWarning,
     WorkflowApplyCompleted,

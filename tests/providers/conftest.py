@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 from provider_helpers import Harness
 
-from rigcli.events import Event, EventBus
+from rigcli.event_bus import EventBus
+from rigcli.events import Event
 from rigcli.host import TerminalHost
 from rigcli.provider_api import Cancellation, KeyValueStore, ProviderSetup, RuntimeContext
 from rigcli.state import HostStorage, create_state_store

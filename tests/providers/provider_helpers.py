@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rigcli.events import Event, EventBus
+from rigcli.event_bus import EventBus
+from rigcli.events import Event
 from rigcli.provider_api import Cancellation, ProviderSetup, RuntimeContext
 
 
