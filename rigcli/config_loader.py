@@ -26,6 +26,8 @@ from rigcli.layout import CONFIG_FILE
 
 @dataclass(frozen=True)
 class LoadedConfig:
+    """What importing rig_config.py gave: its workflows, its providers and the module itself."""
+
     path: Path
     project_dir: Path
     workflows: tuple[SequenceNode, ...]

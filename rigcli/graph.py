@@ -35,6 +35,8 @@ ConfigStack = tuple[Mapping[str, JsonValue], ...]  # configure() levels, root fi
 
 @dataclass(frozen=True, eq=False)
 class TaskSpec:
+    """A task placed in a workflow: path, store, configure stack and provider scope."""
+
     index: int  # 0-based position in plan order
     path: str  # display path
     name: str
@@ -55,6 +57,8 @@ class TaskSpec:
 
 @dataclass(frozen=True, eq=False)
 class ParallelSpec:
+    """Parallel branches placed in a workflow, each a tuple of steps."""
+
     path: str
     branches: tuple[tuple[str, tuple[StepSpec, ...]], ...]
     kind = "parallel"
@@ -74,6 +78,8 @@ class FragmentSpec:
 
 @dataclass(frozen=True, eq=False)
 class HookSpec:
+    """A workspace hook with the providers in its scope."""
+
     fn: Handler
     providers: Scope
     label: str
@@ -81,12 +87,16 @@ class HookSpec:
 
 @dataclass(frozen=True, eq=False)
 class OperationSpec:
+    """An operation with the providers in its scope."""
+
     definition: OperationDefinition
     providers: Scope
 
 
 @dataclass(eq=False)
 class CompiledWorkflow:
+    """A workflow compiled to steps: tasks in plan order, fragments, hooks and operations."""
+
     name: str
     root: SequenceNode
     steps: tuple[StepSpec, ...]

@@ -74,6 +74,8 @@ def _text(record: JsonObject, key: str) -> str | None:
 
 @dataclass(frozen=True)
 class MachineRecord:
+    """A machine as stored: its directory under the state dir and the snapshot it came from."""
+
     id: str
     path: str  # relative to the state dir, so a moved project keeps its machines
     created_at: str
@@ -92,6 +94,8 @@ class MachineRecord:
 
 @dataclass(frozen=True)
 class SnapshotRecord:
+    """A snapshot as stored: its immutable directory and the machine it was taken of."""
+
     id: str
     path: str
     created_at: str

@@ -55,6 +55,8 @@ def _is_output_schema(value: object) -> TypeGuard[OutputSchema]:
 
 @dataclass(frozen=True, eq=False)
 class TaskNode(NodeMethods):
+    """A task: a handler with its cache options, configure stack and cache scope."""
+
     name: str
     handler: Handler
     cache_ttl: float | None = None
@@ -68,6 +70,8 @@ class TaskNode(NodeMethods):
 
 @dataclass(frozen=True, eq=False)
 class ParallelNode(NodeMethods):
+    """Parallel branches, each a node that starts from the same incoming context."""
+
     branches: tuple[tuple[str, Node], ...]
     config: Mapping[str, JsonValue] = field(default_factory=lambda: EMPTY_CONFIG)
     cache_scope: str | None = None
@@ -85,6 +89,8 @@ class Child:
 
 @dataclass(frozen=True, eq=False)
 class _Link:
+    """One child of a sequence, linked to the one before it (appending shares the prefix)."""
+
     child: Child
     previous: _Link | None
 
@@ -164,6 +170,8 @@ def task(
 
 @dataclass(frozen=True, eq=False)
 class SequenceNode(NodeMethods):
+    """A sequence of children with its workflow name, provider scope, workspace and operations."""
+
     name: str
     workflow: str
     scope: ProviderScope = field(default_factory=lambda: _NO_PROVIDERS)

@@ -42,6 +42,8 @@ RESERVED_OPERATION_IDS = frozenset(
 
 @dataclass(frozen=True, eq=False)
 class WorkspaceDefinition:
+    """A workflow's workspace hooks (``create``, optional ``remove``) and their provider scope."""
+
     create: Handler
     remove: Handler | None
     scope: ProviderScope
@@ -49,6 +51,8 @@ class WorkspaceDefinition:
 
 @dataclass(frozen=True, eq=False)
 class OperationDefinition:
+    """An operation as declared: its id, handler, input model and where it runs."""
+
     id: str
     run: Handler
     input: type[BaseModel] | None

@@ -27,6 +27,8 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class GlobalOptions:
+    """The options given before the command (``-C``, ``--config``, ``--state``, ``--json``, ...)."""
+
     chdir: str | None = None
     config: str | None = None
     state: str | None = None

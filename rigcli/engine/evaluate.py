@@ -38,6 +38,8 @@ class _Stopped(Exception):
 
 @dataclass(frozen=True)
 class Verdict:
+    """Whether one task's cached run is reused, and the first reason when it is not."""
+
     status: str
     reason: Reason
     run: NodeRun | None

@@ -15,6 +15,8 @@ JsonObject = dict[str, JsonValue]
 
 @dataclass(frozen=True, eq=False)
 class PlanNode:
+    """One task in a plan: cached or pending, and why."""
+
     index: int  # 1-based, in plan order
     path: str
     name: str
@@ -39,6 +41,8 @@ class PlanNode:
 
 @dataclass(frozen=True, eq=False)
 class WorkflowPlan:
+    """A workflow's plan: its nodes in order, and the final context when all are cached."""
+
     workflow: str
     nodes: list[PlanNode]
     final_context: JsonValue | None  # known only when every node is cached
@@ -65,6 +69,8 @@ class WorkflowPlan:
 
 @dataclass(frozen=True, eq=False)
 class ApplyResult:
+    """What an apply produced: the final context and the plan it started from."""
+
     workflow: str
     context: JsonValue
     plan: WorkflowPlan  # the plan as it stood before the apply ran
@@ -79,6 +85,8 @@ class ApplyResult:
 
 @dataclass(frozen=True, eq=False)
 class CacheEntry:
+    """One recorded run, as ``rig cache ls`` lists it."""
+
     scope: str  # "local" | "global"
     workflow: str  # the store's workflow column: the workflow name or "fragment:<hash>"
     node_path: str
@@ -96,6 +104,8 @@ class CacheEntry:
 
 @dataclass(frozen=True, eq=False)
 class NodeExplanation:
+    """Why one task is cached or pending, as ``rig cache explain`` shows it."""
+
     path: str
     name: str
     status: str
@@ -118,6 +128,8 @@ class NodeExplanation:
 
 @dataclass(frozen=True, eq=False)
 class OperationInfo:
+    """An operation as the CLI sees it: id, help text and its input's model and schema."""
+
     id: str
     workflow: str
     workspace: bool  # True for workspace operations
@@ -139,6 +151,8 @@ class OperationInfo:
 
 @dataclass(frozen=True, eq=False)
 class WorkflowSummary:
+    """A workflow's name, size, workspace support and operations."""
+
     name: str
     node_count: int
     creates_workspace: bool
@@ -151,6 +165,8 @@ class WorkflowSummary:
 
 @dataclass(frozen=True, eq=False)
 class ProjectInfo:
+    """Where a project's config and state are, and its workflows."""
+
     project_dir: str
     config_path: str
     state_path: str

@@ -49,6 +49,8 @@ class Connection(Protocol):
 
 @dataclass(frozen=True)
 class Column:
+    """A table column, and whether its values are booleans."""
+
     name: str
     boolean: bool  # values must be bound as Python bools on backends with a real boolean type
 

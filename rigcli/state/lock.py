@@ -40,6 +40,8 @@ Cancelled = Callable[[], bool]
 
 @dataclass
 class _InProcess:
+    """The writer lock between threads of this process, for one state location."""
+
     mutex: threading.Lock = field(default_factory=threading.Lock)
     owner: int | None = None  # thread ident
     holder: LockHolder | None = None

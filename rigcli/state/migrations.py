@@ -149,6 +149,8 @@ STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
 
 @dataclass(frozen=True)
 class SchemaSyncResult:
+    """What bringing a state database to our schema did."""
+
     applied: list[str]  # names of the migrations this call applied, in order
     schema_version: int
     has_data_loss: bool = False  # True when an unusable database was moved aside
@@ -158,6 +160,8 @@ class SchemaSyncResult:
 
 @dataclass(frozen=True)
 class _Found:
+    """What an existing database turned out to be (ours, newer, foreign or empty)."""
+
     kind: str  # "known" (ours, at or below our version) | "newer" | "foreign"
     applied: tuple[str, ...] = ()
     version: int | None = None
