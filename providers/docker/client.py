@@ -68,14 +68,17 @@ def resolve_host(configured: str | None = None) -> str:
 class DockerClient:
     """One connection pool to one daemon; thread-safe (exec streams read on worker threads)."""
 
-    def __init__(self, endpoint: Endpoint | str | None = None, *, timeout: float = 600.0) -> None:
+    def __init__(
+        self, endpoint: Endpoint | str | None = None, *, timeout: float = 600.0, api_version: str = API_VERSION
+    ) -> None:
         if not isinstance(endpoint, Endpoint):
             endpoint = resolve_endpoint({"host": endpoint} if endpoint else {})
         self.endpoint = endpoint
         self.host = endpoint.host
         self._timeout = timeout
         self._client: httpx.Client | None = None
-        self._version: str | None = None
+        self._ours = api_version  # spoken until the daemon says it is too new for it
+        self._version: str | None = None  # set once negotiated with the daemon's /version
         self._server: dict[str, Any] = {}
         self._lock = threading.Lock()
         self._running: set[RunningExec] = set()
@@ -123,7 +126,7 @@ class DockerClient:
                 raise ProviderError(f"Docker daemon at {self.host} answered /version with HTTP {info.status_code}")
             self._server = dict(info.json())
             server = self._server.get("ApiVersion")
-            version = negotiate(server if isinstance(server, str) else None)
+            version = negotiate(server if isinstance(server, str) else None, self._ours)
             if _version_tuple(version) < _version_tuple(MIN_API_VERSION):
                 raise ProviderError(f"Docker daemon at {self.host} speaks API {version}; rig needs {MIN_API_VERSION}+")
             self._version = version
@@ -135,13 +138,22 @@ class DockerClient:
         return dict(self._server)
 
     def _url(self, path: str, versioned: bool) -> str:
-        return f"/v{self.api_version}{path}" if versioned else path
+        # Not negotiated yet: ask in our version. Every daemon from API 1.24 up to today's accepts
+        # 1.41, so the /version round trip is only needed when one refuses (see _send).
+        return f"/v{self._version or self._ours}{path}" if versioned else path
 
     def _send(self, method: str, path: str, *, versioned: bool = True, **kwargs: Any) -> httpx.Response:
         if _hijacks(path):
             kwargs["headers"] = {**kwargs.get("headers", {}), "Connection": "close"}
         try:
-            return self._http().request(method, self._url(path, versioned), **kwargs)
+            response = self._http().request(method, self._url(path, versioned), **kwargs)
+            # A 400 before negotiating: "client version 1.41 is too new", or plain HTTP to a TLS
+            # daemon. /version tells which (and raises the clear error); a refused request created
+            # nothing, so it is sent again in the negotiated version.
+            refused = response.status_code == 400 and versioned and self._version is None
+            if refused and self._negotiated() != self._ours:
+                response = self._http().request(method, self._url(path, versioned), **kwargs)
+            return response
         except (httpx.TransportError, OSError) as exc:
             raise transport_error(self.endpoint, exc, f"{method} {path}") from None
 
@@ -170,6 +182,7 @@ class DockerClient:
     def stream(self, method: str, path: str, *, body: Mapping[str, Any]) -> Iterator[httpx.Response]:
         """A response whose body is read as it arrives (no read timeout: commands may be quiet)."""
         timeout = httpx.Timeout(connect=10.0, read=None, write=60.0, pool=30.0)
+        self._negotiated()  # a stream's refusal cannot be sent again: settle the version first
         try:
             with self._http().stream(
                 method,
