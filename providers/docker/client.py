@@ -138,8 +138,8 @@ class DockerClient:
         return dict(self._server)
 
     def _url(self, path: str, versioned: bool) -> str:
-        # Not negotiated yet: ask in our version. Every daemon from API 1.24 up to today's accepts
-        # 1.41, so the /version round trip is only needed when one refuses (see _send).
+        # Not negotiated yet: ask in our version. Every daemon since Docker 20.10 accepts 1.41, so
+        # the /version round trip is only needed when an older one refuses it (see _send).
         return f"/v{self._version or self._ours}{path}" if versioned else path
 
     def _send(self, method: str, path: str, *, versioned: bool = True, **kwargs: Any) -> httpx.Response:
