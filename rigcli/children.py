@@ -9,9 +9,9 @@ CLI *arms* a ChildGuard:
 - ``RIG_CHILD_OF=<token>`` is put into rig's environment, so everything started from then on
   carries it, however deep and whatever group or session it moves to, unless it drops rig's
   environment on purpose. ``/proc/<pid>/environ`` shows it;
-- a watchdog (this file run as a script: ``python -I -S children.py TOKEN``) holds the read end
-  of a pipe only rig writes to. When rig ends in any way, SIGKILL included, the pipe closes and
-  the watchdog stops every process that carries the token (SIGTERM, then SIGKILL);
+- a watchdog (this file run as a script: ``python -I -S children.py TOKEN GRACE SINCE``) holds
+  the read end of a pipe only rig writes to. When rig ends in any way, SIGKILL included, the pipe
+  closes and the watchdog stops every process that carries the token (SIGTERM, then SIGKILL);
 - at every exit rig sees (success, failure, interrupt), ``close()`` does the same itself, and also
   stops processes that dropped the variable but still descend from rig (started after arming).
 
@@ -78,8 +78,11 @@ def _environ(pid: int) -> list[bytes] | None:
 
 
 def find(token: str, *, root: int | None = None, since: int = 0, exclude: Collection[int] = ()) -> list[int]:
-    """Live processes carrying ``token``, plus (given ``root``) descendants of ``root`` started at
-    or after ``since`` that carry no token variable at all. Never ``root`` or ``exclude``."""
+    """Live processes started at or after ``since`` that carry ``token``, plus (given ``root``) those
+    that descend from ``root`` and carry no token variable at all. Never ``root`` or ``exclude``.
+
+    ``since`` is when the token was made: nothing older can carry it, so only newer processes'
+    environments are read (reading every process's costs milliseconds at every command's end)."""
     processes: dict[int, tuple[int, bytes, int]] = {}
     for name in os.listdir("/proc"):
         if name.isdigit():
@@ -90,14 +93,14 @@ def find(token: str, *, root: int | None = None, since: int = 0, exclude: Collec
     marker = f"{TOKEN_VARIABLE}=".encode()
     found = []
     for pid, (_, state, started) in processes.items():
-        if pid == root or pid in exclude or state in (b"Z", b"X"):
+        if pid == root or pid in exclude or state in (b"Z", b"X") or started < since:
             continue
         environ = _environ(pid)
         if environ is not None and wanted in environ:
             found.append(pid)
             continue
         unmarked = environ is None or not any(entry.startswith(marker) for entry in environ)
-        if root is not None and started >= since and unmarked and _descends(pid, root, processes):
+        if root is not None and unmarked and _descends(pid, root, processes):
             found.append(pid)
     return sorted(found)
 
@@ -161,7 +164,7 @@ class ChildGuard:
             return
         token = f"{os.getpid()}-{os.urandom(8).hex()}"
         self._since = _boot_ticks() - 1  # starttime is rounded down to a tick
-        self._watchdog = _start_watchdog(token, self.grace)
+        self._watchdog = _start_watchdog(token, self.grace, self._since)
         self._previous = os.environ.get(TOKEN_VARIABLE)
         os.environ[TOKEN_VARIABLE] = token
         self.token = token
@@ -190,14 +193,14 @@ class ChildGuard:
             self._watchdog = None
 
 
-def _start_watchdog(token: str, grace: float) -> Popen[bytes] | None:
+def _start_watchdog(token: str, grace: float, since: int) -> Popen[bytes] | None:
     if not sys.executable:
         return None
     import subprocess  # only commands that run project code get here
 
     try:
         return subprocess.Popen(
-            [sys.executable, "-I", "-S", os.path.abspath(__file__), token, str(grace)],
+            [sys.executable, "-I", "-S", os.path.abspath(__file__), token, str(grace), str(since)],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,  # holding rig's stdout would keep `rig ... | cat` waiting
             stderr=subprocess.DEVNULL,
@@ -208,17 +211,17 @@ def _start_watchdog(token: str, grace: float) -> Popen[bytes] | None:
         return None
 
 
-def _watch(token: str, grace: float) -> None:
+def _watch(token: str, grace: float, since: int) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)  # our job starts when rig is gone
     with contextlib.suppress(OSError):
         while sys.stdin.buffer.read(65536):
             pass
-    stop(lambda: find(token), grace)
+    stop(lambda: find(token, since=since), grace)
 
 
 if __name__ == "__main__":
-    _watch(sys.argv[1], float(sys.argv[2]))
+    _watch(sys.argv[1], float(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 0)
 
 
 __all__ = ["GRACE_SECONDS", "TOKEN_VARIABLE", "ChildGuard", "detached_env", "find", "stop", "supported"]
