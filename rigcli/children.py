@@ -28,15 +28,17 @@ A process meant to outlive rig (the browser a URL is opened in) is started with
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING
 
+# The watchdog runs this file in a fresh interpreter at every command that runs project code, while
+# rig's own work goes on: it imports no more than it needs (typing and contextlib would double its
+# start-up cost, taken from the commands it guards).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Collection, Mapping
     from subprocess import Popen
 
 TOKEN_VARIABLE = "RIG_CHILD_OF"
@@ -117,8 +119,10 @@ def _descends(pid: int, root: int, processes: Mapping[int, tuple[int, bytes, int
 
 def _send(pids: Collection[int], sig: signal.Signals) -> None:
     for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        try:  # noqa: SIM105 - not contextlib: see the imports
             os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 def stop(search: Callable[[], list[int]], grace: float = GRACE_SECONDS) -> None:
@@ -188,8 +192,10 @@ class ChildGuard:
                 os.environ[TOKEN_VARIABLE] = self._previous
             self.token = None
             if self._watchdog is not None and self._watchdog.stdin is not None:
-                with contextlib.suppress(OSError):
+                try:  # noqa: SIM105 - not contextlib: see the imports
                     self._watchdog.stdin.close()  # it looks once more, finds nothing, and exits
+                except OSError:
+                    pass
             self._watchdog = None
 
 
@@ -214,9 +220,11 @@ def _start_watchdog(token: str, grace: float, since: int) -> Popen[bytes] | None
 def _watch(token: str, grace: float, since: int) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)  # our job starts when rig is gone
-    with contextlib.suppress(OSError):
+    try:
         while sys.stdin.buffer.read(65536):
             pass
+    except OSError:
+        pass
     stop(lambda: find(token, since=since), grace)
 
 

@@ -50,3 +50,23 @@ def test_close_stops_children_and_grandchildren_but_not_detached_ones() -> None:
         for process in started:
             process.kill()
             process.wait()
+
+
+def test_the_watchdog_starts_on_what_a_bare_interpreter_already_has() -> None:
+    # It starts beside every command that runs project code, competing with it for the CPU:
+    # typing or contextlib would double its start-up.
+    import sys
+
+    import rigcli.children
+
+    completed = subprocess.run(
+        [sys.executable, "-I", "-S", "-X", "importtime", rigcli.children.__file__, "token", "1", "0"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert completed.returncode == 0, completed.stderr
+    imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines() if "|" in line}
+    assert "signal" in imported  # the check sees the watchdog's own imports
+    assert not imported & {"typing", "contextlib", "subprocess"}, sorted(imported)
