@@ -156,19 +156,29 @@ class ChildGuard:
         self.token: str | None = None
         self._since = 0
         self._previous: str | None = None
+        self._planned: str | None = None  # the token the watchdog watches for, once it runs
         self._watchdog: Popen[bytes] | None = None
 
     @property
     def armed(self) -> bool:
         return self.token is not None
 
+    def prepare(self) -> None:
+        """Start the watchdog ahead of ``arm()``: a command that is sure to run project code lets it
+        start while rig still loads, instead of beside the project code's first work (two cores, and
+        a container start needs them). Nothing carries its token until ``arm()``."""
+        if self._watchdog is not None or self.token is not None or not supported():
+            return
+        self._planned = f"{os.getpid()}-{os.urandom(8).hex()}"
+        self._watchdog = _start_watchdog(self._planned, self.grace, _boot_ticks() - 1)
+
     def arm(self) -> None:
         """From now on, processes started here are rig's children; idempotent, a no-op off Linux."""
         if self.token is not None or not supported():
             return
-        token = f"{os.getpid()}-{os.urandom(8).hex()}"
+        self.prepare()
+        token = self._planned or f"{os.getpid()}-{os.urandom(8).hex()}"  # no watchdog could start
         self._since = _boot_ticks() - 1  # starttime is rounded down to a tick
-        self._watchdog = _start_watchdog(token, self.grace, self._since)
         self._previous = os.environ.get(TOKEN_VARIABLE)
         os.environ[TOKEN_VARIABLE] = token
         self.token = token
@@ -181,16 +191,16 @@ class ChildGuard:
 
     def close(self) -> None:
         """Stop every child (SIGTERM, SIGKILL after the grace period) and disarm; idempotent."""
-        if self.token is None:
-            return
         try:
-            stop(self.children, self.grace)
+            if self.token is not None:
+                stop(self.children, self.grace)
         finally:
-            if self._previous is None:
-                os.environ.pop(TOKEN_VARIABLE, None)
-            else:
-                os.environ[TOKEN_VARIABLE] = self._previous
-            self.token = None
+            if self.token is not None:
+                if self._previous is None:
+                    os.environ.pop(TOKEN_VARIABLE, None)
+                else:
+                    os.environ[TOKEN_VARIABLE] = self._previous
+            self.token = self._planned = None
             if self._watchdog is not None and self._watchdog.stdin is not None:
                 try:  # noqa: SIM105 - not contextlib: see the imports
                     self._watchdog.stdin.close()  # it looks once more, finds nothing, and exits

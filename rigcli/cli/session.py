@@ -73,6 +73,11 @@ class Session:
         if isinstance(exc, Interrupted):  # outside an engine call (a prompt, say): same line and code
             raise interrupted_error(exc.signum) from None
 
+    def expect_project_code(self) -> None:
+        """The command is sure to run project code (a hook, an operation): let the child guard's
+        watchdog start now, while rig loads, rather than beside that code's first work."""
+        self._children.prepare()
+
     @property
     def location(self) -> ProjectLocation:
         if self._location is None:

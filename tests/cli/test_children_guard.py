@@ -70,3 +70,66 @@ def test_the_watchdog_starts_on_what_a_bare_interpreter_already_has() -> None:
     imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines() if "|" in line}
     assert "signal" in imported  # the check sees the watchdog's own imports
     assert not imported & {"typing", "contextlib", "subprocess"}, sorted(imported)
+
+
+def _watchdogs() -> dict[int, list[str]]:
+    """This process's watchdogs (children.py run with a token of ours) by pid, with their argv."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as handle:
+                argv = [part.decode() for part in handle.read().split(b"\0") if part]
+        except OSError:
+            continue
+        mine = any(arg.startswith(f"{os.getpid()}-") for arg in argv)
+        if mine and any(arg.endswith("children.py") for arg in argv) and _alive(int(name)):
+            found[int(name)] = argv
+    return found
+
+
+def _new_watchdogs(earlier: set[int]) -> dict[int, list[str]]:
+    """Watchdogs that are not in ``earlier``, once at least one has exec'd (Popen returns before)."""
+    deadline = time.monotonic() + 10
+    while True:
+        found = {pid: argv for pid, argv in _watchdogs().items() if pid not in earlier}
+        if found or time.monotonic() > deadline:
+            return found
+        time.sleep(0.01)
+
+
+def _gone(pid: int) -> bool:
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not _alive(pid)
+
+
+def test_a_watchdog_started_ahead_is_the_one_arm_uses() -> None:
+    earlier = set(_watchdogs())  # an earlier test's may still be on its way out
+    guard = ChildGuard(grace=1)
+    guard.prepare()
+    try:
+        (pid, argv), *others = _new_watchdogs(earlier).items()
+        assert others == []
+        assert TOKEN_VARIABLE not in os.environ  # nothing carries the token before arm()
+        guard.arm()
+        assert os.environ[TOKEN_VARIABLE] in argv
+        assert set(_watchdogs()) - earlier == {pid}  # arm() started no second one
+        child = subprocess.Popen(["sleep", "60"])
+    finally:
+        guard.close()
+    assert _gone(child.pid)
+    child.wait()
+    assert _gone(pid)
+
+
+def test_a_watchdog_started_ahead_ends_with_the_command_even_if_nothing_was_armed() -> None:
+    before, earlier = dict(os.environ), set(_watchdogs())
+    guard = ChildGuard(grace=1)
+    guard.prepare()
+    [pid] = _new_watchdogs(earlier)
+    guard.close()
+    assert _gone(pid)
+    assert dict(os.environ) == before

@@ -25,6 +25,7 @@ def op(session: Session, args: Sequence[str]) -> int:
             "op needs a target: rig op WORKSPACE OPERATION, rig op WORKSPACE/OPERATION or rig op OPERATION"
         )
     target = words.pop(0)
+    session.expect_project_code()  # the operation's handler
     if "/" in target:
         workspace, _, operation = target.partition("/")
         return _workspace_op(session, workspace, operation, words)

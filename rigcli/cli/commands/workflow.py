@@ -68,6 +68,7 @@ def fork(session: Session, name: str | None) -> int:
     # The engine checks the name itself before it takes the lock or applies anything.
     if name is None and not session.opts.interactive:
         raise UsageError("create requires a workspace name: rig fork NAME")
+    session.expect_project_code()  # the workspace's create hook
     workflow = session.workflow()
     if name is None:
         name = _ask_name(workflow)
