@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from rigcli.authoring.values import ProviderDefinition, SecretValue
-from rigcli.engine.plugin_index import PROVIDERS_GROUP, entry_point_values
+from rigcli.engine.plugin_index import PROVIDERS_GROUP as ENTRY_POINT_GROUP
+from rigcli.engine.plugin_index import entry_point_values
 from rigcli.engine.plugin_index import load as load_entry_point
 from rigcli.errors import ProviderError, RigError
 from rigcli.jsonutil import JsonValue
@@ -25,7 +26,6 @@ from rigcli.provider_api import (
     UnjournaledEffects,
 )
 
-ENTRY_POINT_GROUP = PROVIDERS_GROUP
 T = TypeVar("T")
 ProviderFactory = Callable[[ProviderSetup], "ProviderController | Awaitable[ProviderController]"]
 # The journal for (provider id, owner): ("run", id) or ("workspace", id), or None for no owner.
@@ -37,11 +37,6 @@ async def maybe_await(value: T | Awaitable[T]) -> T:
     if inspect.isawaitable(value):
         return await value
     return value
-
-
-def entry_point_plugins(index: Path | None = None) -> dict[str, str]:
-    """Provider id -> entry point value (``module:attr``) of the installed ``rig.providers`` plugins."""
-    return entry_point_values(ENTRY_POINT_GROUP, index)
 
 
 class ProviderHub:
@@ -92,7 +87,7 @@ class ProviderHub:
         if definition.provider_id in self._explicit:
             return self._explicit[definition.provider_id]
         if self._entry_points is None:
-            self._entry_points = entry_point_plugins(self._plugin_index)
+            self._entry_points = entry_point_values(ENTRY_POINT_GROUP, self._plugin_index)
         entry = self._entry_points.get(definition.provider_id)
         if entry is None:
             return None
@@ -248,6 +243,5 @@ __all__ = [
     "EffectsFactory",
     "ProviderFactory",
     "ProviderHub",
-    "entry_point_plugins",
     "maybe_await",
 ]
