@@ -152,9 +152,11 @@ class Session:
 
         # The entry point paused collection while nothing ran; work creates garbage. What loading
         # allocated lives until rig exits: frozen first, the collections to come do not walk it
-        # (the first one would otherwise visit every object made since start, ~10 ms).
-        gc.freeze()
-        gc.enable()
+        # (the first one would otherwise visit every object made since start, ~10 ms). Only then:
+        # later, the heap also holds what handlers made, which must stay collectable.
+        if not gc.isenabled():
+            gc.freeze()
+            gc.enable()
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
         loop = self._loop
