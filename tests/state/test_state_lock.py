@@ -122,6 +122,39 @@ def test_a_killed_holder_is_taken_over_with_a_notice(store: StateStore, holder: 
     assert [(info["pid"], info["host"], info["command"]) for info in takeovers] == [(holder.pid, this_host(), "apply")]
 
 
+_TRY = """
+import sys
+from rigcli.errors import StateLockedError
+from rigcli.state.factory import open_state_store
+store = open_state_store(None, project_dir=sys.argv[2], state_path=sys.argv[1])
+try:
+    with store.lock("rm", wait=False):
+        print("acquired")
+except StateLockedError:
+    print("locked")
+"""
+
+
+def test_an_error_right_after_taking_the_lock_leaves_it_free(
+    store: StateStore, holder: subprocess.Popen[str], state_location: str, project_dir: Path
+) -> None:
+    # A takeover notice that fails comes after the lock is taken and before the body: the lock
+    # must still be released (on PostgreSQL the connection goes on serving reads afterwards).
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait(timeout=10)
+
+    def fail(info: LockHolder) -> None:
+        raise RuntimeError("the notice could not be shown")
+
+    with pytest.raises(RuntimeError), store.lock("apply", wait=False, on_takeover=fail):
+        pytest.fail("the body ran although the notice failed")
+    assert store.list_runs() == []  # the store still reads
+    other = subprocess.run(
+        [sys.executable, "-c", _TRY, state_location, str(project_dir)], capture_output=True, text=True, timeout=60
+    )
+    assert other.stdout.strip() == "acquired", other.stderr
+
+
 def test_nested_lock_in_one_thread_fails_instead_of_deadlocking(store: StateStore) -> None:
     with store.lock("apply"), pytest.raises(StateError, match="already held by this thread"), store.lock("apply"):
         pytest.fail("nested lock acquired")

@@ -100,15 +100,17 @@ def locked_error(where: str, holder: LockHolder) -> StateLockedError:
     return StateLockedError(msg)
 
 
-def _release(db: PgConnection, schema: str, scope: str, info: str) -> None:
-    """Say we are gone, then unlock; on a broken connection neither is needed (see the module doc)."""
+def _release(db: PgConnection, schema: str, scope: str, info: str) -> bool:
+    """Say we are gone, then unlock; on a broken connection neither is needed (see the module doc).
+    True once the lock is surely released on a connection that can go on serving."""
     try:
         if db.in_transaction:  # a write cut short by an exception
             db.execute("ROLLBACK")
         db.execute('DELETE FROM runtime_metadata WHERE "key" = ? AND value_json = ?', (holder_key(scope), info))
         db.execute("SELECT pg_advisory_unlock(?, ?)", advisory_key(schema, scope))
     except Exception:  # the connection broke: the server ends the session, and the lock with it
-        pass
+        return False
+    return True
 
 
 @contextmanager
@@ -127,9 +129,12 @@ def advisory_lock(
     waited: bool = False,
 ) -> Iterator[tuple[PgConnection, LockHolder]]:
     """Hold (schema, scope)'s writer lock on the connection ``connect`` gives; yields it and our holder
-    info, and hands the connection to ``done`` afterwards (released, or broken)."""
+    info, and hands the connection to ``done`` afterwards: unlocked, or never locked. A connection
+    that may still hold the lock (the release failed, or an error came between taking the lock
+    and the body) is closed instead: only ending its session is sure to free the lock."""
     db = connect()
     dying_until = time.monotonic() + DEAD_HOLDER_GRACE_SECONDS
+    unlocked = True
     try:
         while not _try_lock(db, schema, scope):
             holder = _holder_with_grace(db, schema, scope)
@@ -146,6 +151,7 @@ def advisory_lock(
             if cancelled is not None and cancelled():
                 raise InterruptedRunError(f"Interrupted while waiting for the state lock on {where}")
             time.sleep(POLL_SECONDS)
+        unlocked = False
         previous = holder_from_json(_stored(db, scope))
         if previous is not None and on_takeover is not None:
             on_takeover(previous)  # its holder died without releasing; the server already freed the lock
@@ -166,9 +172,12 @@ def advisory_lock(
         try:
             yield db, mine
         finally:
-            _release(db, schema, scope, info)
+            unlocked = _release(db, schema, scope, info)
     finally:
-        done(db)
+        if unlocked:
+            done(db)
+        else:
+            db.close()
 
 
 __all__ = ["PROJECT_SCOPE", "advisory_lock", "current_holder", "holder_key", "locked_error"]
