@@ -176,8 +176,9 @@ class ChildGuard:
         """From now on, processes started here are rig's children; idempotent, a no-op off Linux."""
         if self.token is not None or not supported():
             return
-        self.prepare()
-        token = self._planned or f"{os.getpid()}-{os.urandom(8).hex()}"  # no watchdog could start
+        self.prepare()  # makes the token, whether or not a watchdog could start
+        token = self._planned
+        assert token is not None
         self._since = _boot_ticks() - 1  # starttime is rounded down to a tick
         self._previous = os.environ.get(TOKEN_VARIABLE)
         os.environ[TOKEN_VARIABLE] = token
