@@ -56,6 +56,18 @@ class AmbiguousWorkspaceError(UsageError):
         self.workflows = workflows
 
 
+class AmbiguousWorkflowError(UsageError):
+    """Several workflows are defined and none was named; ``workflows`` lists them.
+
+    The engine raises it before it reads or writes anything, so a caller may ask which one is
+    meant and call again with that name.
+    """
+
+    def __init__(self, workflows: list[str]) -> None:
+        super().__init__(f"Multiple workflows are defined; pass --workflow (available: {', '.join(workflows)})")
+        self.workflows = workflows
+
+
 class StateLockedError(RigError):
     """Another rig process holds the state lock and we were told not to wait (exit 4)."""
 
@@ -69,6 +81,7 @@ class InterruptedRunError(RigError):
 
 
 __all__ = [
+    "AmbiguousWorkflowError",
     "AmbiguousWorkspaceError",
     "ConfigError",
     "Declined",

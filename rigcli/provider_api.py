@@ -5,8 +5,9 @@ Built-ins register through the ``rig.providers`` entry-point group exactly like 
 plugins; a project can also pass a plugin inline with ``define_provider(..., plugin=obj)``.
 ``create_provider`` returns a ``ProviderController``, whose ``runtime(context)`` is what handlers
 receive. A controller may also implement any of the optional hooks below (``SupportsChecks``,
-``SupportsArtifactValidation``, ``SupportsResourceCleanup``, ``SupportsEffects``). Every method
-may be a plain or an ``async`` function. Annotate a plugin object as ``ProviderPlugin`` and mypy
+``SupportsArtifactValidation``, ``SupportsResourceCleanup``, ``SupportsEffects``), and a plugin
+``SupportsDiagnosis`` for ``rig doctor``. Every controller method may be a plain or an ``async``
+function. Annotate a plugin object as ``ProviderPlugin`` and mypy
 checks it.
 
 Effects: a provider that makes machines, containers, images or snapshots journals each one
@@ -286,6 +287,27 @@ class SupportsEffects(Protocol):
     def find_effects(self) -> Sequence[EffectEntry] | Awaitable[Sequence[EffectEntry]]: ...
 
 
+@dataclass(frozen=True)
+class ProviderDiagnosis:
+    """What ``rig doctor`` shows for one provider configuration."""
+
+    summary: str  # one line people read: where it points and whether it answers
+    ok: bool  # it answered
+    details: Mapping[str, JsonValue] = field(default_factory=dict)  # what ``rig doctor --json`` shows
+
+
+@runtime_checkable
+class SupportsDiagnosis(Protocol):
+    """Optional, on the plugin: ``rig doctor``'s look at a configuration, without a controller.
+
+    ``config`` is a provider definition's resolved config, or ``{}`` for what the provider uses
+    when a project says nothing (the environment's defaults). Never raise; take a few seconds at
+    most: a daemon that does not answer is a diagnosis, not an error.
+    """
+
+    def diagnose(self, config: Mapping[str, Any]) -> ProviderDiagnosis: ...
+
+
 def is_artifact_ref(value: object) -> TypeGuard[Mapping[str, JsonValue]]:
     """Any dict with string ``provider`` and ``kind`` keys is an artifact ref."""
     return isinstance(value, Mapping) and isinstance(value.get("provider"), str) and isinstance(value.get("kind"), str)
@@ -316,12 +338,14 @@ __all__ = [
     "LocalHost",
     "ProviderCheck",
     "ProviderController",
+    "ProviderDiagnosis",
     "ProviderPlugin",
     "ProviderSetup",
     "RuntimeContext",
     "StoredRecord",
     "SupportsArtifactValidation",
     "SupportsChecks",
+    "SupportsDiagnosis",
     "SupportsEffects",
     "SupportsResourceCleanup",
     "UnjournaledEffects",

@@ -160,7 +160,7 @@ def test_no_room_imports_a_room_above_it_and_libraries_stay_in_their_rooms() -> 
 def test_the_check_catches_a_forbidden_import() -> None:
     modules = _tree_modules()
     modules["rigcli.state.runs"] += "\nfrom rigcli.engine.results import PlanNode\n"
-    modules["rigcli.engine.core"] += "\ndef _peek():\n    import rich\n"
+    modules["rigcli.engine.planner"] += "\ndef _peek():\n    import rich\n"
     modules["rigcli.render.tables"] += "\nimport sqlite3\n"
     modules["rigcli.cachekeys"] += "\nfrom rigcli import render\n"
     modules["providers.local.store"] += "\nfrom rigcli.state import create_state_store\n"
@@ -168,7 +168,7 @@ def test_the_check_catches_a_forbidden_import() -> None:
     assert found == {
         ("rigcli.state.runs", "rigcli.engine.results"),
         ("rigcli.state.runs", "rigcli.engine.results.PlanNode"),
-        ("rigcli.engine.core", "rich"),
+        ("rigcli.engine.planner", "rich"),
         ("rigcli.render.tables", "sqlite3"),
         ("rigcli.cachekeys", "rigcli.render"),
         ("providers.local.store", "rigcli.state"),

@@ -31,8 +31,11 @@ from rigcli.provider_api import (
     EffectJournal,
     LocalHost,
     ProviderCheck,
+    ProviderDiagnosis,
+    ProviderPlugin,
     ProviderSetup,
     RuntimeContext,
+    SupportsDiagnosis,
     SupportsEffects,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id
@@ -298,11 +301,15 @@ class DockerPlugin:
     def create_provider(self, setup: ProviderSetup) -> DockerController:
         return DockerController(setup)
 
-    def diagnose(self, config: Mapping[str, Any]) -> dict[str, Any]:
+    def diagnose(self, config: Mapping[str, Any]) -> ProviderDiagnosis:
         """For ``rig doctor``: the endpoint this config resolves to, how it is reached, the server's version."""
         return diagnose(config)
 
 
 plugin = DockerPlugin()
+
+if TYPE_CHECKING:  # mypy checks the plugin against the contract and its optional hook
+    _plugin: ProviderPlugin = plugin
+    _diagnoses: SupportsDiagnosis = plugin
 
 __all__ = ["DockerController", "DockerMachine", "DockerPlugin", "DockerRuntime", "image_id_of", "plugin"]

@@ -1,11 +1,11 @@
-"""One command's view of a project: global options, the loaded engine, its event loop and selection."""
+"""One command's view of a project: global options, the loaded engine, signals, children and a user's picks."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import signal
-from collections.abc import Awaitable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -13,13 +13,11 @@ from rigcli.children import ChildGuard
 from rigcli.cli.interrupts import Interrupted, Interrupts, interrupted_error
 from rigcli.cli.terminal_host import CliHost
 from rigcli.discovery import ProjectLocation, find_project
-from rigcli.errors import AmbiguousWorkspaceError, InterruptedRunError
+from rigcli.errors import AmbiguousWorkflowError, AmbiguousWorkspaceError, InterruptedRunError
 from rigcli.events import Event, StateLockTakeover, StateLockWaiting, StateWarning
 from rigcli.host import stdio_is_terminal
 
 if TYPE_CHECKING:
-    from asyncio import AbstractEventLoop, Task
-
     from rigcli.engine.api import Engine
 
 T = TypeVar("T")
@@ -50,12 +48,10 @@ class Session:
         self.host = CliHost()
         self._location: ProjectLocation | None = None
         self._engine: Engine | None = None
-        self._loop: AbstractEventLoop | None = None
-        self._task: tuple[AbstractEventLoop, Task[object]] | None = None  # what the loop runs now
         self._watching = False
         self._output_lost: int | None = None  # errno of a failed write of ours: nobody reads what we print
         self._interrupts = Interrupts(self._interrupt)
-        self._children = ChildGuard()  # armed once project code is about to run
+        self._children = ChildGuard()  # armed when the engine hands over to its event loop
         self._stdout = contextlib.ExitStack()
 
     def __enter__(self) -> Session:
@@ -114,16 +110,14 @@ class Session:
                 print_message(line.text, style=line.style)
 
     def run(self, coro: Coroutine[object, object, T]) -> T:
-        """Run one engine coroutine: by hand while it needs no event loop, then on the session's loop.
+        """Run one engine coroutine to its result (``Engine.run``: no event loop until it needs one).
 
-        A cached plan or a no-op apply never needs the loop (nor asyncio's import). The first
-        SIGINT, SIGTERM or SIGHUP of the command is graceful (see interrupts.py): the engine's
-        cancellation stops running commands (their process groups are killed) and ends any wait
-        for the state lock, the running task is cancelled so its node is recorded ``interrupted``,
-        nothing new starts, and the command exits 128 + the signal's number. A second signal
-        leaves at once.
+        The first SIGINT, SIGTERM or SIGHUP of the command is graceful (see interrupts.py): the
+        engine is interrupted (running commands' process groups are killed, a wait for the state
+        lock ends, the running task is cancelled so its node is recorded ``interrupted``, nothing
+        new starts), and the command exits 128 + the signal's number. A second signal leaves at once.
         """
-        from rigcli.engine.driver import drive, is_cancellation
+        from rigcli.engine.driver import is_cancellation
 
         interrupts = self._interrupts
         interrupts.install()
@@ -133,7 +127,7 @@ class Session:
             coro.close()
             raise
         try:
-            return drive(coro, self._run_on_loop)
+            return self.engine.run(coro, on_loop=self._on_loop)
         except BaseException as exc:
             signum = exc.signum if isinstance(exc, Interrupted) else interrupts.received
             stopped = isinstance(exc, (InterruptedRunError, KeyboardInterrupt)) or is_cancellation(exc)
@@ -145,38 +139,12 @@ class Session:
                 raise
             raise interrupted_error(signum) from None
 
-    def _run_on_loop(self, rest: Awaitable[T]) -> T:
-        """Finish a coroutine on the loop, which lives as long as the session so engine state can span calls."""
-        import asyncio
-        import gc
-
-        # The entry point paused collection while nothing ran; work creates garbage. What loading
-        # allocated lives until rig exits: frozen first, the collections to come do not walk it
-        # (the first one would otherwise visit every object made since start, ~10 ms). Only then:
-        # later, the heap also holds what handlers made, which must stay collectable.
-        if not gc.isenabled():
-            gc.freeze()
-            gc.enable()
-        if self._loop is None:
-            self._loop = asyncio.new_event_loop()
-        loop = self._loop
-
-        async def finish() -> T:
-            return await rest
-
-        # The engine hands over to the loop right before a handler or hook runs: from here on,
-        # what starts on this host is ours to stop when the command ends (see children.py).
-        self._children.arm()
-        task = loop.create_task(finish())
-        self._task = (loop, task)
-        self._interrupts.on_loop = True
-        if self._interrupts.received is not None:  # a signal came while we were getting here
-            task.cancel()
-        try:
-            return loop.run_until_complete(task)
-        finally:
-            self._interrupts.on_loop = False
-            self._task = None
+    def _on_loop(self, running: bool) -> None:
+        """The engine hands over to its event loop (project code may run) or is back from it."""
+        if running:
+            # From here on, what starts on this host is ours to stop when the command ends (children.py).
+            self._children.arm()
+        self._interrupts.on_loop = running  # the watcher cancels the loop's task; the main thread is left alone
 
     def _interrupt(self, signum: int) -> None:
         """The first signal (from the signal watcher's thread): stop the engine's work, cancel its task."""
@@ -184,24 +152,14 @@ class Session:
 
     def _stop(self) -> None:
         if self._engine is not None:
-            self._engine.cancellation.cancel()
-        current = self._task
-        if current is not None:
-            loop, task = current
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nothing left to cancel
-                loop.call_soon_threadsafe(task.cancel)
+            self._engine.interrupt()
 
     def close(self) -> None:
         self._interrupts.quiet = True  # cleaning up must not be cut short; a second signal still leaves
-        if self._engine is not None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
             with contextlib.suppress(Exception):
-                self._engine.close()
-            self._engine = None
-        if self._loop is not None:
-            loop, self._loop = self._loop, None
-            with contextlib.suppress(Exception):
-                loop.run_until_complete(loop.shutdown_asyncgens())
-            loop.close()
+                engine.close()  # its event loop too
         self._children.close()
         self._interrupts.uninstall()
 
@@ -209,14 +167,23 @@ class Session:
     def workflow_names(self) -> list[str]:
         return self.engine.workflow_names()
 
-    def workflow(self) -> str:
-        """--workflow, the only workflow, or (in a terminal) the user's pick."""
-        names = self.workflow_names()
-        if self.opts.workflow is None and len(names) > 1 and self.opts.interactive:
+    def with_workflow(self, call: Callable[[str | None], T]) -> T:
+        """``call(--workflow)``: the engine selects the workflow. When it finds several and none named
+        (AmbiguousWorkflowError, raised before it reads or writes anything) and a user is at the
+        terminal, they pick one and ``call(pick)`` runs instead."""
+        try:
+            return call(self.opts.workflow)
+        except AmbiguousWorkflowError as exc:
+            if not self.opts.interactive:
+                raise
             from rigcli.render.prompts import select
 
-            return select("Select workflow", [(name, "") for name in names])
-        return self.engine.select_workflow(self.opts.workflow)
+            return call(select("Select workflow", [(name, "") for name in exc.workflows]))
+
+    def workflow(self) -> str:
+        """The workflow the engine selects (or the user picks), for a command that must name it
+        before it acts: in a confirmation, or a default workspace name."""
+        return self.with_workflow(self.engine.select_workflow)
 
     def workflow_filter(self) -> str | None:
         """For commands that cover every workflow unless --workflow narrows them."""

@@ -54,8 +54,9 @@ def create_engine(
         StateLockedError at once (False, exit code 4).
     """
     from rigcli.engine.facade import ProjectEngine
+    from rigcli.engine.project import Project
 
-    return ProjectEngine(
+    project = Project(
         project_dir,
         config_path=config_path,
         state_path=state_path,
@@ -69,6 +70,7 @@ def create_engine(
         state_factory=state_factory,
         lock_wait=lock_wait,
     )
+    return ProjectEngine(project)
 
 
 __all__ = ["create_engine"]

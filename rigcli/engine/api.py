@@ -3,13 +3,22 @@
 Create one with ``rigcli.engine.create_engine(...)`` and ``await engine.load()``. Every method
 raises ``rigcli.errors.RigError`` subclasses, each carrying its exit code. Writers (apply, fork,
 remove, operations, invalidate, clear) hold the state lock for their whole run; reads never wait.
+
+``workflow`` arguments say which workflow a call is about, as the user said it: a name, or None.
+The engine selects (the named one, else the only one); with several defined and none named it
+raises ``AmbiguousWorkflowError`` (exit 2, carrying the names) before it reads or writes
+anything, so a caller with a user at hand may ask and call again with the answer.
+
+An async host awaits the coroutines on its own loop. A synchronous caller (the CLI) hands them to
+``run``: the engine owns the event loop they need, and the caller only hears of it through
+``on_loop``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from rigcli.engine.results import (
     ApplyResult,
@@ -18,6 +27,7 @@ from rigcli.engine.results import (
     JsonObject,
     NodeExplanation,
     OperationInfo,
+    ProjectDiagnosis,
     ProjectInfo,
     WorkflowPlan,
     WorkflowSummary,
@@ -27,6 +37,8 @@ from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import Cancellation
 from rigcli.records import NodeRun, WorkspaceRecord
 from rigcli.state.api import StateStatus
+
+T = TypeVar("T")
 
 
 class Engine(Protocol):
@@ -42,13 +54,28 @@ class Engine(Protocol):
         """Call ``listener`` with every event, in emission order; returns an unsubscriber."""
         ...
 
+    def run(self, coro: Coroutine[object, object, T], *, on_loop: Callable[[bool], None] | None = None) -> T:
+        """Run one of this engine's coroutines from synchronous code, to its result.
+
+        It is driven without an event loop until it needs one (a cached plan never does), then on
+        the engine's own loop, kept until ``close()``. ``on_loop(True)`` comes right before project
+        code may run on the loop, ``on_loop(False)`` once the loop has stopped.
+        """
+        ...
+
+    def interrupt(self) -> None:
+        """The graceful stop (any thread): ``cancellation`` is set, so running commands are killed and
+        lock waits end, and the coroutine ``run`` is running is cancelled; its node ends ``interrupted``."""
+        ...
+
     def close(self) -> None: ...
 
     # -- the project ----------------------------------------------------------------------------
     def workflow_names(self) -> list[str]: ...
 
     def select_workflow(self, workflow: str | None = None) -> str:
-        """``workflow`` if defined, else the only workflow; NotFoundError / UsageError say what exists."""
+        """The workflow meant: ``workflow`` if defined (else NotFoundError), or the only one
+        (else AmbiguousWorkflowError); for callers that must name it before acting."""
         ...
 
     def list_workflow_summaries(self) -> list[WorkflowSummary]: ...
@@ -59,7 +86,12 @@ class Engine(Protocol):
 
     def get_project_info(self) -> ProjectInfo: ...
 
-    # -- plan and apply (``workflow=None`` selects the only workflow, else UsageError) ---------------
+    def diagnose(self) -> ProjectDiagnosis:
+        """``rig doctor``'s view: state status and each configured provider's own diagnosis.
+        Needs no ``load()``; creates, migrates and locks nothing; a broken config is reported."""
+        ...
+
+    # -- plan and apply ----------------------------------------------------------------------------
     async def plan(self, workflow: str | None = None) -> WorkflowPlan: ...
     async def apply(self, workflow: str | None = None, dry_run: bool = False) -> ApplyResult: ...
     def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]: ...

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from rigcli.engine.core import EngineCore
+from rigcli.engine.planner import Planner
+from rigcli.engine.project import Project
 from rigcli.engine.results import CacheEntry, JsonObject, NodeExplanation
 from rigcli.engine.stores import LOCAL
 from rigcli.errors import InputError, NotFoundError
@@ -20,7 +21,13 @@ def _entry_status(run: NodeRun) -> str:
     return "invalidated" if run.invalidated else "cached"
 
 
-class CacheMixin(EngineCore):
+class CacheAdmin:
+    """What ``rig cache`` and ``rig ls snapshots`` ask: the cached runs of a workflow, and changes to them."""
+
+    def __init__(self, project: Project, planner: Planner) -> None:
+        self.project = project
+        self.planner = planner
+
     def _stores_of(self, workflow: CompiledWorkflow) -> list[tuple[str, StateStore, str]]:
         """(key, store, workflow column) for the project store and each global fragment's store."""
         stores = self.project.stores
@@ -29,7 +36,7 @@ class CacheMixin(EngineCore):
         return [(key, stores.get(key), stores.workflow_column(key, workflow.name)) for key in keys]
 
     async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]:
-        selected = self.select(workflow)
+        selected = self.project.select(workflow)
         display = {(task.store, task.cache_path): task for task in selected.tasks}
         entries: list[CacheEntry] = []
         for key, store, column in self._stores_of(selected):
@@ -72,14 +79,14 @@ class CacheMixin(EngineCore):
         raise NotFoundError(f"Workflow {workflow.name} has no task {target}{hint}")
 
     async def explain(self, workflow: str | None = None, task: str | None = None) -> list[NodeExplanation]:
-        selected = self.select(workflow)
+        selected = self.project.select(workflow)
         wanted: set[int] | None = None
         if task is not None:
             matches = self.require_tasks(selected, task)
             if len(matches) > 1:
                 raise InputError(f"Task {task} matches multiple tasks: {', '.join(t.path for t in matches)}")
             wanted = {matches[0].index + 1}
-        plan = await self.plan(selected.name)
+        plan = await self.planner.plan(selected.name)
         by_index = {t.index + 1: t for t in selected.tasks}
         return [
             NodeExplanation(
@@ -96,7 +103,7 @@ class CacheMixin(EngineCore):
         ]
 
     async def invalidate(self, workflow: str | None = None, task: str | None = None, all: bool = False) -> int:
-        selected = self.select(workflow)
+        selected = self.project.select(workflow)
         if all:
             targets = list(selected.tasks)
         elif task is not None:
@@ -107,12 +114,12 @@ class CacheMixin(EngineCore):
             raise InputError("invalidate needs a task or all=True")
         with self.project.stores.writing("cache invalidate"):
             self.project.stores.register_fragments(selected.fragments)
-            return self.invalidate_tasks(selected, [t.index for t in targets])
+            return self.planner.invalidate_tasks(selected, [t.index for t in targets])
 
     async def clear_cache(self, workflow: str | None = None, scope: str = "all") -> int:
         if scope not in ("all", "local", "global"):
             raise InputError(f"Unknown cache scope {scope}; expected all, local or global")
-        selected = self.select(workflow)
+        selected = self.project.select(workflow)
         stores = self.project.stores
         deleted = 0
         with stores.writing("cache clear"):
@@ -125,7 +132,7 @@ class CacheMixin(EngineCore):
         return deleted
 
     async def list_snapshots(self, workflow: str | None = None) -> list[JsonObject]:
-        selected = self.select(workflow)
+        selected = self.project.select(workflow)
         snapshots: list[JsonObject] = []
         display = {(task.store, task.cache_path): task.path for task in selected.tasks}
         for key, store, column in self._stores_of(selected):
@@ -146,4 +153,4 @@ class CacheMixin(EngineCore):
         return snapshots
 
 
-__all__ = ["CacheMixin"]
+__all__ = ["CacheAdmin"]

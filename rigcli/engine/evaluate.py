@@ -24,12 +24,13 @@ from rigcli.provider_api import find_artifacts
 from rigcli.records import NodeRun, Reason, utc_datetime
 
 
-class Restart(Exception):
-    """A task returned step.invalidate(...): re-evaluate the workflow from the start."""
+@dataclass(frozen=True)
+class Invalidation:
+    """A task returned ``step.invalidate(target)``: the pass starts nothing new, and the caller
+    invalidates ``target`` and evaluates again (see ``Planner.apply_held``)."""
 
-    def __init__(self, task: TaskSpec, target: TaskSpec) -> None:
-        super().__init__(f"Task {task.path} invalidated {target.path}")
-        self.task, self.target = task, target
+    task: TaskSpec
+    target: TaskSpec
 
 
 class _Stopped(Exception):
@@ -105,12 +106,14 @@ class Evaluation:
         self.verdicts: dict[int, Verdict] = {}
         self.used_runs: dict[int, str] = {}
         self.ran = 0
+        self.invalidation: Invalidation | None = None  # the first step.invalidate of this pass
         self._stopping = False
 
     def plan_nodes(self) -> list[PlanNode]:
         return [self.nodes[index] for index in sorted(self.nodes)]
 
     async def run(self) -> JsonValue | None:
+        """The final context, or None when a task is pending (plan) or invalidated another (apply)."""
         ctx, _, blocked = await self.walk(self.workflow.steps, {}, [], False)
         return None if blocked else ctx
 
@@ -139,14 +142,8 @@ class Evaluation:
                 *(self._branch(steps, ctx, upstream, blocked) for _, steps in branches), return_exceptions=True
             )
             errors = [item for item in outcomes if isinstance(item, BaseException)]
-            restarts = [item for item in errors if isinstance(item, Restart)]
-            real = [item for item in errors if not isinstance(item, (Restart, _Stopped))]
-            if real:
-                raise real[0]
-            if restarts:
-                raise restarts[0]
-            if errors:
-                raise errors[0]
+            if errors:  # the failure itself, not a sibling's "stopped because of it"
+                raise next((item for item in errors if not isinstance(item, _Stopped)), errors[0])
             results = [item for item in outcomes if not isinstance(item, BaseException)]
         else:
             results = [await self.walk(steps, ctx, upstream, blocked) for _, steps in branches]
@@ -195,7 +192,7 @@ class Evaluation:
     async def task(
         self, task: TaskSpec, ctx: JsonValue, upstream: list[str], blocked: bool
     ) -> tuple[JsonValue, list[str], bool]:
-        if blocked:
+        if blocked or self.invalidation is not None:  # after an invalidation, nothing new starts
             self._record(task, "pending", reason("upstream-pending"), None, upstream)
             return None, [], True
         verdict = await self.judge(task, upstream)
@@ -212,7 +209,10 @@ class Evaluation:
             raise _Stopped()
         if self.session.hub.cancellation.is_set():
             raise InterruptedRunError("Interrupted; no new tasks were started")
-        new_ctx, run_id = await self.execute(task, ctx, upstream)
+        executed = await self.execute(task, ctx, upstream)
+        if executed is None:  # it invalidated an earlier task: this pass ends here
+            return None, [], True
+        new_ctx, run_id = executed
         self.used_runs[task.index] = run_id
         return new_ctx, [run_id], False
 
@@ -274,7 +274,9 @@ class Evaluation:
         problem = await self.session.artifact_problem(list(run.artifacts), task.providers)
         return None if problem is None else reason("artifact-invalid", problem)
 
-    async def execute(self, task: TaskSpec, ctx: JsonValue, upstream: list[str]) -> tuple[JsonValue, str]:
+    async def execute(self, task: TaskSpec, ctx: JsonValue, upstream: list[str]) -> tuple[JsonValue, str] | None:
+        """Run the task and record its run: (its context, the run id), or None when it invalidated
+        an earlier task (its run is recorded and at once invalidated, so it is never reused)."""
         await need_event_loop()  # the handler runs in a worker thread that reports back to the loop
         import asyncio
 
@@ -295,10 +297,6 @@ class Evaluation:
                 NodeStarted(node_path=task.path, index=task.index + 1, total=len(self.workflow.tasks), run_id=run_id)
             )
             output = await self._call(task, ctx, run_id)
-        except Restart:
-            store.finish_run(run_id, status="succeeded", output=None)
-            store.invalidate_runs([run_id], cascade=False)
-            raise
         except (asyncio.CancelledError, KeyboardInterrupt, InterruptedRunError):
             store.finish_run(run_id, status="interrupted", error="interrupted")
             self.emit(NodeFailed(node_path=task.path, error="interrupted", run_id=run_id))
@@ -315,6 +313,11 @@ class Evaluation:
             if isinstance(exc, RigError) or not isinstance(exc, Exception):
                 raise
             raise TaskError(message) from exc
+        if isinstance(output, Invalidation):
+            store.finish_run(run_id, status="succeeded", output=None)
+            store.invalidate_runs([run_id], cascade=False)
+            self.invalidation = self.invalidation or output
+            return None
         artifacts: list[JsonValue] = [dict(ref) for ref in find_artifacts(output)]
         try:
             store.finish_run(run_id, status="succeeded", output=output, artifacts=artifacts)
@@ -330,7 +333,7 @@ class Evaluation:
         self.emit(NodeCompleted(node_path=task.path, run_id=run_id))
         return output, run_id
 
-    async def _call(self, task: TaskSpec, ctx: JsonValue, run_id: str) -> JsonValue:
+    async def _call(self, task: TaskSpec, ctx: JsonValue, run_id: str) -> JsonValue | Invalidation:
         from rigcli.engine import capture  # with logging, only when a handler really runs
 
         fixed: dict[str, object] = {
@@ -346,7 +349,7 @@ class Evaluation:
         result = await call_handler(task.node.handler, kwargs, console)
         output = task_context(task.path, result, ctx)
         if isinstance(output, Invalidate):
-            raise Restart(task, self.invalidate_target(task, output.target))
+            return Invalidation(task, self.invalidate_target(task, output.target))
         if task.node.output is not None:
             try:
                 output = validate_output(task.node.output, output)
@@ -371,4 +374,4 @@ class Evaluation:
         return matches[0]
 
 
-__all__ = ["Evaluation", "Restart", "RunIndex", "Verdict"]
+__all__ = ["Evaluation", "Invalidation", "RunIndex", "Verdict"]

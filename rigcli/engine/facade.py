@@ -1,14 +1,166 @@
-"""ProjectEngine: the core plus workspaces, operations, cache admin and garbage collection, one class."""
+"""ProjectEngine: the ``Engine`` protocol answered by the engine's parts, each owning one thing.
+
+- ``Project`` (project.py): the loaded config and workflows, state stores, provider hub, events,
+  and which workflow a command means;
+- ``Planner`` (planner.py): plan and apply;
+- ``Workspaces`` (workspaces.py): fork, rm, finding a workspace;
+- ``Operations`` (operations.py): listing and running operations;
+- ``CacheAdmin`` (cache_admin.py): cache entries, explain, invalidate, clear, snapshots;
+- ``Garbage`` (garbage.py): ``rig gc``;
+- ``Diagnosis`` (diagnosis.py): ``rig doctor``'s view of the project;
+- ``Runner`` (runner.py): the event loop the engine's coroutines run on when called from
+  synchronous code.
+
+Each method below hands the call to the part that owns it, and nothing else.
+"""
 
 from __future__ import annotations
 
-from rigcli.engine.cache_admin import CacheMixin
-from rigcli.engine.garbage import GarbageMixin
-from rigcli.engine.operations import OperationsMixin
+from collections.abc import Callable, Coroutine
+from typing import TypeVar
+
+from rigcli.engine.cache_admin import CacheAdmin
+from rigcli.engine.diagnosis import Diagnosis
+from rigcli.engine.garbage import Garbage
+from rigcli.engine.operations import Operations
+from rigcli.engine.planner import Planner
+from rigcli.engine.project import Project
+from rigcli.engine.results import (
+    ApplyResult,
+    CacheEntry,
+    GcReport,
+    JsonObject,
+    NodeExplanation,
+    OperationInfo,
+    ProjectDiagnosis,
+    ProjectInfo,
+    WorkflowPlan,
+    WorkflowSummary,
+)
+from rigcli.engine.runner import Runner
+from rigcli.engine.workspaces import Workspaces
+from rigcli.event_bus import EventListener
+from rigcli.jsonutil import JsonValue
+from rigcli.records import NodeRun, WorkspaceRecord
+from rigcli.state.api import StateStatus
+
+T = TypeVar("T")
 
 
-class ProjectEngine(OperationsMixin, CacheMixin, GarbageMixin):
-    """A loaded rig project (implements ``rigcli.engine.api.Engine``); see ``create_engine``."""
+class ProjectEngine:
+    """A rig project's engine (implements ``rigcli.engine.api.Engine``); see ``create_engine``."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+        self.project_dir = project.project_dir
+        self.config_path = project.config_path
+        self.cancellation = project.cancellation
+        self.runner = Runner()
+        self.planner = Planner(project)
+        self.workspaces = Workspaces(project, self.planner)
+        self.operations = Operations(project, self.planner, self.workspaces)
+        self.cache = CacheAdmin(project, self.planner)
+        self.garbage = Garbage(project)
+        self.diagnosis = Diagnosis(project)
+
+    # -- lifetime, events and the event loop ------------------------------------------------------
+    async def load(self) -> None:
+        await self.project.load()
+
+    def on_event(self, listener: EventListener) -> Callable[[], None]:
+        return self.project.on_event(listener)
+
+    def run(self, coro: Coroutine[object, object, T], *, on_loop: Callable[[bool], None] | None = None) -> T:
+        return self.runner.run(coro, on_loop=on_loop)
+
+    def interrupt(self) -> None:
+        self.cancellation.cancel()
+        self.runner.cancel()
+
+    def close(self) -> None:
+        try:
+            self.project.close()
+        finally:
+            self.runner.close()
+
+    # -- the project --------------------------------------------------------------------------------
+    def workflow_names(self) -> list[str]:
+        return list(self.project.workflows)
+
+    def select_workflow(self, workflow: str | None = None) -> str:
+        return self.project.select(workflow).name
+
+    def list_workflow_summaries(self) -> list[WorkflowSummary]:
+        return self.project.summaries()
+
+    def state_status(self) -> StateStatus:
+        return self.project.state_status()
+
+    def get_project_info(self) -> ProjectInfo:
+        return self.project.info()
+
+    def diagnose(self) -> ProjectDiagnosis:
+        return self.diagnosis.diagnose()
+
+    # -- plan and apply -----------------------------------------------------------------------------
+    async def plan(self, workflow: str | None = None) -> WorkflowPlan:
+        return await self.planner.plan(workflow)
+
+    async def apply(self, workflow: str | None = None, dry_run: bool = False) -> ApplyResult:
+        return await self.planner.apply(workflow, dry_run)
+
+    def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]:
+        return self.project.node_runs(workflow)
+
+    # -- workspaces ---------------------------------------------------------------------------------
+    async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
+        return await self.workspaces.fork(name, workflow)
+
+    async def remove_workspace(self, name: str, workflow: str | None = None, *, force: bool = False) -> WorkspaceRecord:
+        return await self.workspaces.remove_workspace(name, workflow, force=force)
+
+    def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]:
+        return self.workspaces.list_workspaces(workflow)
+
+    def workspace_workflow(self, name: str, workflow: str | None = None) -> str:
+        return self.workspaces.workspace_workflow(name, workflow)
+
+    # -- operations ---------------------------------------------------------------------------------
+    def list_operations(self, workflow: str | None = None) -> list[OperationInfo]:
+        return self.operations.list_operations(workflow)
+
+    def list_workspace_operations(self, workflow: str | None = None) -> list[OperationInfo]:
+        return self.operations.list_workspace_operations(workflow)
+
+    async def run_operation(
+        self, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
+    ) -> JsonValue:
+        return await self.operations.run_operation(operation, input, workflow)
+
+    async def run_workspace_operation(
+        self, workspace: str, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
+    ) -> JsonValue:
+        return await self.operations.run_workspace_operation(workspace, operation, input, workflow)
+
+    # -- the cache ----------------------------------------------------------------------------------
+    async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]:
+        return await self.cache.list_cache(workflow)
+
+    async def explain(self, workflow: str | None = None, task: str | None = None) -> list[NodeExplanation]:
+        return await self.cache.explain(workflow, task)
+
+    async def invalidate(self, workflow: str | None = None, task: str | None = None, all: bool = False) -> int:
+        return await self.cache.invalidate(workflow, task, all)
+
+    async def clear_cache(self, workflow: str | None = None, scope: str = "all") -> int:
+        return await self.cache.clear_cache(workflow, scope)
+
+    async def list_snapshots(self, workflow: str | None = None) -> list[JsonObject]:
+        return await self.cache.list_snapshots(workflow)
+
+    # -- garbage ------------------------------------------------------------------------------------
+    async def collect_garbage(self, dry_run: bool = False) -> GcReport:
+        return await self.garbage.collect_garbage(dry_run)
 
 
 __all__ = ["ProjectEngine"]

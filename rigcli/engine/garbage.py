@@ -8,8 +8,8 @@ candidate. A candidate is kept when any of these refers to it:
 - a live cache entry: the newest succeeded, valid run of each node path (project store and the
   global fragments the project uses), through any string in its output equal to one of the
   effect's identifiers (its id and its resource's ``id``/``*_id`` values);
-- a workspace record (any status): the effects made for it, and any identifier in its ctx,
-  workflow ctx or attached resources;
+- a workspace record (any status): the effects made for it, and any identifier in its ctx or
+  workflow ctx;
 - an in-flight run (``running`` in a live process) or, for effects with no owner, a live rig
   process on this host that requested it.
 """
@@ -19,12 +19,13 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
-from rigcli.engine.core import EngineCore
 from rigcli.engine.effects import as_entry
+from rigcli.engine.project import Project
 from rigcli.engine.providers import maybe_await
 from rigcli.engine.reconcile import remove_effect
 from rigcli.engine.results import GcItem, GcReport
 from rigcli.engine.session import ProviderSession
+from rigcli.errors import NotFoundError
 from rigcli.provider_api import SupportsEffects
 from rigcli.records import EffectRecord, NodeRun
 from rigcli.state.api import StateStore
@@ -83,7 +84,12 @@ class References:
         return None
 
 
-class GarbageMixin(EngineCore):
+class Garbage:
+    """``rig gc``: what rig made that nothing live refers to."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
     async def collect_garbage(self, dry_run: bool = False) -> GcReport:
         """Delete (or with ``dry_run`` only list) what rig made and nothing live refers to."""
         if dry_run:
@@ -133,8 +139,8 @@ class GarbageMixin(EngineCore):
         """Controllers for every provider any workflow uses (plan mode: checks have no side effects)."""
         workflows = list(self.project.workflows.values())
         if not workflows:
-            raise_no_workflows()
-        session = await self.session(workflows[0], "plan")
+            raise NotFoundError("rig_config.py defines no workflows")
+        session = await self.project.session(workflows[0], "plan")
         for workflow in workflows[1:]:
             self.project.stores.register_fragments(workflow.fragments)
             await session.prepare(workflow.all_scopes())
@@ -150,7 +156,7 @@ class GarbageMixin(EngineCore):
                 references.add_store(stores.get(key), stores.workflow_column(key, workflow.name))
         for record in stores.local.list_workspaces():
             references.workspaces[record["id"]] = record["name"]
-            for value in (record.get("ctx"), record.get("workflow_ctx"), record.get("resources")):
+            for value in (record.get("ctx"), record.get("workflow_ctx")):
                 references.strings.update(_strings(value))
         return references
 
@@ -174,10 +180,4 @@ class GarbageMixin(EngineCore):
         return found
 
 
-def raise_no_workflows() -> None:
-    from rigcli.errors import NotFoundError
-
-    raise NotFoundError("rig_config.py defines no workflows")
-
-
-__all__ = ["GarbageMixin", "References"]
+__all__ = ["Garbage", "References"]

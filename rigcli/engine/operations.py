@@ -5,10 +5,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from rigcli.engine.hooks import run_hook
 from rigcli.engine.inputs import WorkspaceResolver, operation_info, validate_input
 from rigcli.engine.invoke import NamedContext, freeze, json_result
+from rigcli.engine.planner import Planner
+from rigcli.engine.project import Project
 from rigcli.engine.results import OperationInfo
-from rigcli.engine.workspaces import REMOVE, WorkspaceMixin
+from rigcli.engine.workspaces import REMOVE, Workspaces
 from rigcli.errors import NotFoundError, RigError, TaskError, UsageError
 from rigcli.events import (
     OperationCompleted,
@@ -31,20 +34,26 @@ def _failures_as(label: str) -> Iterator[None]:
         raise TaskError(f"{label} failed: {type(exc).__name__}: {exc}") from exc
 
 
-class OperationsMixin(WorkspaceMixin):
-    def _chosen(self, workflow: str | None) -> list[CompiledWorkflow]:
-        return [self.select(workflow)] if workflow else list(self.project.workflows.values())
+class Operations:
+    """List and run the project's operations."""
+
+    def __init__(self, project: Project, planner: Planner, workspaces: Workspaces) -> None:
+        self.project = project
+        self.planner = planner
+        self.workspaces = workspaces
 
     def list_operations(self, workflow: str | None = None) -> list[OperationInfo]:
         """Workflow-level operations (``rig op OPERATION``)."""
         return [
-            operation_info(wf.name, op.definition) for wf in self._chosen(workflow) for op in wf.operations.values()
+            operation_info(wf.name, op.definition)
+            for wf in self.project.chosen(workflow)
+            for op in wf.operations.values()
         ]
 
     def list_workspace_operations(self, workflow: str | None = None) -> list[OperationInfo]:
         """Workspace operations (``rig op WORKSPACE OPERATION``), with the built-in ``remove``."""
         infos: list[OperationInfo] = []
-        for wf in self._chosen(workflow):
+        for wf in self.project.chosen(workflow):
             infos.extend(operation_info(wf.name, op.definition) for op in wf.workspace_operations.values())
             if wf.creates_workspace:
                 infos.append(OperationInfo(REMOVE, wf.name, True, "Remove", "Remove this workspace", None, None))
@@ -54,9 +63,9 @@ class OperationsMixin(WorkspaceMixin):
         self, workspace: str, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
     ) -> JsonValue:
         """Run ``operation`` on ``workspace``; running it is the user's consent to its host commands."""
-        selected, record = self.find_workspace(workspace, workflow)
+        selected, record = self.workspaces.find_workspace(workspace, workflow)
         if operation == REMOVE:
-            removed = await self.remove_workspace(workspace, selected.name, consented=True)
+            removed = await self.workspaces.remove_workspace(workspace, selected.name, consented=True)
             return json_result(dict(removed), "Removed workspace")
         spec = selected.workspace_operations.get(operation)
         if spec is None:
@@ -66,11 +75,14 @@ class OperationsMixin(WorkspaceMixin):
             )
         value = validate_input(spec.definition, input or {}, self._resolve_workspace_ref(selected))
         with self.project.stores.writing(f"op {workspace} {operation}"):
-            selected, record = self.find_workspace(workspace, selected.name)  # again, under the lock
-            self.emit(WorkspaceOperationStarted(workflow=selected.name, workspace=workspace, operation=operation))
-            session = await self.session(selected, "require")
+            selected, record = self.workspaces.find_workspace(workspace, selected.name)  # again, under the lock
+            self.project.emit(
+                WorkspaceOperationStarted(workflow=selected.name, workspace=workspace, operation=operation)
+            )
+            session = await self.project.session(selected, "require")
             with _failures_as(f"Workspace operation {operation} on {workspace}"):
-                result = await self._run_hook(
+                result = await run_hook(
+                    self.project,
                     selected,
                     session,
                     HookSpec(spec.definition.run, spec.providers, operation),
@@ -82,7 +94,9 @@ class OperationsMixin(WorkspaceMixin):
                     consented=True,
                 )
             output = json_result(result, f"Workspace operation {operation} result")
-            self.emit(WorkspaceOperationCompleted(workflow=selected.name, workspace=workspace, operation=operation))
+            self.project.emit(
+                WorkspaceOperationCompleted(workflow=selected.name, workspace=workspace, operation=operation)
+            )
             return output
 
     async def run_operation(
@@ -91,7 +105,7 @@ class OperationsMixin(WorkspaceMixin):
         """Run a workflow-level operation against the workflow's planned context."""
         owners = [wf for wf in self.project.workflows.values() if operation in wf.operations]
         if workflow is not None:
-            owners = [wf for wf in owners if wf.name == self.select(workflow).name]
+            owners = [wf for wf in owners if wf.name == self.project.select(workflow).name]
         if not owners:
             raise NotFoundError(f'Unknown operation "{operation}"')
         if len(owners) > 1:
@@ -100,11 +114,12 @@ class OperationsMixin(WorkspaceMixin):
         spec = selected.operations[operation]
         value = validate_input(spec.definition, input or {}, self._resolve_workspace_ref(selected))
         with self.project.stores.writing(f"op {operation}"):
-            session = await self.session(selected, "require")
-            plan = await self.plan_with(selected, session)
-            self.emit(OperationStarted(workflow=selected.name, operation=operation))
+            session = await self.project.session(selected, "require")
+            plan = await self.planner.plan_with(selected, session)
+            self.project.emit(OperationStarted(workflow=selected.name, operation=operation))
             with _failures_as(f"Operation {operation}"):
-                result = await self._run_hook(
+                result = await run_hook(
+                    self.project,
                     selected,
                     session,
                     HookSpec(spec.definition.run, spec.providers, operation),
@@ -115,15 +130,15 @@ class OperationsMixin(WorkspaceMixin):
                     consented=True,
                 )
             output = json_result(result, f"Operation {operation} result")
-            self.emit(OperationCompleted(workflow=selected.name, operation=operation))
+            self.project.emit(OperationCompleted(workflow=selected.name, operation=operation))
             return output
 
     def _resolve_workspace_ref(self, workflow: CompiledWorkflow) -> WorkspaceResolver:
         def resolve(name: str) -> dict[str, JsonValue]:
-            _, record = self.find_workspace(name, workflow.name)
+            _, record = self.workspaces.find_workspace(name, workflow.name)
             return {"name": record["name"], "ctx": record.get("ctx") or {}}
 
         return resolve
 
 
-__all__ = ["OperationsMixin"]
+__all__ = ["Operations"]

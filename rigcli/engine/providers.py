@@ -39,6 +39,42 @@ async def maybe_await(value: T | Awaitable[T]) -> T:
     return value
 
 
+class Plugins:
+    """Provider plugins by id: inline in a definition, passed to the engine, or installed (entry points)."""
+
+    def __init__(self, explicit: Iterable[ProviderPlugin], index: Path | None) -> None:
+        self._explicit = {plugin.provider_id: plugin for plugin in explicit}
+        self._index = index  # where the installed plugins' entry points are remembered
+        self._entry_points: dict[str, str] | None = None
+
+    def installed(self) -> list[str]:
+        """The ids of the installed plugins (``rig.providers`` entry points)."""
+        return sorted(self._installed())
+
+    def _installed(self) -> dict[str, str]:
+        if self._entry_points is None:
+            self._entry_points = entry_point_values(ENTRY_POINT_GROUP, self._index)
+        return self._entry_points
+
+    def find(self, definition: ProviderDefinition) -> ProviderPlugin | None:
+        """The plugin that provides ``definition``; None when nothing claims its id."""
+        if definition.plugin is not None:
+            return _as_plugin(definition.plugin, definition.provider_id)
+        return self.by_id(definition.provider_id)
+
+    def by_id(self, provider_id: str) -> ProviderPlugin | None:
+        if provider_id in self._explicit:
+            return self._explicit[provider_id]
+        entry = self._installed().get(provider_id)
+        if entry is None:
+            return None
+        try:
+            loaded = load_entry_point(entry)
+        except Exception as exc:
+            raise ProviderError(f"Provider plugin {provider_id} failed to load: {exc}") from exc
+        return _as_plugin(loaded, provider_id)
+
+
 class ProviderHub:
     """Controllers for the provider definitions a workflow uses, created on first use."""
 
@@ -57,7 +93,7 @@ class ProviderHub:
         effects: EffectsFactory | None = None,
         plugin_index: Path | None = None,
     ) -> None:
-        self._explicit = {plugin.provider_id: plugin for plugin in plugins}
+        self._finder = Plugins(plugins, plugin_index)
         self._factory = provider_factory
         self._local = local
         self._project_storage = project_storage
@@ -67,8 +103,6 @@ class ProviderHub:
         self._secret_key_path = secret_key_path
         self.cancellation = cancellation
         self._effects = effects
-        self._plugin_index = plugin_index  # where the installed plugins' entry points are remembered
-        self._entry_points: dict[str, str] | None = None
         # Keyed by id(definition): definitions are immutable and live as long as the loaded config.
         self._controllers: dict[int, ProviderController] = {}
         self._configs: dict[int, dict[str, object]] = {}
@@ -81,26 +115,10 @@ class ProviderHub:
             self._configs[key] = definition.resolve_config()
         return self._configs[key]
 
-    def _find_plugin(self, definition: ProviderDefinition) -> ProviderPlugin | None:
-        if definition.plugin is not None:
-            return _as_plugin(definition.plugin, definition.provider_id)
-        if definition.provider_id in self._explicit:
-            return self._explicit[definition.provider_id]
-        if self._entry_points is None:
-            self._entry_points = entry_point_values(ENTRY_POINT_GROUP, self._plugin_index)
-        entry = self._entry_points.get(definition.provider_id)
-        if entry is None:
-            return None
-        try:
-            loaded = load_entry_point(entry)
-        except Exception as exc:
-            raise ProviderError(f"Provider plugin {definition.provider_id} failed to load: {exc}") from exc
-        return _as_plugin(loaded, definition.provider_id)
-
     def plugin_for(self, definition: ProviderDefinition) -> ProviderPlugin | None:
         key = id(definition)
         if key not in self._plugins:
-            self._plugins[key] = self._find_plugin(definition)
+            self._plugins[key] = self._finder.find(definition)
         return self._plugins[key]
 
     def setup_for(self, definition: ProviderDefinition) -> ProviderSetup:
@@ -241,6 +259,7 @@ def _load_secret_key(path: Path) -> bytes:
 __all__ = [
     "ENTRY_POINT_GROUP",
     "EffectsFactory",
+    "Plugins",
     "ProviderFactory",
     "ProviderHub",
     "maybe_await",

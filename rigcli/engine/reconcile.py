@@ -7,7 +7,7 @@ caller keeps whatever refers to it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rigcli.authoring.values import ProviderDefinition
@@ -15,8 +15,7 @@ from rigcli.engine.effects import as_entry
 from rigcli.engine.providers import maybe_await
 from rigcli.engine.session import ProviderSession
 from rigcli.errors import RigError
-from rigcli.jsonutil import JsonValue
-from rigcli.provider_api import EffectEntry, ProviderController, SupportsEffects, SupportsResourceCleanup
+from rigcli.provider_api import EffectEntry, ProviderController, SupportsEffects
 from rigcli.records import EffectRecord, WorkspaceRecord
 from rigcli.state.api import StateStore
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
@@ -78,38 +77,10 @@ async def remove_effects(store: StateStore, session: ProviderSession, effects: S
     return outcome
 
 
-async def remove_workspace_effects(
-    store: StateStore, session: ProviderSession, record: WorkspaceRecord, *, created: bool
-) -> Outcome:
-    """Everything journaled for this workspace; for an unfinished create, also its attached leftovers.
-
-    Leftovers are the ``*.created`` events attached to the record while ``create`` ran; those of
-    providers that journal their effects are covered by the journal, the others are handed to
-    ``cleanup_resource`` (providers from before the journal).
-    """
+async def remove_workspace_effects(store: StateStore, session: ProviderSession, record: WorkspaceRecord) -> Outcome:
+    """Everything the effects journal says was made for this workspace (owned by its record id)."""
     effects = store.list_effects(owner_kind="workspace", owner_id=record["id"], statuses=LIVE_EFFECT_STATUSES)
-    outcome = await remove_effects(store, session, effects)
-    if created:
-        return outcome
-    for resource in record.get("resources") or []:
-        if not isinstance(resource, Mapping) or resource.get("effect_id"):
-            continue
-        await _clean_legacy(session, resource, outcome)
-    return outcome
-
-
-async def _clean_legacy(session: ProviderSession, resource: Mapping[str, JsonValue], outcome: Outcome) -> None:
-    provider_id = str(resource.get("provider_id", ""))
-    controller = session.controller_for(provider_id, {})
-    if isinstance(controller, SupportsEffects) or not isinstance(controller, SupportsResourceCleanup):
-        return  # journaled providers are cleaned from the journal; others cannot be asked
-    try:
-        await maybe_await(controller.cleanup_resource(resource))
-    except Exception as exc:
-        name = str(resource.get("machine") or resource.get("type") or "resource")
-        kind = str(resource.get("type", ""))
-        unjournaled = EffectRecord(name, provider_id, kind, "confirmed", {}, None, None, None, "", "")
-        outcome.failed.append((unjournaled, _message(exc)))
+    return await remove_effects(store, session, effects)
 
 
 __all__ = ["Outcome", "controller_of", "remove_effect", "remove_effects", "remove_workspace_effects"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from rigcli.jsonutil import JsonValue
+from rigcli.provider_api import ProviderDiagnosis
 from rigcli.records import EffectRecord, Reason
 
 JsonObject = dict[str, JsonValue]
@@ -223,15 +224,37 @@ class GcReport:
         }
 
 
+@dataclass(frozen=True)
+class ConfiguredProvider:
+    """One provider definition of the project (by its scope name) and what its plugin says of it."""
+
+    name: str
+    provider_id: str
+    diagnosis: ProviderDiagnosis
+
+
+@dataclass(frozen=True)
+class ProjectDiagnosis:
+    """The project as ``rig doctor`` shows it."""
+
+    project_dir: str
+    config_path: str
+    state: dict[str, JsonValue]  # StateStatus.to_json(), or backend, url and the error
+    providers: list[ConfiguredProvider] = field(default_factory=list)
+    providers_error: str | None = None  # why the project's providers could not be read
+
+
 __all__ = [
     "ApplyResult",
     "CacheEntry",
+    "ConfiguredProvider",
     "GcItem",
     "GcReport",
     "JsonObject",
     "NodeExplanation",
     "OperationInfo",
     "PlanNode",
+    "ProjectDiagnosis",
     "ProjectInfo",
     "WorkflowPlan",
     "WorkflowSummary",

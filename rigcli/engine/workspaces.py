@@ -1,17 +1,19 @@
-"""Workspaces: fork and rm (reconciled from the effects journal), and looking a workspace up."""
+"""Workspaces: fork and rm (reconciled from the effects journal), and looking a workspace up.
+
+What a workspace's create made is journaled as effects owned by the workspace (its record id),
+by the providers themselves: the record refers to them, it keeps no copy.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import os
 
 from rigcli.authoring.project import check_workspace_name
-from rigcli.engine.core import EngineCore
-from rigcli.engine.driver import need_event_loop
-from rigcli.engine.effects import Owner
-from rigcli.engine.invoke import NamedContext, build_kwargs, call_handler, freeze, json_result
+from rigcli.engine.hooks import run_hook
+from rigcli.engine.invoke import NamedContext, freeze, json_result
+from rigcli.engine.planner import Planner
+from rigcli.engine.project import Project
 from rigcli.engine.reconcile import remove_workspace_effects
-from rigcli.engine.session import ProviderSession
 from rigcli.errors import (
     AmbiguousWorkspaceError,
     InputError,
@@ -21,17 +23,13 @@ from rigcli.errors import (
     UnknownWorkspaceError,
 )
 from rigcli.events import (
-    Event,
-    ProviderEvent,
     StateWarning,
     WorkspaceCreateStarted,
     WorkspaceReady,
     WorkspaceRemoveCompleted,
     WorkspaceRemoveStarted,
 )
-from rigcli.graph import CompiledWorkflow, HookSpec
-from rigcli.host import operation_consent
-from rigcli.jsonutil import JsonValue
+from rigcli.graph import CompiledWorkflow
 from rigcli.records import WorkspaceRecord, utc_now
 from rigcli.state.process import pid_alive, this_host
 
@@ -56,7 +54,13 @@ def _refuse_a_live_create(record: WorkspaceRecord) -> None:
     )
 
 
-class WorkspaceMixin(EngineCore):
+class Workspaces:
+    """Fork, rm and look up the project's workspaces."""
+
+    def __init__(self, project: Project, planner: Planner) -> None:
+        self.project = project
+        self.planner = planner
+
     def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]:
         return self.project.store.list_workspaces(workflow)
 
@@ -64,7 +68,7 @@ class WorkspaceMixin(EngineCore):
         """The stored workspace ``name`` and its workflow: the one lookup, with one wording."""
         store = self.project.store
         if workflow is not None:
-            selected = self.select(workflow)
+            selected = self.project.select(workflow)
             record = store.get_workspace(name, selected.name)
             if record is None:
                 raise UnknownWorkspaceError(f'Unknown workspace "{name}" in workflow {selected.name}')
@@ -85,40 +89,6 @@ class WorkspaceMixin(EngineCore):
         """The workflow that owns workspace ``name`` (for the CLI to ask which, when several do)."""
         return self.find_workspace(name, workflow)[0].name
 
-    async def _run_hook(
-        self,
-        workflow: CompiledWorkflow,
-        session: ProviderSession,
-        hook: HookSpec,
-        *,
-        node_path: str,
-        workflow_ctx: JsonValue,
-        workspace: NamedContext | None,
-        input_value: object = None,
-        consented: bool = False,
-        owner: Owner | None = None,
-    ) -> object:
-        """Call a hook; ``consented``: an operation the user named, so its host commands need no asking."""
-        await need_event_loop()  # hooks run in a worker thread that reports back to the loop
-        from rigcli.engine import capture  # with logging, only when a hook really runs
-
-        fixed: dict[str, object] = {
-            "config": freeze({}),
-            "local": self.local,
-            "log": capture.handler_logger(node_path),
-            "workflow": NamedContext(workflow.name, freeze(workflow_ctx)),
-            "workspace": workspace,
-            "input": input_value,
-            "step": None,
-        }
-        factories = session.runtime_factories(
-            hook.providers, node_path=node_path, workspace=workspace.name if workspace else None, owner=owner
-        )
-        # Entered here, on the loop, so the consent is in the context the handler's thread copies.
-        with operation_consent() if consented else contextlib.nullcontext():
-            kwargs = await build_kwargs(hook.fn, fixed, factories)
-            return await call_handler(hook.fn, kwargs, capture.NodeConsole(node_path, self.emit))
-
     async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
         """Apply the workflow and create workspace ``name`` from its context.
 
@@ -127,7 +97,7 @@ class WorkspaceMixin(EngineCore):
         with this process's pid on the record so ``rm`` can tell a live create from a cut-off one.
         """
         name = check_workspace_name(name)
-        selected = self.select(workflow)
+        selected = self.project.select(workflow)
         if selected.create_hook is None:
             raise RigError(f"Workflow {selected.name} does not define a workspace")
         store = self.project.store
@@ -136,8 +106,8 @@ class WorkspaceMixin(EngineCore):
             if existing is not None:
                 hint = f'; run "rig rm {name}" to clean it up first' if existing.get("status") != "ready" else ""
                 raise InputError(f"Workspace {name} already exists in workflow {selected.name}{hint}")
-            session = await self.session(selected, "require")
-            applied = await self.apply_locked(selected, session)
+            session = await self.project.session(selected, "require")
+            applied = await self.planner.apply_held(selected, session)
             now = utc_now()
             record: WorkspaceRecord = {
                 "id": os.urandom(16).hex(),
@@ -146,7 +116,6 @@ class WorkspaceMixin(EngineCore):
                 "workflow_ctx": applied.context,
                 "ctx": {},
                 "status": "creating",
-                "resources": [],
                 "error": None,
                 "created_at": now,
                 "updated_at": now,
@@ -154,22 +123,14 @@ class WorkspaceMixin(EngineCore):
                 "host": this_host(),
             }
             record = store.save_workspace(record)
-        self.emit(WorkspaceCreateStarted(workflow=selected.name, workspace=name))
-        node_path = f"workspace:{name}:create"
-
-        def journal(event: Event) -> None:
-            # Machines made while create runs are attached to the record as they appear,
-            # so a failed create still knows what to clean up.
-            if isinstance(event, ProviderEvent) and event.node_path == node_path and event.kind.endswith(".created"):
-                store.attach_workspace_resource(name, selected.name, event.to_json())
-
-        unsubscribe = self.on_event(journal)
+        self.project.emit(WorkspaceCreateStarted(workflow=selected.name, workspace=name))
         try:
-            result = await self._run_hook(
+            result = await run_hook(
+                self.project,
                 selected,
                 session,
                 selected.create_hook,
-                node_path=node_path,
+                node_path=f"workspace:{name}:create",
                 workflow_ctx=applied.context,
                 workspace=NamedContext(name, freeze({})),
                 owner=("workspace", record["id"]),  # what rm cleans, even if this process dies
@@ -178,7 +139,7 @@ class WorkspaceMixin(EngineCore):
             if not isinstance(ctx, dict):
                 raise TaskError(f"Workflow {selected.name} workspace create result must be an object")
         except BaseException as exc:
-            message = str(exc) if isinstance(exc, RigError) else f"{type(exc).__name__}: {exc}"
+            message = _message(exc)
             with self.project.stores.writing("fork"):
                 failed = store.get_workspace(name, selected.name)
                 if failed is not None:  # unless rm --force took it meanwhile
@@ -186,8 +147,6 @@ class WorkspaceMixin(EngineCore):
             if isinstance(exc, Exception) and not isinstance(exc, RigError):
                 raise TaskError(f"Workspace {name} create failed: {message}") from exc
             raise
-        finally:
-            unsubscribe()
         with self.project.stores.writing("fork"):
             stored = store.get_workspace(name, selected.name)
             if stored is None:  # removed with rm --force while it was being created
@@ -204,7 +163,7 @@ class WorkspaceMixin(EngineCore):
                 "host": None,
             }
             store.save_workspace(ready)
-        self.emit(WorkspaceReady(workflow=selected.name, workspace=name))
+        self.project.emit(WorkspaceReady(workflow=selected.name, workspace=name))
         return ready
 
     async def remove_workspace(
@@ -228,17 +187,18 @@ class WorkspaceMixin(EngineCore):
             created = record.get("status") in ("ready", "removing")
             if created:
                 record = store.save_workspace({**record, "status": "removing", "updated_at": utc_now()})
-            self.emit(WorkspaceRemoveStarted(workflow=selected.name, workspace=name))
+            self.project.emit(WorkspaceRemoveStarted(workflow=selected.name, workspace=name))
             problems: list[str] = []
             try:
-                run_hook = created and selected.remove_hook is not None
-                session = await self.session(selected, "require" if run_hook else "plan")
-                if run_hook and selected.remove_hook is not None:
+                remove_hook = selected.remove_hook if created else None
+                session = await self.project.session(selected, "plan" if remove_hook is None else "require")
+                if remove_hook is not None:
                     try:
-                        await self._run_hook(
+                        await run_hook(
+                            self.project,
                             selected,
                             session,
-                            selected.remove_hook,
+                            remove_hook,
                             node_path=f"workspace:{name}:remove",
                             workflow_ctx=record.get("workflow_ctx"),
                             workspace=NamedContext(name, freeze(record.get("ctx"))),
@@ -249,7 +209,7 @@ class WorkspaceMixin(EngineCore):
                         if not force:
                             raise
                         problems.append(f"the remove hook failed: {_message(exc)}")
-                outcome = await remove_workspace_effects(store, session, record, created=created)
+                outcome = await remove_workspace_effects(store, session, record)
                 if outcome.failed:
                     problems.append(outcome.summary())
                     if not force:
@@ -263,14 +223,14 @@ class WorkspaceMixin(EngineCore):
                 ) from exc
             store.delete_workspace(name, selected.name)
             if problems:
-                self.emit(
+                self.project.emit(
                     StateWarning(
                         message=f"Workspace {name} removed with --force, but {'; '.join(problems)}; "
                         "what could not be removed stays in the effects journal for rig gc"
                     )
                 )
-            self.emit(WorkspaceRemoveCompleted(workflow=selected.name, workspace=name))
+            self.project.emit(WorkspaceRemoveCompleted(workflow=selected.name, workspace=name))
             return record
 
 
-__all__ = ["REMOVE", "WorkspaceMixin"]
+__all__ = ["REMOVE", "Workspaces"]

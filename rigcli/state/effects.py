@@ -22,12 +22,13 @@ from rigcli.state.process import this_host
 EFFECT_STATUSES = ("requested", "confirmed", "deleted")
 LIVE_EFFECT_STATUSES = ("requested", "confirmed")  # may exist out there
 
-_COLUMNS = (
+EFFECT_COLUMNS = (
     "id, provider_id, kind, status, resource_json, owner_kind, owner_id, error, created_at, updated_at, pid, host"
 )
 
 
-def _to_effect(row: Sequence[Any]) -> EffectRecord:
+def to_effect(row: Sequence[Any]) -> EffectRecord:
+    """An effect from a row of ``SELECT EFFECT_COLUMNS``."""
     resource = json.loads(row[4])
     return EffectRecord(
         id=row[0],
@@ -85,7 +86,7 @@ class EffectsJournal(StateDatabase):
             if db.execute("SELECT 1 FROM effects WHERE id = ?", (effect_id,)).fetchone() is not None:
                 raise StateError(f"Effect {effect_id} is already journaled; effect ids must be new")
             db.execute(
-                f"INSERT INTO effects ({_COLUMNS}) VALUES ({placeholders(12)})",
+                f"INSERT INTO effects ({EFFECT_COLUMNS}) VALUES ({placeholders(12)})",
                 (
                     effect.id,
                     effect.provider_id,
@@ -135,8 +136,8 @@ class EffectsJournal(StateDatabase):
 
     def get_effect(self, effect_id: str) -> EffectRecord | None:
         with self._read() as db:
-            row = db.execute(f"SELECT {_COLUMNS} FROM effects WHERE id = ?", (effect_id,)).fetchone()
-        return None if row is None else _to_effect(row)
+            row = db.execute(f"SELECT {EFFECT_COLUMNS} FROM effects WHERE id = ?", (effect_id,)).fetchone()
+        return None if row is None else to_effect(row)
 
     def list_effects(
         self,
@@ -154,8 +155,9 @@ class EffectsJournal(StateDatabase):
             return []
         where, params = filters
         with self._read() as db:
-            rows = db.execute(f"SELECT {_COLUMNS} FROM effects {where} ORDER BY created_at, id", params).fetchall()
-        return [_to_effect(row) for row in rows]
+            query = f"SELECT {EFFECT_COLUMNS} FROM effects {where} ORDER BY created_at, id"
+            rows = db.execute(query, params).fetchall()
+        return [to_effect(row) for row in rows]
 
     def forget_deleted_effects(self) -> int:
         """Drop the rows of resources that are gone (history ``rig gc`` no longer needs)."""
@@ -163,4 +165,4 @@ class EffectsJournal(StateDatabase):
             return int(db.execute("DELETE FROM effects WHERE status = 'deleted'").rowcount)
 
 
-__all__ = ["EFFECT_STATUSES", "LIVE_EFFECT_STATUSES", "EffectsJournal"]
+__all__ = ["EFFECT_COLUMNS", "EFFECT_STATUSES", "LIVE_EFFECT_STATUSES", "EffectsJournal", "to_effect"]

@@ -1,4 +1,4 @@
-"""The workspace effects journal: a failed create keeps its leftovers on record, and rm cleans them."""
+"""The workspace effects journal: a failed create's leftovers are journaled for its record, and rm cleans them."""
 
 from __future__ import annotations
 
@@ -40,9 +40,9 @@ def test_a_failed_create_is_journaled_with_its_machine_and_rm_cleans_it_once(tmp
         [record] = engine.list_workspaces()
         assert record["status"] == "failed"
         assert "provisioning broke half-way" in (record["error"] or "")
-        [resource] = record["resources"]
-        assert resource["type"] == "machine.created"
-        machine_dir = Path(resource["path"])
+        [resource] = record["resources"]  # from the effects journal: owned by the record's id
+        assert (resource["provider_id"], resource["kind"], resource["status"]) == ("local", "machine", "confirmed")
+        machine_dir = tmp_path / ".rig" / str(resource["resource"]["path"])
         assert (machine_dir / "marker").read_text() == "dev"
 
         removed = await engine.remove_workspace(name="dev")
@@ -107,7 +107,7 @@ def test_effects_are_owned_by_the_run_or_workspace_they_were_made_for(tmp_path: 
             record["ctx"]["machine"]: ("machine", "confirmed", "workspace", record["id"]),
         }
         [attached] = record["resources"]
-        assert attached["effect_id"] == record["ctx"]["machine"]  # the event names its effect
+        assert attached["effect_id"] == record["ctx"]["machine"]  # the record refers to its effect, no copy
 
         await engine.remove_workspace(name="dev")
         assert store.get_effect(record["ctx"]["machine"]).status == "deleted"

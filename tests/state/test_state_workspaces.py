@@ -6,7 +6,6 @@ import threading
 
 import pytest
 
-from rigcli.errors import StateError
 from rigcli.state import StateStore
 from rigcli.state.process import this_owner
 from tests.backends import dict_rows
@@ -83,23 +82,50 @@ def test_delete_reports_whether_something_was_deleted(store: StateStore) -> None
     assert [(w["name"], w["workflow"]) for w in store.list_workspaces()] == [("dev", "api")]
 
 
-def test_resources_are_appended_atomically(store: StateStore) -> None:
-    store.save_workspace({"name": "dev", "workflow": "web", "status": "creating"})
+def test_resources_are_the_live_effects_journaled_for_the_workspace_and_never_a_copy(
+    store: StateStore, state_location: str
+) -> None:
+    record = store.save_workspace({"name": "dev", "workflow": "web", "status": "creating"})
+    store.save_workspace({"name": "dev", "workflow": "api"})
 
-    def attach(index: int) -> None:
-        store.attach_workspace_resource("dev", "web", {"provider": "local", "kind": "machine", "id": index})
+    def request(effect_id: str, owner_kind: str, owner_id: str, index: int) -> None:
+        resource = {"machine_id": effect_id, "index": index}
+        store.request_effect(
+            effect_id, provider_id="local", kind="machine", resource=resource, owner_kind=owner_kind, owner_id=owner_id
+        )
 
-    threads = [threading.Thread(target=attach, args=(index,)) for index in range(20)]
+    threads = [
+        threading.Thread(target=request, args=(f"m-{index:02d}", "workspace", record["id"], index))
+        for index in range(20)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
+    request("m-ghost", "workspace", "no-such-record", 99)  # owned by no record: on none
+    request("m-run", "run", record["id"], 98)  # a run's, even with the same id: not the workspace's
+    store.confirm_effect("m-03")
+    store.delete_effect("m-19")  # gone: no longer one of its resources
 
-    record = store.get_workspace("dev", "web")
-    assert record is not None
-    assert sorted(resource["id"] for resource in record["resources"]) == list(range(20))
-    with pytest.raises(StateError, match='Workspace "ghost" of workflow web has no record'):
-        store.attach_workspace_resource("ghost", "web", {"id": 1})
+    found = store.get_workspace("dev", "web")
+    assert found is not None
+    assert sorted(item["resource"]["index"] for item in found["resources"]) == list(range(19))
+    by_id = {item["effect_id"]: item for item in found["resources"]}
+    assert by_id["m-03"] == {
+        "effect_id": "m-03",
+        "provider_id": "local",
+        "kind": "machine",
+        "status": "confirmed",
+        "resource": {"machine_id": "m-03", "index": 3},
+    }
+    assert by_id["m-04"]["status"] == "requested"
+    other = store.get_workspace("dev", "api")
+    assert other is not None and other["resources"] == []
+    assert [item["resources"] for item in store.list_workspaces("web")] == [found["resources"]]
+    # A record is saved without them: the journal is their one book.
+    saved = store.save_workspace({**found, "status": "ready", "resources": [{"machine_id": "m-copy"}]})
+    assert saved["resources"] == found["resources"]
+    assert dict_rows(state_location, "SELECT resources_json FROM workspaces") == [{"resources_json": "[]"}] * 2
 
 
 def test_status_moves_through_the_effects_journal(store: StateStore) -> None:

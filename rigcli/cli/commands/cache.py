@@ -15,8 +15,8 @@ def _plural(count: int) -> str:
 
 
 def cache_ls(session: Session) -> int:
-    workflow = session.workflow()
-    entries = session.run(session.engine.list_cache(workflow=workflow))
+    engine = session.engine
+    entries = session.with_workflow(lambda workflow: session.run(engine.list_cache(workflow=workflow)))
     if session.opts.json:
         emit_json({"entries": [entry.to_json() for entry in entries]})
         return 0
@@ -38,7 +38,7 @@ def cache_ls(session: Session) -> int:
 
 
 def explain(session: Session, task: str | None) -> int:
-    workflow = session.workflow()
+    workflow = session.workflow()  # the output names it
     explanations = session.run(session.engine.explain(workflow=workflow, task=task))
     if session.opts.json:
         emit_json({"workflow": workflow, "explanations": [item.to_json() for item in explanations]})

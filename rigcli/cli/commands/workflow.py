@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rigcli.cli.output import emit_json, stderr_is_terminal, stdout_is_terminal
 from rigcli.cli.session import Session
 from rigcli.errors import UsageError
+from rigcli.records import WorkspaceRecord
+
+if TYPE_CHECKING:
+    from rigcli.engine.results import ApplyResult
 
 
 def _workflow_flag(session: Session, workflow: str) -> str:
@@ -12,8 +18,8 @@ def _workflow_flag(session: Session, workflow: str) -> str:
 
 
 def plan(session: Session) -> int:
-    workflow = session.workflow()
-    result = session.run(session.engine.plan(workflow=workflow))
+    engine = session.engine
+    result = session.with_workflow(lambda workflow: session.run(engine.plan(workflow=workflow)))
     if session.opts.json:
         emit_json(result.to_json())
         return 0
@@ -22,16 +28,17 @@ def plan(session: Session) -> int:
     print_plan(result)
     if result.cached_node_count < result.node_count:
         print_message(
-            f"For cache details, run: rig cache explain{_workflow_flag(session, workflow)}", style="dim", err=False
+            f"For cache details, run: rig cache explain{_workflow_flag(session, result.workflow)}",
+            style="dim",
+            err=False,
         )
     return 0
 
 
 def apply(session: Session, *, dry_run: bool = False) -> int:
-    workflow = session.workflow()
     engine = session.engine
     if dry_run:
-        result = session.run(engine.apply(workflow=workflow, dry_run=True))
+        result = session.with_workflow(lambda workflow: session.run(engine.apply(workflow=workflow, dry_run=True)))
         if session.opts.json:
             emit_json(result.to_json())
             return 0
@@ -40,8 +47,12 @@ def apply(session: Session, *, dry_run: bool = False) -> int:
         print_plan(result.plan)
         print_message("No changes applied.", style="dim", err=False)
         return 0
-    with session.watch():
-        applied = session.run(engine.apply(workflow=workflow))
+
+    def run(workflow: str | None) -> ApplyResult:
+        with session.watch():
+            return session.run(engine.apply(workflow=workflow))
+
+    applied = session.with_workflow(run)
     if session.opts.json:
         emit_json(applied.to_json())
     return 0
@@ -69,21 +80,26 @@ def fork(session: Session, name: str | None) -> int:
     if name is None and not session.opts.interactive:
         raise UsageError("create requires a workspace name: rig fork NAME")
     session.expect_project_code()  # the workspace's create hook
-    workflow = session.workflow()
-    if name is None:
-        name = _ask_name(workflow)
-    engine = session.engine
-    with session.watch():
-        record = session.run(engine.fork(name=name, workflow=workflow))
+    if name is None:  # the default name says which workflow it is made from
+        workflow = session.workflow()
+        record = _fork(session, _ask_name(workflow), workflow)
+    else:
+        given = name
+        record = session.with_workflow(lambda workflow: _fork(session, given, workflow))
     if session.opts.json:
         emit_json(record)
         return 0
     if not stdout_is_terminal():
         # So that `name=$(rig fork ...)` works.
-        print(record.get("name", name), flush=True)
+        print(record["name"], flush=True)
     if stderr_is_terminal():
-        _next_steps(session, name, workflow)
+        _next_steps(session, record["name"], record["workflow"])
     return 0
+
+
+def _fork(session: Session, name: str, workflow: str | None) -> WorkspaceRecord:
+    with session.watch():
+        return session.run(session.engine.fork(name=name, workflow=workflow))
 
 
 def _next_steps(session: Session, name: str, workflow: str) -> None:

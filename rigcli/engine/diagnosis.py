@@ -1,0 +1,116 @@
+"""``rig doctor``'s view: the project's state and each provider's own diagnosis, never by name.
+
+Nothing here creates, migrates or locks the state, and a broken ``rig_config.py`` is reported,
+not raised: doctor reports problems, it does not have them. Providers speak for themselves
+through the optional ``SupportsDiagnosis`` hook of their plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from rigcli.authoring.values import ProviderDefinition
+from rigcli.engine.project import Project
+from rigcli.engine.providers import Plugins
+from rigcli.engine.results import ConfiguredProvider, ProjectDiagnosis
+from rigcli.errors import RigError
+from rigcli.jsonutil import JsonValue
+from rigcli.layout import default_state_path, is_state_url
+from rigcli.provider_api import ProviderDiagnosis, ProviderPlugin, SupportsDiagnosis
+
+
+def installed_plugins(index: Path | None = None) -> Plugins:
+    """The installed provider plugins (the ``rig.providers`` entry points)."""
+    if index is None:
+        from rigcli.state.paths import plugin_index_file
+
+        index = plugin_index_file()
+    return Plugins((), index)
+
+
+def diagnose_defaults(plugins: Plugins) -> dict[str, ProviderDiagnosis]:
+    """Each installed provider that can diagnose itself, with no config (the environment's defaults)."""
+    found: dict[str, ProviderDiagnosis] = {}
+    for provider_id in plugins.installed():
+        diagnosis = _diagnose(_loaded(plugins, provider_id), dict)
+        if diagnosis is not None:
+            found[provider_id] = diagnosis
+    return found
+
+
+def _loaded(plugins: Plugins, wanted: ProviderDefinition | str) -> ProviderPlugin | None:
+    """The plugin of a definition or id; None when it does not load (the commands using it say so)."""
+    try:
+        return plugins.by_id(wanted) if isinstance(wanted, str) else plugins.find(wanted)
+    except RigError:
+        return None
+
+
+def _diagnose(plugin: ProviderPlugin | None, config: Callable[[], Mapping[str, object]]) -> ProviderDiagnosis | None:
+    if not isinstance(plugin, SupportsDiagnosis):
+        return None
+    try:
+        return plugin.diagnose(config())
+    except Exception as exc:  # the hook must not raise; if it does, that is its diagnosis
+        message = f"{type(exc).__name__}: {exc}"
+        return ProviderDiagnosis(summary=f"diagnosis failed: {message}", ok=False, details={"error": message})
+
+
+class Diagnosis:
+    """What ``rig doctor`` asks of a project's engine; works before ``load()`` and without it."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    def diagnose(self) -> ProjectDiagnosis:
+        from rigcli.config_loader import load_dotenv_file
+
+        project = self.project
+        load_dotenv_file(project.project_dir)  # RIG_STATE_URL may live in the project's .env
+        state = self._state()
+        where, config = str(project.project_dir), str(project.config_path)
+        try:
+            providers = self._providers()
+        except Exception as exc:  # a broken rig_config.py is reported by the commands that run it
+            return ProjectDiagnosis(where, config, state, [], f"could not read the project's providers: {exc}")
+        return ProjectDiagnosis(where, config, state, providers)
+
+    def _state(self) -> dict[str, JsonValue]:
+        """Backend, masked location, server and schema versions, lock holder; creates and waits for nothing."""
+        from rigcli.state.factory import open_state_store, resolve_state_location
+        from rigcli.state.postgres.url import mask_url
+
+        project = self.project
+        where = resolve_state_location(str(project.project_dir), project.state_path)
+        remote = where is not None and is_state_url(where)
+        shown = mask_url(where) if where is not None and remote else where or default_state_path(project.project_dir)
+        try:
+            store = open_state_store(None, project_dir=str(project.project_dir), state_path=where, read_only=True)
+            try:
+                return store.status().to_json()
+            finally:
+                store.close()
+        except RigError as exc:
+            return {"backend": "postgresql" if remote else "sqlite", "url": shown, "error": str(exc)}
+
+    def _providers(self) -> list[ConfiguredProvider]:
+        """Each distinct provider definition the workflows use, diagnosed with its resolved config."""
+        from rigcli.state.paths import plugin_index_file
+
+        _, workflows = self.project.compile()
+        plugins = Plugins(self.project.plugins, plugin_index_file())
+        seen: dict[int, ConfiguredProvider | None] = {}
+        for workflow in workflows.values():
+            for scope in [workflow.root_providers, *workflow.all_scopes()]:
+                for name, definition in scope.items():
+                    if id(definition) in seen:
+                        continue
+                    diagnosis = _diagnose(_loaded(plugins, definition), definition.resolve_config)
+                    seen[id(definition)] = (
+                        None if diagnosis is None else ConfiguredProvider(name, definition.provider_id, diagnosis)
+                    )
+        return [item for item in seen.values() if item is not None]
+
+
+__all__ = ["ConfiguredProvider", "Diagnosis", "ProjectDiagnosis", "diagnose_defaults", "installed_plugins"]

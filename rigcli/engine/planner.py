@@ -1,0 +1,141 @@
+"""Plan a workflow and apply it: plan once under the lock, then run what the plan found pending.
+
+``step.invalidate(target)`` (DESIGN §3) ends a pass early: ``target`` is invalidated (with what
+was built on it) and the workflow is evaluated again, at most ``MAX_EVALUATIONS`` times.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rigcli.engine.driver import is_cancellation
+from rigcli.engine.evaluate import Evaluation, RunIndex
+from rigcli.engine.project import Project
+from rigcli.engine.results import ApplyResult, WorkflowPlan
+from rigcli.engine.session import ProviderSession
+from rigcli.errors import TaskError
+from rigcli.events import PlanCreated, WorkflowApplyCompleted, WorkflowApplyStarted
+from rigcli.graph import CompiledWorkflow
+from rigcli.jsonutil import JsonValue
+
+MAX_EVALUATIONS = 9  # passes of one apply; a task that invalidates on every pass stops it with an error
+
+
+class Planner:
+    """Plans and applies the project's workflows."""
+
+    def __init__(self, project: Project) -> None:
+        self.project = project
+
+    def evaluation(
+        self,
+        workflow: CompiledWorkflow,
+        session: ProviderSession,
+        runs: RunIndex,
+        *,
+        apply: bool,
+        prior: Evaluation | None = None,
+    ) -> Evaluation:
+        project = self.project
+        return Evaluation(
+            workflow=workflow,
+            keys=project.keys_for(workflow),
+            stores=project.stores,
+            runs=runs,
+            session=session,
+            emit=project.emit,
+            apply=apply,
+            prior=prior.verdicts if prior is not None else None,
+        )
+
+    async def plan(self, workflow: str | None = None) -> WorkflowPlan:
+        selected = self.project.select(workflow)
+        return await self.plan_with(selected, await self.project.session(selected, "plan"))
+
+    async def plan_with(self, selected: CompiledWorkflow, session: ProviderSession) -> WorkflowPlan:
+        """The plan of ``selected`` as this command's providers see it."""
+        plan, _ = await self._plan(selected, session, RunIndex(self.project.stores, selected.name))
+        return plan
+
+    async def _plan(
+        self, selected: CompiledWorkflow, session: ProviderSession, runs: RunIndex
+    ) -> tuple[WorkflowPlan, Evaluation]:
+        evaluation = self.evaluation(selected, session, runs, apply=False)
+        final = await evaluation.run()
+        plan = WorkflowPlan(selected.name, evaluation.plan_nodes(), final, session.all_checks())
+        self.project.emit(
+            PlanCreated(workflow=selected.name, cached_node_count=plan.cached_node_count, node_count=plan.node_count)
+        )
+        return plan, evaluation
+
+    async def apply(self, workflow: str | None = None, dry_run: bool = False) -> ApplyResult:
+        selected = self.project.select(workflow)
+        if dry_run:
+            plan = await self.plan_with(selected, await self.project.session(selected, "plan"))
+            return ApplyResult(plan.workflow, plan.final_context, plan, dry_run=True)
+        with self.project.stores.writing("apply"):
+            session = await self.project.session(selected, "require")
+            return await self.apply_held(selected, session)
+
+    async def apply_held(self, selected: CompiledWorkflow, session: ProviderSession) -> ApplyResult:
+        """Apply under the lock the caller holds, with the caller's providers (``apply`` and ``fork``)."""
+        runs = RunIndex(self.project.stores, selected.name)
+        plan, planned = await self._plan(selected, session, runs)
+        self.project.emit(WorkflowApplyStarted(workflow=selected.name, node_count=len(selected.tasks)))
+        try:
+            evaluation, context = await self._run_pending(selected, session, runs, planned)
+        except BaseException as exc:
+            if is_cancellation(exc):
+                self.project.cancellation.cancel()  # commands still running in worker threads stop too
+            raise
+        cached = sum(1 for node in evaluation.plan_nodes() if node.status == "cached")
+        self.project.stores.local.record_apply(
+            selected.name,
+            provider_fingerprint=session.fingerprint(selected.root_providers),
+            cached_node_count=cached,
+            node_count=len(selected.tasks),
+        )
+        self.project.emit(
+            WorkflowApplyCompleted(
+                workflow=selected.name, ran=evaluation.ran, cached_node_count=cached, node_count=len(selected.tasks)
+            )
+        )
+        return ApplyResult(selected.name, context, plan)
+
+    async def _run_pending(
+        self, selected: CompiledWorkflow, session: ProviderSession, runs: RunIndex, planned: Evaluation
+    ) -> tuple[Evaluation, JsonValue]:
+        """Evaluation passes until one completes; each pass that ends in ``step.invalidate`` invalidates
+        its target and starts over, and the ``MAX_EVALUATIONS``-th such pass is an error."""
+        prior: Evaluation | None = planned  # the plan's verdicts hold until something is invalidated
+        passes = 0
+        while True:
+            evaluation = self.evaluation(selected, session, runs, apply=True, prior=prior)
+            context = await evaluation.run()
+            passes += 1
+            invalidation = evaluation.invalidation
+            if invalidation is None:
+                return evaluation, context
+            self.invalidate_tasks(selected, [invalidation.target.index])
+            if passes == MAX_EVALUATIONS:
+                raise TaskError(
+                    f"Task {invalidation.task.path} repeatedly invalidated {invalidation.target.path}; "
+                    f"stopping after {MAX_EVALUATIONS} attempts"
+                )
+            runs.forget()
+            prior = None
+
+    def invalidate_tasks(self, workflow: CompiledWorkflow, indexes: Iterable[int]) -> int:
+        """Invalidate every valid run of these tasks (older ones too) and, by cascade, what was built on them."""
+        stores = self.project.stores
+        by_store: dict[str, list[str]] = {}
+        for index in indexes:
+            task = workflow.tasks[index]
+            by_store.setdefault(task.store, []).append(task.cache_path)
+        return sum(
+            stores.for_write(key).invalidate_paths(stores.workflow_column(key, workflow.name), paths)
+            for key, paths in by_store.items()
+        )
+
+
+__all__ = ["MAX_EVALUATIONS", "Planner"]
