@@ -5,7 +5,7 @@ Built-ins register through the ``rig.providers`` entry-point group exactly like 
 plugins; a project can also pass a plugin inline with ``define_provider(..., plugin=obj)``.
 ``create_provider`` returns a ``ProviderController``, whose ``runtime(context)`` is what handlers
 receive. A controller may also implement any of the optional hooks below (``SupportsChecks``,
-``SupportsArtifactValidation``, ``SupportsResourceCleanup``, ``SupportsEffects``), and a plugin
+``SupportsArtifactValidation``, ``SupportsEffects``), and a plugin
 ``SupportsDiagnosis`` for ``rig doctor``. Every controller method may be a plain or an ``async``
 function. Annotate a plugin object as ``ProviderPlugin`` and mypy
 checks it.
@@ -14,7 +14,10 @@ Effects: a provider that makes machines, containers, images or snapshots journal
 through ``EffectJournal`` *before* the call that makes it (``effects.requested``), under an id the
 resource itself carries (its directory name, a ``rig.effect`` label), then ``confirmed`` and, when
 it removes it, ``deleted``. With ``SupportsEffects`` rig can then remove exactly what a killed
-``fork`` left behind (``rig rm``) and collect what nothing refers to (``rig gc``).
+``fork`` left behind (``rig rm``) and collect what nothing refers to (``rig gc``). The journal is
+the one record of what was made: a workspace's ``resources`` are the effects owned by it. A
+provider built on ``rigcli.provider_kit`` gets all of this from ``BaseRuntime.making`` and
+``BaseController``.
 
 Secrets: a ``secret(...)`` value in the config is masked as ``***`` everywhere rig shows or
 stores anything. A value the provider learns itself (a token from a login, a generated
@@ -258,18 +261,6 @@ class SupportsArtifactValidation(Protocol):
 
 
 @runtime_checkable
-class SupportsResourceCleanup(Protocol):
-    """Optional: remove what a failed workspace create left behind.
-
-    ``resource`` is one of the provider's own ``*.created`` events (``machine.created``,
-    ``snapshot.created``, ...) that the engine attached to the workspace record while the create
-    hook ran. Must be idempotent: a resource already gone is not an error.
-    """
-
-    def cleanup_resource(self, resource: Mapping[str, JsonValue]) -> object | Awaitable[object]: ...
-
-
-@runtime_checkable
 class SupportsEffects(Protocol):
     """Optional: remove what the effects journal says this provider made, and find what it made.
 
@@ -347,7 +338,6 @@ __all__ = [
     "SupportsChecks",
     "SupportsDiagnosis",
     "SupportsEffects",
-    "SupportsResourceCleanup",
     "UnjournaledEffects",
     "find_artifacts",
     "is_artifact_ref",

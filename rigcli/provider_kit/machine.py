@@ -111,6 +111,7 @@ class BaseMachine(Generic[RuntimeT]):
     def delete(self) -> None:
         """Remove the machine; deleting one that is already gone is fine (emits ``machine.deleted``)."""
         self._remove()
+        self._runtime.context.effects.deleted(self.id)
         self._runtime.event("machine.deleted", machine=self.id)
 
     # -- hooks for subclasses: _run and _remove always, the others where the default does not fit ----------

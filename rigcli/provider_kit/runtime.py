@@ -1,19 +1,35 @@
-"""Controller and runtime bases for a machine provider: config env, artifact refs, cleanup, events."""
+"""Controller and runtime bases for a machine provider: config env, artifact refs, the effects journal, events.
+
+The journal comes with the kit: a runtime makes each machine or snapshot inside
+``with self.making(kind) as new_id:`` (journaled ``requested`` before, ``confirmed`` after, the
+resource named by ``new_id``), and ``BaseController`` answers ``remove_effect`` and
+``find_effects`` (``SupportsEffects``) from ``delete_machine``/``delete_snapshot`` and
+``list_machines``/``list_snapshots``. So ``rig rm`` removes what a cut-off create made, and
+``rig gc`` what nothing live refers to, without the provider writing either.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+import re
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.provider_api import (
+    EffectEntry,
     EventData,
     ProviderController,
     ProviderSetup,
     RuntimeContext,
-    SupportsResourceCleanup,
+    SupportsEffects,
+    new_effect_id,
 )
+
+MACHINE, SNAPSHOT = "machine", "snapshot"
+# What ``making`` names things: the journal's own ids, so nothing else is ever taken for rig's.
+_KIT_ID = re.compile(r"^(?P<kind>machine|snapshot)-[0-9a-f]{16}$")
 
 
 class MachineController(Protocol):
@@ -53,7 +69,12 @@ def ref_id(ref: object, *, provider_id: str, kind: str, key: str, what: str) -> 
 
 
 class BaseController:
-    """A controller with ready-made defaults; subclasses set ``provider_id``, add ``runtime`` and ``delete_machine``."""
+    """A controller with ready-made defaults; subclasses set ``provider_id``, add ``runtime`` and ``delete_machine``.
+
+    It removes and finds what its runtimes made with ``making`` (``SupportsEffects``): a machine
+    through ``delete_machine``, a snapshot through ``delete_snapshot``; what it finds are the
+    machines ``list_machines`` and the snapshots ``list_snapshots`` lists under a ``making`` id.
+    """
 
     provider_id: str
 
@@ -77,18 +98,30 @@ class BaseController:
         """Remove a snapshot; False when there was nothing to remove (the default: no snapshots)."""
         return False
 
-    def cleanup_resource(self, resource: Mapping[str, JsonValue]) -> None:
-        """Remove what a failed workspace create left behind (from its ``*.created`` events)."""
-        kind, machine, artifact = resource.get("type"), resource.get("machine"), resource.get("artifact")
-        if kind == "machine.created" and isinstance(machine, str):
-            self.delete_machine(machine)
-        elif kind == "snapshot.created" and isinstance(artifact, Mapping):
-            self.delete_snapshot(artifact)
+    def remove_effect(self, effect: EffectEntry) -> bool:
+        """Remove a machine or snapshot the journal (or ``find_effects``) names; False when it was gone."""
+        if effect["kind"] == MACHINE:
+            return self.delete_machine(effect["id"])
+        if effect["kind"] == SNAPSHOT:
+            return self.delete_snapshot(effect["id"])
+        raise ProviderError(f"{self.provider_id} cannot remove a {effect['kind']} (only machines and snapshots)")
+
+    def find_effects(self) -> list[EffectEntry]:
+        """The listed machines and snapshots named by ``making``: rig's, journaled or not."""
+        found: dict[str, EffectEntry] = {}
+        for record in [*self.list_machines(), *self.list_snapshots()]:
+            for key, value in record.items():
+                if not isinstance(value, str) or not (key == "id" or key.endswith("_id")):
+                    continue
+                named = _KIT_ID.match(value)
+                if named is not None:
+                    found[value] = {"id": value, "kind": named["kind"], "resource": {f"{named['kind']}_id": value}}
+        return list(found.values())
 
 
 if TYPE_CHECKING:  # mypy checks the base against the contract (and optional hook) it implements
     _controller: type[ProviderController] = BaseController
-    _cleanup: type[SupportsResourceCleanup] = BaseController
+    _effects: type[SupportsEffects] = BaseController
 
 
 class BaseRuntime(Generic[ControllerT_co]):
@@ -109,9 +142,26 @@ class BaseRuntime(Generic[ControllerT_co]):
         }
         self.context.emit({**event, **fields})
 
+    @contextlib.contextmanager
+    def making(self, kind: str = MACHINE, **resource: JsonValue) -> Iterator[str]:
+        """Journal a ``kind`` (machine, snapshot) before it is made: the block makes it under the
+        id this yields, and once the block is done it is confirmed and ``<kind>.created`` emitted.
+
+        Name the resource by that id (its directory, container name, label), so that it is found
+        even if rig dies inside the block; a block that raises leaves it ``requested``, and
+        ``rig rm``/``rig gc`` remove whatever part of it exists. ``resource``: more to record.
+        """
+        effects = self.context.effects
+        made = new_effect_id(kind)
+        effects.requested(kind, {**resource, f"{kind}_id": made}, effect_id=made)
+        yield made
+        effects.confirmed(made)
+        self.event(f"{kind}.created", **{kind: made, "effect_id": made})
+
     def delete_machine(self, machine_id: str) -> bool:
         """Delete a machine by id; False when it was already gone (safe to retry)."""
         deleted = self.controller.delete_machine(machine_id)
+        self.context.effects.deleted(machine_id)
         if deleted:
             self.event("machine.deleted", machine=machine_id)
         return deleted

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -102,10 +103,11 @@ def run_rig_process(
     return Result(list(args), completed.returncode, completed.stdout, completed.stderr)
 
 
-def kill_apply_after(project: Path, marker: str, timeout: float = 60) -> None:
-    """Start `rig apply` in ``project`` and SIGKILL it (and its group) once its stderr shows ``marker``."""
+def kill_apply_after(project: Path, marker: str, timeout: float = 60, command: Sequence[str] = ("apply",)) -> None:
+    """Start `rig apply` (or ``command``) in ``project`` and SIGKILL it (and its group) once its
+    stderr shows ``marker``."""
     process = subprocess.Popen(
-        [RIG, "apply"],
+        [RIG, *command],
         cwd=project,
         env=env_with_rig({"RIG_RENDER": "0"}),
         stdin=subprocess.DEVNULL,

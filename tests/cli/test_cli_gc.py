@@ -116,6 +116,127 @@ def test_gc_collects_the_machine_of_a_killed_apply(tmp_path: Path) -> None:
     assert _names(project / ".rig" / "machines") == []
 
 
+# A third-party provider built on the provider kit, as a plugin written inline: its machines are
+# directories under boxes/, made with the kit's ``making`` and removed with its delete_machine.
+KIT_CONFIG = """
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from rigcli import define_provider, workflow
+from rigcli.provider_kit import BaseController, BaseMachine, BaseRuntime, exit_status
+
+HERE = Path(__file__).parent
+BOXES = HERE / "boxes"
+
+
+class Box(BaseMachine["KitRuntime"]):
+    provider_id = "kit"
+
+    def _run(self, command, *, env, cwd, timeout, recorder, cancellation):
+        recorder.started()
+        done = subprocess.run(["sh", "-c", command], cwd=BOXES / self.id, capture_output=True, timeout=timeout)
+        recorder.feed("stdout", done.stdout)
+        recorder.feed("stderr", done.stderr)
+        return recorder.finish(exit_status(done.returncode))
+
+    def _remove(self):
+        self._runtime.controller.delete_machine(self.id)
+
+
+class KitRuntime(BaseRuntime["KitController"]):
+    def create_machine(self):
+        with self.making("machine") as machine_id:
+            (BOXES / machine_id).mkdir(parents=True)
+        return Box(self, machine_id)
+
+
+class KitController(BaseController):
+    provider_id = "kit"
+
+    def runtime(self, context):
+        return KitRuntime(self, context)
+
+    def delete_machine(self, machine_id):
+        if not (BOXES / machine_id).is_dir():
+            return False
+        shutil.rmtree(BOXES / machine_id)
+        return True
+
+    def list_machines(self):
+        names = sorted(path.name for path in BOXES.iterdir()) if BOXES.is_dir() else []
+        return [{"provider": "kit", "id": name} for name in names]
+
+
+class KitPlugin:
+    provider_id = "kit"
+
+    def create_provider(self, setup):
+        return KitController(setup)
+
+
+app = workflow("kit", providers={"kit": define_provider("kit", plugin=KitPlugin())})
+
+
+def build(step, kit):
+    box = kit.create_machine()
+    box.exec("echo tool > tool")
+    if (HERE / "hang").exists():
+        print("built", flush=True)
+        time.sleep(60)
+    return {"ctx": {"box": box.id}}
+
+
+def create(workflow, kit):
+    box = kit.create_machine()
+    if (HERE / "fail-create").exists():
+        raise RuntimeError("create broke after making " + box.id)
+    return {"box": box.id}
+
+
+workflows = app.sequence("kit").task("build", build).workspace(create=create)
+"""
+
+
+def test_a_provider_built_on_the_kit_gets_rm_and_gc_for_free(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", KIT_CONFIG)
+    boxes = project / "boxes"
+    foreign = boxes / "made-by-hand"  # in the provider's own folder, but not made by rig
+    foreign.mkdir(parents=True)
+
+    # A fork killed in its apply leaves the box its build task made.
+    (project / "hang").touch()
+    kill_apply_after(project, "built", command=("fork", "dev"))
+    (project / "hang").unlink()
+    [leaked] = [name for name in _names(boxes) if name != foreign.name]
+    assert (boxes / leaked / "tool").read_text() == "tool\n"
+    assert _removed(_gc(project)) == [leaked]
+    assert _names(boxes) == [foreign.name]
+
+    # A live cache entry keeps its box; once invalidated, gc collects it.
+    applied = run_rig("--json", "apply", cwd=project)
+    assert applied.returncode == 0, applied
+    built = applied.json["context"]["box"]
+    assert _removed(_gc(project)) == []
+    assert run_rig("cache", "invalidate", "build", cwd=project).returncode == 0
+    assert _removed(_gc(project)) == [built]
+    assert _names(boxes) == [foreign.name]
+
+    # A failed create's box is on its record (from the journal) and rm removes it.
+    (project / "fail-create").touch()
+    assert run_rig("fork", "dev", cwd=project).returncode == 1
+    [workflow] = run_rig("--json", "ls", cwd=project).json["workflows"]
+    [record] = workflow["workspaces"]
+    [made] = [item["effect_id"] for item in record["resources"] if item["kind"] == "machine"]
+    assert (boxes / made).is_dir()
+    assert run_rig("rm", "dev", "--yes", cwd=project).returncode == 0
+    assert not (boxes / made).exists()
+    rebuilt = run_rig("--json", "plan", cwd=project).json["final_context"]["box"]  # the fork's apply made it
+    assert _names(boxes) == sorted([foreign.name, rebuilt])
+    assert _removed(_gc(project)) == []  # it is the live cache entry's
+
+
 def test_cache_clear_and_invalidate_collect_what_they_orphan_with_gc(tmp_path: Path) -> None:
     project = write_project(tmp_path / "project", CONFIG)
     assert run_rig("apply", cwd=project).returncode == 0

@@ -10,6 +10,7 @@ from provider_helpers import Harness
 
 from providers.docker import plugin
 from rigcli.errors import ProviderError
+from rigcli.provider_api import EffectEntry
 from rigcli.provider_kit.machine import MachineFileNotFoundError
 
 
@@ -114,7 +115,7 @@ def test_the_configured_workdir_is_where_commands_run(docker_daemon: Any, make_h
     assert machine.exec("pwd").stdout == "/srv/app\n"
 
 
-def test_delete_machine_and_cleanup_resource_are_safe_to_retry(docker: Harness, docker_daemon: Any) -> None:
+def test_delete_machine_and_remove_effect_are_safe_to_retry(docker: Harness, docker_daemon: Any) -> None:
     kept = docker.runtime.create_machine()
     assert docker.runtime.delete_machine(kept.id) is True
     assert inspect(docker_daemon.api, kept.container_id).status_code == 404
@@ -122,9 +123,14 @@ def test_delete_machine_and_cleanup_resource_are_safe_to_retry(docker: Harness, 
 
     leftover = docker.runtime.create_machine()
     ref = leftover.snapshot_ref()
-    for event in docker.events:
-        if event["type"] in ("machine.created", "snapshot.created") and event.get("machine") == leftover.id:
-            docker.controller.cleanup_resource(event)
-            docker.controller.cleanup_resource(event)
+    snapshot = docker.controller.setup.storage.get(f"snapshot:{ref['image_id']}")
+    assert snapshot is not None and isinstance(snapshot["value"], dict)
+    journaled: list[EffectEntry] = [  # as the effects journal hands them back to rm
+        {"id": leftover.id, "kind": "container", "resource": {"machine_id": leftover.id}},
+        {"id": str(snapshot["value"]["effect_id"]), "kind": "image", "resource": {"image_id": ref["image_id"]}},
+    ]
+    for effect in journaled:
+        assert docker.controller.remove_effect(effect) is True
+        assert docker.controller.remove_effect(effect) is False  # twice: a retried rm must not fail
     assert inspect(docker_daemon.api, leftover.container_id).status_code == 404
     assert docker_daemon.api.get(f"/images/{ref['image_id']}/json").status_code == 404

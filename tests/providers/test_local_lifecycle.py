@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 from provider_helpers import Harness
 
-from providers.local import plugin
+from providers.local import plugin, snapshot_id_of
 from rigcli.errors import ProviderError
+from rigcli.provider_api import EffectEntry
 from rigcli.provider_kit.machine import MachineFileNotFoundError
 
 
@@ -149,12 +150,15 @@ def test_delete_machine_by_id_is_safe_to_retry(local: Harness) -> None:
     assert local.runtime.delete_machine(machine.id) is False
 
 
-def test_cleanup_resource_removes_what_a_failed_workspace_create_left(local: Harness) -> None:
+def test_remove_effect_removes_what_a_failed_workspace_create_left(local: Harness) -> None:
     machine = local.runtime.create_machine()
     ref = machine.snapshot_ref()
-    for event in local.events:  # the engine journals these *.created events as workspace resources
-        if event["type"] in ("machine.created", "snapshot.created"):
-            local.controller.cleanup_resource(event)
-            local.controller.cleanup_resource(event)  # twice: a retried rm must not fail
+    journaled: list[EffectEntry] = [  # as the effects journal hands them back to rm
+        {"id": machine.id, "kind": "machine", "resource": {"machine_id": machine.id}},
+        {"id": snapshot_id_of(ref), "kind": "snapshot", "resource": {"snapshot_id": snapshot_id_of(ref)}},
+    ]
+    for effect in journaled:
+        assert local.controller.remove_effect(effect) is True
+        assert local.controller.remove_effect(effect) is False  # twice: a retried rm must not fail
     assert not Path(machine.path).exists()
     assert local.controller.validate_artifact(ref) is False

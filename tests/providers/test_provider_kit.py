@@ -8,14 +8,16 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import pytest
 from provider_helpers import Harness
 
 from rigcli.authoring.values import SecretValue
+from rigcli.engine.effects import StoreEffects
 from rigcli.errors import ProviderError
-from rigcli.provider_api import Cancellation, ProviderSetup, RuntimeContext
+from rigcli.provider_api import Cancellation, EffectEntry, ProviderSetup, RuntimeContext
 from rigcli.provider_kit import (
     BaseController,
     BaseMachine,
@@ -26,6 +28,7 @@ from rigcli.provider_kit import (
     exit_status,
     ref_id,
 )
+from rigcli.state import create_state_store
 
 
 class TinyMachine(BaseMachine["TinyRuntime"]):
@@ -141,11 +144,66 @@ def test_events_listings_deletion_and_cleanup(make_harness: MakeHarness) -> None
     second.delete()
     assert [event["machine"] for event in harness.of_type("machine.deleted")] == [first.id, second.id]
     third = runtime.create_machine()
-    controller.cleanup_resource({"type": "machine.created", "machine": third.id})
+    assert controller.remove_effect({"id": third.id, "kind": "machine", "resource": {}}) is True
     assert runtime.list_machines() == []
     assert runtime.list_snapshots() == [] and runtime.delete_snapshot({"provider": "tiny", "kind": "x"}) is False
     with pytest.raises(ProviderError, match="tiny machines cannot be snapshotted"):
         third.snapshot_ref()
+
+
+class JournaledRuntime(TinyRuntime):
+    """TinyRuntime making its machines through the kit's journal."""
+
+    def create_machine(self) -> TinyMachine:
+        with self.making("machine") as machine_id:
+            self.controller.machines.add(machine_id)
+        return TinyMachine(self, machine_id)
+
+
+def test_making_journals_before_and_confirms_after_and_the_base_controller_removes_and_finds(
+    make_harness: MakeHarness,
+) -> None:
+    harness = make_harness(TinyPlugin())
+    controller = harness.controller
+    store = create_state_store(project_dir=harness.setup.project_dir)
+    store.sync_schema()
+    try:
+        context = replace(harness.context, effects=StoreEffects(store, "tiny", ("workspace", "w-1")))
+        runtime = JournaledRuntime(controller, context)
+        made = runtime.create_machine()
+        effect = store.get_effect(made.id)
+        assert effect is not None
+        assert (effect.kind, effect.status, effect.owner_kind, effect.owner_id, effect.resource) == (
+            "machine",
+            "confirmed",
+            "workspace",
+            "w-1",
+            {"machine_id": made.id},
+        )
+        created = harness.of_type("machine.created")[-1]
+        assert (created["machine"], created["effect_id"], created["provider_id"]) == (made.id, made.id, "tiny")
+
+        with pytest.raises(RuntimeError, match="cut off"), runtime.making("machine") as cut_off:
+            controller.machines.add(cut_off)  # made, but rig dies before it can say so
+            raise RuntimeError("cut off half-way")
+        half = store.get_effect(cut_off)
+        assert half is not None and half.status == "requested"  # journaled before it existed
+
+        controller.machines.add("someone-elses")  # not named by the kit: never rig's to collect
+        assert sorted(item["id"] for item in controller.find_effects()) == sorted([made.id, cut_off])
+        assert {item["kind"] for item in controller.find_effects()} == {"machine"}
+        entry: EffectEntry = {"id": cut_off, "kind": "machine", "resource": {"machine_id": cut_off}}
+        assert controller.remove_effect(entry) is True
+        assert controller.remove_effect(entry) is False  # already gone counts as removed
+        with pytest.raises(ProviderError, match="tiny cannot remove a volume"):
+            controller.remove_effect({"id": "v-1", "kind": "volume", "resource": {}})
+
+        made.delete()
+        gone = store.get_effect(made.id)
+        assert gone is not None and gone.status == "deleted"
+        assert sorted(controller.machines) == ["someone-elses"]
+    finally:
+        store.close()
 
 
 def test_a_config_env_that_is_not_a_mapping_is_refused(make_harness: MakeHarness) -> None:
