@@ -159,10 +159,6 @@ class ChildGuard:
         self._planned: str | None = None  # the token the watchdog watches for, once it runs
         self._watchdog: Popen[bytes] | None = None
 
-    @property
-    def armed(self) -> bool:
-        return self.token is not None
-
     def prepare(self) -> None:
         """Start the watchdog ahead of ``arm()``: a command that is sure to run project code lets it
         start while rig still loads, instead of beside the project code's first work (two cores, and

@@ -10,7 +10,7 @@ handler (``signal.set_wakeup_fd``) and a watcher thread reads it at once:
 - a second one ends the process with 128 + the first signal's number, whatever is going on.
 
 The main-thread handler only unwinds the main thread when no event loop is running (the engine
-is driven by hand then, see ``engine/driver.py``): it raises ``Interrupted``, a KeyboardInterrupt
+is driven by hand then, see ``engine/runner.py``): it raises ``Interrupted``, a KeyboardInterrupt
 that carries the exit code, so ``except Exception`` in project code cannot swallow it. While the
 loop runs, cancelling its task is the cleaner way out and the watcher does that.
 """
@@ -60,10 +60,6 @@ class Interrupts:
         self._previous: dict[int, object] = {}
         self._previous_fd = -1
         self._watcher: threading.Thread | None = None
-
-    @property
-    def installed(self) -> bool:
-        return self._pipe is not None
 
     def install(self) -> None:
         if self._pipe is not None or threading.current_thread() is not threading.main_thread():

@@ -9,16 +9,9 @@ import time
 import pytest
 
 from rigcli.children import TOKEN_VARIABLE, ChildGuard, detached_env, supported
+from tests.helpers import alive
 
 pytestmark = pytest.mark.skipif(not supported(), reason="needs /proc (Linux)")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
-    except OSError:
-        return False
 
 
 def test_close_stops_children_and_grandchildren_but_not_detached_ones() -> None:
@@ -41,10 +34,10 @@ def test_close_stops_children_and_grandchildren_but_not_detached_ones() -> None:
         guard.close()
         assert TOKEN_VARIABLE not in os.environ
         deadline = time.monotonic() + 5
-        while any(_alive(pid) for pid in (inherited.pid, grandchild, explicit.pid)) and time.monotonic() < deadline:
+        while any(alive(pid) for pid in (inherited.pid, grandchild, explicit.pid)) and time.monotonic() < deadline:
             time.sleep(0.02)
-        assert not any(_alive(pid) for pid in (inherited.pid, grandchild, explicit.pid))
-        assert _alive(before.pid) and _alive(detached.pid)
+        assert not any(alive(pid) for pid in (inherited.pid, grandchild, explicit.pid))
+        assert alive(before.pid) and alive(detached.pid)
     finally:
         guard.close()
         for process in started:
@@ -84,7 +77,7 @@ def _watchdogs() -> dict[int, list[str]]:
         except OSError:
             continue
         mine = any(arg.startswith(f"{os.getpid()}-") for arg in argv)
-        if mine and any(arg.endswith("children.py") for arg in argv) and _alive(int(name)):
+        if mine and any(arg.endswith("children.py") for arg in argv) and alive(int(name)):
             found[int(name)] = argv
     return found
 
@@ -101,9 +94,9 @@ def _new_watchdogs(earlier: set[int]) -> dict[int, list[str]]:
 
 def _gone(pid: int) -> bool:
     deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.02)
-    return not _alive(pid)
+    return not alive(pid)
 
 
 def test_a_watchdog_started_ahead_is_the_one_arm_uses() -> None:

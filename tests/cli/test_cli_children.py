@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_support import RIG, env_with_rig, write_project
+from tests.helpers import alive
 
 # Four ways a task starts processes on the host, each leaving a grandchild that records its pid:
 # a provider command, subprocess inside a handler (inherited and explicit environment), and
@@ -78,14 +79,6 @@ workflows = workflow("bg").sequence("bg").task("start", start, cache_ttl=0)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")  # a zombie is dead
-    except OSError:
-        return False
-
-
 def _pids(directory: Path, names: tuple[str, ...], timeout: float = 30) -> dict[str, int]:
     deadline = time.monotonic() + timeout
     found: dict[str, int] = {}
@@ -101,14 +94,14 @@ def _pids(directory: Path, names: tuple[str, ...], timeout: float = 30) -> dict[
 
 def _survivors(pids: dict[str, int], timeout: float = 8) -> list[str]:
     deadline = time.monotonic() + timeout
-    while any(_alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in pids.values()) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return sorted(name for name, pid in pids.items() if _alive(pid))
+    return sorted(name for name, pid in pids.items() if alive(pid))
 
 
 def _kill(pids: dict[str, int]) -> None:
     for pid in pids.values():
-        if _alive(pid):
+        if alive(pid):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -129,7 +122,7 @@ def test_no_process_a_run_started_survives_rig(tmp_path: Path, signum: signal.Si
     pids: dict[str, int] = {}
     try:
         pids = _pids(pids_dir, NAMES)
-        assert all(_alive(pid) for pid in pids.values())
+        assert all(alive(pid) for pid in pids.values())
         process.send_signal(signum)
         assert process.wait(timeout=30) == code, (tmp_path / "err").read_text()
         survivors = _survivors(pids)

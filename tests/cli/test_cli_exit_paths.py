@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_support import RIG, env_with_rig, run_rig, write_project
+from tests.helpers import runs
 
 SYS_EXIT = """
 import sys
@@ -72,11 +72,6 @@ workflows = workflow("full").sequence("full").task("small", lambda step: {"ctx":
 """
 
 
-def _runs(project: Path) -> list[tuple[str, str, str | None]]:
-    with sqlite3.connect(project / ".rig" / "state.sqlite") as db:
-        return sorted(db.execute("SELECT node_path, status, error FROM workflow_node_runs").fetchall())
-
-
 def _agree_nothing_runs(project: Path) -> None:
     """plan, explain and cache ls see no run as running (nor in doubt: its process is this one, gone)."""
     entries = run_rig("--json", "cache", "ls", cwd=project).json["entries"]
@@ -93,7 +88,9 @@ def test_a_handler_calling_sys_exit_fails_its_run(tmp_path: Path, handler: str, 
     result = run_rig("apply", cwd=project, env={"RIG_RENDER": "0"}, subprocess=True)
     assert result.returncode == 1, result
     assert result.error_lines == [f"error: Task bye called sys.exit({code})"], result
-    assert _runs(project) == [("bye", "failed", f"Task bye called sys.exit({code})")]
+    assert runs(project / ".rig" / "state.sqlite", "node_path", "status", "error") == [
+        ("bye", "failed", f"Task bye called sys.exit({code})")
+    ]
     _agree_nothing_runs(project)
 
 
@@ -122,14 +119,18 @@ def _head(project: Path, lines: int) -> list[bytes]:
 def test_a_closed_output_pipe_interrupts_the_task_that_writes(tmp_path: Path) -> None:
     project = write_project(tmp_path / "project", CHATTY)
     assert _head(project, 3)[-1].strip() == b"line 0"
-    assert _runs(project) == [("talk", "interrupted", "interrupted")]
+    assert runs(project / ".rig" / "state.sqlite", "node_path", "status", "error") == [
+        ("talk", "interrupted", "interrupted")
+    ]
     _agree_nothing_runs(project)
 
 
 def test_a_closed_output_pipe_between_tasks_starts_nothing_new(tmp_path: Path) -> None:
     project = write_project(tmp_path / "project", QUIET)
     assert _head(project, 2)[-1].strip() == "● first".encode()  # closed while first runs
-    assert [(path, status) for path, status, _ in _runs(project)] == [("first", "succeeded")]
+    assert [
+        (path, status) for path, status, _ in runs(project / ".rig" / "state.sqlite", "node_path", "status", "error")
+    ] == [("first", "succeeded")]
     _agree_nothing_runs(project)
 
 
@@ -158,11 +159,11 @@ def test_a_full_disk_fails_the_run_instead_of_leaving_it_running(tiny_disk: Path
     assert result.returncode == 1, result
     [line] = result.error_lines
     assert "No space left on device" in line, result
-    runs = _runs(project)
-    assert [(path, status) for path, status, _ in runs] == [("fill", "failed"), ("small", "succeeded")], runs
+    recorded = runs(project / ".rig" / "state.sqlite", "node_path", "status", "error")
+    assert [(path, status) for path, status, _ in recorded] == [("fill", "failed"), ("small", "succeeded")], recorded
     again = run_rig("apply", cwd=project, env={"RIG_RENDER": "0"}, subprocess=True)  # the disk is still full
     assert again.returncode == 1, again
     assert len(again.error_lines) == 1 and "Traceback" not in again.stderr, again
-    assert _runs(project) == runs
+    assert runs(project / ".rig" / "state.sqlite", "node_path", "status", "error") == recorded
     (project / "filler").unlink()
     _agree_nothing_runs(project)

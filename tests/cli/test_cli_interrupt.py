@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import signal
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -12,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_support import RIG, env_with_rig, write_project
+from tests.helpers import alive, runs
 
 CONFIG = """
 from rigcli import define_provider, workflow
@@ -33,15 +32,6 @@ workflows = app.sequence("root").parallel(
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie awaiting its reaper is not running
-        return stat.read().split()[2] != "Z"
-
-
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_first_signal_kills_running_commands_and_records_interrupted_runs(
     tmp_path: Path, signum: signal.Signals, code: int
@@ -56,7 +46,7 @@ def test_first_signal_kills_running_commands_and_records_interrupted_runs(
         while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
             time.sleep(0.05)
         grandchild = int(pidfile.read_text())
-        assert _alive(grandchild)
+        assert alive(grandchild)
         process.send_signal(signum)
         stdout, stderr = process.communicate(timeout=30)
     finally:
@@ -66,9 +56,7 @@ def test_first_signal_kills_running_commands_and_records_interrupted_runs(
     assert stdout == ""
     assert [line for line in stderr.splitlines() if line.startswith("error: ")] == ["error: interrupted"]
     deadline = time.monotonic() + 10
-    while _alive(grandchild) and time.monotonic() < deadline:
+    while alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(grandchild), "a command started by the interrupted run survived it"
-    with sqlite3.connect(project / ".rig" / "state.sqlite") as db:
-        runs = sorted(db.execute("SELECT node_path, status FROM workflow_node_runs").fetchall())
-    assert runs == [("command.run", "interrupted"), ("python.sleep", "interrupted")]
+    assert not alive(grandchild), "a command started by the interrupted run survived it"
+    assert runs(project / ".rig" / "state.sqlite") == [("command.run", "interrupted"), ("python.sleep", "interrupted")]

@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.cli.cli_support import RIG, env_with_rig, run_rig, write_project
+from tests.helpers import runs, wait_for
 
 CONFIG = """
 import os
@@ -50,21 +49,9 @@ def _env(markers: Path, sleep: float, *, global_: bool = False) -> dict[str, str
     )
 
 
-def _wait_for(predicate: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.02)
-
-
 def _start(project: Path, env: dict[str, str], stderr: Path) -> subprocess.Popen[bytes]:
     with stderr.open("wb") as sink:
         return subprocess.Popen([RIG, "apply"], cwd=project, env=env, stdout=subprocess.PIPE, stderr=sink)
-
-
-def _runs(database: Path) -> list[tuple[str, str]]:
-    with sqlite3.connect(database) as db:
-        return sorted(db.execute("SELECT node_path, status FROM workflow_node_runs").fetchall())
 
 
 @pytest.fixture
@@ -87,9 +74,9 @@ def test_a_signal_ends_the_wait_for_the_lock_at_once_and_starts_no_node(
     holder = _start(holder_project, _env(markers, 60, global_=global_), tmp_path / "holder.err")
     waiter: subprocess.Popen[bytes] | None = None
     try:
-        _wait_for(lambda: len(list(markers.iterdir())) == 1, "the holder's task to start")
+        wait_for(lambda: len(list(markers.iterdir())) == 1, "the holder's task to start")
         waiter = _start(waiter_project, _env(markers, 0, global_=global_), tmp_path / "waiter.err")
-        _wait_for(lambda: "waiting for the state lock" in (tmp_path / "waiter.err").read_text(), "the waiter to wait")
+        wait_for(lambda: "waiting for the state lock" in (tmp_path / "waiter.err").read_text(), "the waiter to wait")
         waiter.send_signal(signum)
         try:
             stdout, _ = waiter.communicate(timeout=5)
@@ -106,9 +93,9 @@ def test_a_signal_ends_the_wait_for_the_lock_at_once_and_starts_no_node(
         assert [marker.name for marker in markers.iterdir()] == [f"started-{holder.pid}"]
         if global_:
             [fragment] = (markers.parent / "rig-home" / "fragments").glob("*/state.sqlite")
-            assert _runs(fragment) == [("shared.wait", "interrupted")]
+            assert runs(fragment) == [("shared.wait", "interrupted")]
         else:
-            assert _runs(holder_project / ".rig" / "state.sqlite") == [("wait", "interrupted")]
+            assert runs(holder_project / ".rig" / "state.sqlite") == [("wait", "interrupted")]
     finally:
         for process in (holder, waiter):
             if process is not None and process.poll() is None:
@@ -120,7 +107,7 @@ def test_the_lock_of_a_killed_holder_is_taken_over_with_a_notice(tmp_path: Path,
     project = write_project(tmp_path / "project", CONFIG)
     holder = _start(project, _env(markers, 60), tmp_path / "holder.err")
     try:
-        _wait_for(lambda: any(markers.iterdir()), "the holder's task to start")
+        wait_for(lambda: any(markers.iterdir()), "the holder's task to start")
     finally:
         os.kill(holder.pid, signal.SIGKILL)
         holder.wait()

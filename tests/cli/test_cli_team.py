@@ -11,7 +11,6 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from rigcli.state.postgres.url import mask_url
 from rigcli.state.process import this_host
 from tests.backends import rows
 from tests.cli.cli_support import RIG, Result, env_with_rig, run_rig_process, write_project
+from tests.helpers import runs, wait_for
 
 TEAM_CONFIG = """
 import os
@@ -121,19 +121,8 @@ def team(tmp_path: Path, postgres_server: Any) -> tuple[str, Clone, Clone]:
     return url, clones[0], clones[1]
 
 
-def _runs(url: str) -> list[tuple[str, str]]:
-    return [(str(a), str(b)) for a, b in rows(url, "SELECT node_path, status FROM workflow_node_runs ORDER BY 1, 2")]
-
-
 def _marks(clone: Clone) -> list[str]:
     return sorted(path.name.split(".")[0] for path in clone.marks.iterdir())
-
-
-def _wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.05)
 
 
 def _clean(result: Result, password: str) -> None:
@@ -145,7 +134,7 @@ def test_clone_b_plans_all_cached_from_clone_a_and_forks(team: tuple[str, Clone,
     url, alice, bob = team
     applied = alice.rig("--json", "apply")
     assert applied.returncode == 0, applied
-    assert _runs(url) == [(task, "succeeded") for task in TASKS]
+    assert runs(url) == [(task, "succeeded") for task in TASKS]
 
     plan = bob.rig("--json", "plan")
     assert plan.returncode == 0, plan
@@ -154,7 +143,7 @@ def test_clone_b_plans_all_cached_from_clone_a_and_forks(team: tuple[str, Clone,
     assert forked.returncode == 0, forked
     assert forked.json["owner"] == bob.owner
     assert _marks(alice) == TASKS  # bob's apply reused every run alice made
-    assert _runs(url) == [(task, "succeeded") for task in TASKS]
+    assert runs(url) == [(task, "succeeded") for task in TASKS]
     assert rows(url, "SELECT name, status, owner FROM workspaces") == [("bob-dev", "ready", bob.owner)]
     # project.dir is the last writer's, not a check: bob's clone lives elsewhere.
     assert rows(url, "SELECT value_json FROM runtime_metadata WHERE key = 'project.dir'") == [
@@ -183,7 +172,7 @@ def test_a_writer_killed_holding_the_lock_frees_it_and_b_applies_at_once(
     url, alice, bob = team
     holder = alice.start("apply", RIG_TEST_SLEEP_DEPS="60")
     try:
-        _wait_for(lambda: "deps" in _marks(alice), "alice's apply to reach deps")
+        wait_for(lambda: "deps" in _marks(alice), "alice's apply to reach deps", timeout=60, interval=0.05)
         seen = bob.rig("--json", "ls").json["lock"]
         assert (seen["pid"], seen["user"], seen["command"]) == (holder.pid, "alice", "apply")
         assert bob.rig("--no-wait", "apply").returncode == 4  # held: a clean refusal
@@ -212,9 +201,14 @@ def test_a_waiter_says_who_holds_the_lock_and_ctrl_c_ends_the_wait(team: tuple[s
     holder = alice.start("apply", RIG_TEST_SLEEP_DEPS="60")
     waiter: subprocess.Popen[str] | None = None
     try:
-        _wait_for(lambda: "deps" in _marks(alice), "alice's apply to reach deps")
+        wait_for(lambda: "deps" in _marks(alice), "alice's apply to reach deps", timeout=60, interval=0.05)
         waiter = bob.start("apply")
-        _wait_for(lambda: rows(url, "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'")[0][0] >= 1, "lock")
+        wait_for(
+            lambda: rows(url, "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'")[0][0] >= 1,
+            "lock",
+            timeout=60,
+            interval=0.05,
+        )
         time.sleep(1.0)  # bob is polling by now
         waiter.send_signal(signal.SIGINT)
         _, stderr = waiter.communicate(timeout=20)
@@ -247,7 +241,7 @@ def test_eight_concurrent_writers_from_two_clones_run_every_task_once(
     waited = sum("waiting for the state lock held by rig apply" in err for _, _, err in results)
     assert waited >= 1  # they did contend, and waited cleanly
     assert _marks(alice) == TASKS  # every task ran exactly once, in one of the eight
-    assert _runs(url) == [(task, "succeeded") for task in TASKS]
+    assert runs(url) == [(task, "succeeded") for task in TASKS]
     assert rows(url, "SELECT cached_node_count, node_count FROM workflow_applies") == [(3, 3)]
 
 
@@ -257,7 +251,7 @@ def test_the_server_stopped_mid_apply_is_a_clear_error_then_the_next_apply_conve
     url, alice, _ = team
     writer = alice.start("apply", RIG_TEST_SLEEP_DEPS="3")
     try:
-        _wait_for(lambda: "deps" in _marks(alice), "the apply to reach deps")
+        wait_for(lambda: "deps" in _marks(alice), "the apply to reach deps", timeout=60, interval=0.05)
         postgres_server.stop()
         _, stderr = writer.communicate(timeout=60)
     finally:
@@ -272,11 +266,11 @@ def test_the_server_stopped_mid_apply_is_a_clear_error_then_the_next_apply_conve
     assert "Traceback" not in stderr and postgres_server.password not in stderr
 
     # The cut-off run is in doubt: never reused, shown as such, and the next apply runs it again.
-    assert ("deps", "running") in _runs(url)
+    assert ("deps", "running") in runs(url)
     plan = alice.rig("--json", "plan").json
     assert {node["path"]: node["reason"]["code"] for node in plan["nodes"]}["deps"] == "in-doubt"
     again = alice.rig("apply")
     assert again.returncode == 0, again
     final = alice.rig("--json", "plan").json
     assert (final["cached_node_count"], final["node_count"]) == (3, 3)
-    assert _runs(url) == [("deps", "running"), ("deps", "succeeded"), ("toolchain", "succeeded"), ("warm", "succeeded")]
+    assert runs(url) == [("deps", "running"), ("deps", "succeeded"), ("toolchain", "succeeded"), ("warm", "succeeded")]

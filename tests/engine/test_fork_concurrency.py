@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pytest
 
 from rigcli.errors import RigError
 from tests.engine.support import EngineProject, run_async
+from tests.helpers import wait_for
 
 CONFIG = """
 import os
@@ -34,13 +34,6 @@ def create(workflow, workspace):
 
 workflows = sequence("box").task("prepare", lambda step: {"ctx": {"base": "b1"}}).workspace(create=create)
 """
-
-
-def _wait_for(path: Path, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
 
 
 def _fork_in_a_thread(project: EngineProject, name: str, outcome: dict[str, Any]) -> threading.Thread:
@@ -72,7 +65,7 @@ def gate(project: EngineProject, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 async def test_another_fork_runs_while_a_create_hook_is_still_running(project: EngineProject, gate: Path) -> None:
     first: dict[str, Any] = {}
     thread = _fork_in_a_thread(project, "one", first)
-    _wait_for(gate / "one.started")
+    wait_for((gate / "one.started").exists, "the first fork to start", timeout=20)
 
     (gate / "two.go").touch()
     second = await project.loaded(lock_wait=False)  # a held lock would raise StateLockedError at once
@@ -92,7 +85,7 @@ async def test_rm_refuses_a_create_that_is_still_running_and_force_overrides(
 ) -> None:
     first: dict[str, Any] = {}
     thread = _fork_in_a_thread(project, "one", first)
-    _wait_for(gate / "one.started")
+    wait_for((gate / "one.started").exists, "the first fork to start", timeout=20)
 
     other = await project.loaded(lock_wait=False)
     with pytest.raises(RigError, match=r"Workspace one is still being created by rig \(pid \d+\); wait for it"):
@@ -111,7 +104,7 @@ async def test_rm_refuses_a_create_that_is_still_running_and_force_overrides(
 async def test_rm_force_takes_a_live_create_and_the_create_then_says_so(project: EngineProject, gate: Path) -> None:
     first: dict[str, Any] = {}
     thread = _fork_in_a_thread(project, "one", first)
-    _wait_for(gate / "one.started")
+    wait_for((gate / "one.started").exists, "the first fork to start", timeout=20)
 
     other = await project.loaded(lock_wait=False)
     removed = await other.remove_workspace("one", force=True)

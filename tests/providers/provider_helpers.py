@@ -11,6 +11,7 @@ from typing import Any
 from rigcli.event_bus import EventBus
 from rigcli.events import Event
 from rigcli.provider_api import Cancellation, ProviderSetup, RuntimeContext
+from tests.helpers import alive
 
 
 @dataclass
@@ -32,11 +33,7 @@ class Harness:
 
 def process_dead(pid: int) -> bool:
     """Gone, or a zombie waiting to be reaped by init (it no longer runs)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(b")", 1)[1].split()[0] in (b"Z", b"X")
+    return not alive(pid)
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:

@@ -1,0 +1,37 @@
+"""What many test modules share: whether a process still runs, waiting for a condition, the run journal as rows."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.backends import rows
+
+
+def alive(pid: int) -> bool:
+    """The process runs: it exists and is not a zombie (dead, waiting for its parent to reap it)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 30, interval: float = 0.02) -> None:
+    """Poll until ``predicate()`` holds; fail, naming ``what``, after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(interval)
+
+
+def runs(location: str | Path, *columns: str) -> list[tuple[Any, ...]]:
+    """The run journal of the state at ``location`` (a SQLite path or a PostgreSQL URL), read with
+    its driver, not through rig: ``columns`` (default node path and status) of every run, in order."""
+    chosen = ", ".join(columns or ("node_path", "status"))
+    return rows(location, f"SELECT {chosen} FROM workflow_node_runs ORDER BY {chosen}")
+
+
+__all__ = ["alive", "runs", "wait_for"]
