@@ -230,6 +230,66 @@ def test_doctor_inside_a_project(dev_project: Path) -> None:
     assert report["project"]["config_path"] == str(dev_project.resolve() / "rig_config.py")
 
 
+# Providers speak for themselves in doctor (SupportsDiagnosis on the plugin); doctor names none.
+DIAGNOSED_CONFIG = """
+from rigcli import define_provider, workflow
+from rigcli.provider_api import ProviderDiagnosis
+
+
+class Controller:
+    provider_id = "probe"
+
+    def runtime(self, context):
+        return None
+
+
+class Probe:
+    provider_id = "probe"
+
+    def create_provider(self, setup):
+        raise AssertionError("doctor makes no controller")
+
+    def diagnose(self, config):
+        if config.get("broken"):
+            raise OSError("the probe's socket is gone")
+        return ProviderDiagnosis(summary=f"listening on {config['port']}", ok=True, details={"port": config["port"]})
+
+
+probe = Probe()
+app = workflow("w", providers={"near": define_provider("probe", plugin=probe, port=7001)})
+far = define_provider("probe", plugin=probe, port=7002)
+broken = define_provider("probe", plugin=probe, port=0, broken=True)
+workflows = app.sequence("root").task("a", lambda: None).add_provider("far", far).add_provider("bad", broken).task(
+    "b", lambda: None
+)
+"""
+
+
+def test_doctor_shows_what_each_configured_provider_says_of_itself(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", DIAGNOSED_CONFIG)
+    report = run_rig("doctor", "--json", cwd=project).json
+    assert report["project"]["probe_providers"] == [
+        {"name": "near", "port": 7001},
+        {"name": "far", "port": 7002},
+        {"name": "bad", "error": "OSError: the probe's socket is gone"},
+    ]
+    assert not (project / ".rig").exists()  # doctor creates nothing
+    human = run_rig("doctor", cwd=project)
+    assert human.returncode == 0, human
+    lines = [" ".join(line.split()) for line in human.stdout.splitlines()]
+    assert "probe provider near listening on 7001" in lines
+    assert "probe provider far listening on 7002" in lines
+    assert "probe provider bad diagnosis failed: OSError: the probe's socket is gone" in lines
+
+
+def test_a_config_doctor_cannot_read_is_reported_not_raised(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", "raise RuntimeError('half-written config')\n")
+    result = run_rig("doctor", "--json", cwd=project)
+    assert result.returncode == 0, result
+    assert "half-written config" in result.json["project"]["providers_error"]
+    assert result.json["project"]["state"]["exists"] is False
+
+
 def test_providers_clear_deletes_host_storage_without_a_project(tmp_path: Path) -> None:
     seed = HostStorage("local")
     seed.set("a", 1)

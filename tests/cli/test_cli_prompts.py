@@ -38,6 +38,46 @@ def test_workflow_picker(multi_project: Path) -> None:
     assert "web  0/1 cached" in output
 
 
+TWO_WITH_WORKSPACES = """
+from rigcli import sequence
+
+api = sequence("api").task("a", lambda step: {"ctx": {"a": 1}})
+web = sequence("web").task("w", lambda step: {"ctx": {"w": 1}})
+web = web.workspace(create=lambda workflow: {"from": workflow.name})
+workflows = [api, web]
+"""
+
+
+def test_apply_and_fork_ask_which_workflow_and_do_it_once_on_the_pick(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "two", TWO_WITH_WORKSPACES)
+    child = spawn(project, "apply")
+    child.expect("Select workflow")
+    child.expect("Choose")
+    child.sendline("2")
+    code, output = ended(child)
+    assert code == 0, output
+    assert "Select workflow" not in output and "apply web" in output  # asked once, then applied the pick
+    cached = {name: run_rig("--json", "plan", "--workflow", name, cwd=project).json for name in ("api", "web")}
+    assert {name: plan["cached_node_count"] for name, plan in cached.items()} == {"api": 0, "web": 1}
+
+    child = spawn(project, "fork", "dev")
+    child.expect("Select workflow")
+    child.expect("Choose")
+    child.sendline("web")
+    code, output = ended(child)
+    assert code == 0, output
+    [api, web] = run_rig("--json", "ls", cwd=project).json["workflows"]
+    assert api["workspaces"] == []
+    assert [(item["name"], item["ctx"]) for item in web["workspaces"]] == [("dev", {"from": "web"})]
+
+    # Not in a terminal: the engine's usage error, and nothing was applied or made.
+    refused = run_rig("apply", cwd=project)
+    assert (refused.returncode, refused.stderr) == (
+        2,
+        "error: Multiple workflows are defined; pass --workflow (available: api, web)\n",
+    )
+
+
 def test_rm_asks_and_respects_no(forked: Rig, dev_project: Path) -> None:
     child = spawn(dev_project, "rm", "dev")
     child.expect(r"Remove workspace dev\?")
