@@ -1,11 +1,11 @@
 """Run an engine coroutine without an event loop until it needs one.
 
 A cached ``rig plan`` or a no-op ``rig apply`` awaits nothing that really suspends, and asyncio
-costs more to import than such a command costs to run. So the CLI first drives the coroutine
-by hand; the engine awaits ``need_event_loop()`` right before anything that really needs a loop
-(running a handler, parallel branches, a hook), and that hands the rest of the coroutine to
-an event loop. Under a loop (an embedding host, or after the hand-over) the same await is a
-plain reschedule, like ``asyncio.sleep(0)``.
+costs more to import than such a command costs to run. So the engine's runner (``runner.py``)
+first drives the coroutine by hand; the engine awaits ``need_event_loop()`` right before anything
+that really needs a loop (running a handler, parallel branches, a hook), and that hands the rest
+of the coroutine to the runner's event loop. Under a loop (an embedding host, or after the
+hand-over) the same await is a plain reschedule, like ``asyncio.sleep(0)``.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ class Workspace(SQLModel, table=True):
     workflow_ctx_json: str = Field(sa_type=Text)
     ctx_json: str = Field(sa_type=Text)
     status: str = Field(sa_type=Text)  # creating | ready | failed | removing
-    resources_json: str = Field(sa_type=Text)  # machines attached while create ran
+    resources_json: str = Field(sa_type=Text)  # unused ("[]"): what a workspace made is in effects, by owner
     error: str | None = Field(default=None, sa_type=Text)
     created_at: str = Field(sa_type=Text)
     updated_at: str = Field(sa_type=Text)

@@ -10,10 +10,11 @@ import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import pytest
 
@@ -125,6 +126,29 @@ def _marks(clone: Clone) -> list[str]:
     return sorted(path.name.split(".")[0] for path in clone.marks.iterdir())
 
 
+class _Stderr:
+    """The lines a process writes to stderr, read by a thread as they come."""
+
+    def __init__(self, process: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        stream = process.stderr
+        assert stream is not None
+        self._reader = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._reader.start()
+
+    def _read(self, stream: IO[str]) -> None:
+        for line in stream:
+            self.lines.append(line)
+
+    def says(self, text: str) -> bool:
+        return any(text in line for line in self.lines)
+
+    def all(self) -> str:
+        """Everything, once the process has ended."""
+        self._reader.join(timeout=20)
+        return "".join(self.lines)
+
+
 def _clean(result: Result, password: str) -> None:
     assert "Traceback" not in result.stderr, result
     assert password not in result.stdout + result.stderr, result
@@ -203,16 +227,13 @@ def test_a_waiter_says_who_holds_the_lock_and_ctrl_c_ends_the_wait(team: tuple[s
     try:
         wait_for(lambda: "deps" in _marks(alice), "alice's apply to reach deps", timeout=60, interval=0.05)
         waiter = bob.start("apply")
-        wait_for(
-            lambda: rows(url, "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'")[0][0] >= 1,
-            "lock",
-            timeout=60,
-            interval=0.05,
-        )
-        time.sleep(1.0)  # bob is polling by now
+        assert rows(url, "SELECT COUNT(*) FROM pg_locks WHERE locktype = 'advisory'")[0][0] >= 1  # alice's
+        seen = _Stderr(waiter)
+        # Signalled once it waits (not after a guess at how long starting takes on a busy machine).
+        wait_for(lambda: seen.says("waiting for the state lock"), "bob to wait for the lock", timeout=60)
         waiter.send_signal(signal.SIGINT)
-        _, stderr = waiter.communicate(timeout=20)
-        assert waiter.returncode == 130, stderr
+        assert waiter.wait(timeout=20) == 130, seen.lines
+        stderr = seen.all()
         assert f"waiting for the state lock held by rig apply (pid {holder.pid} on {this_host()} by alice)" in stderr
         assert "Traceback" not in stderr
         assert holder.poll() is None  # the holder is untouched, and bob started nothing
