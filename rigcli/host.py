@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 
 from rigcli.children import detached_env
 from rigcli.errors import RigError
-from rigcli.streams import real_stderr, real_stdout
+from rigcli.streams import real_stderr, stderr_is_terminal, stdout_is_terminal
 
 # Set while an operation the user named runs; handler threads copy it with their context.
 _OPERATION_CONSENT: contextvars.ContextVar[bool] = contextvars.ContextVar("rig_operation_consent", default=False)
@@ -38,7 +38,7 @@ def trusts_host_commands() -> bool:
 
 
 def stdio_is_terminal() -> bool:
-    return sys.stdin.isatty() and sys.stderr.isatty()
+    return sys.stdin.isatty() and stderr_is_terminal()
 
 
 class TerminalHost:
@@ -119,8 +119,9 @@ class TerminalHost:
             elif not self.confirm(f"Run on this host: {command}", default=True):
                 raise RigError(f"Host command denied: {command}")
         # stdout belongs to rig's result (one JSON document, or a name); off a terminal the
-        # command's own output goes to stderr with the rest of the run's output.
-        stdout = None if real_stdout().isatty() else real_stderr()
+        # command's own output goes to stderr with the rest of the run's output. Either way it
+        # reaches fd 1 or 2, which rig relays through the secret masker (streams.OutputRelay).
+        stdout = None if stdout_is_terminal() else 2
         with self._paused():
             return subprocess.call(list(argv), cwd=cwd, env={**os.environ, **(env or {})}, stdout=stdout)
 

@@ -19,6 +19,7 @@ T = TypeVar("T")
 
 MASK = "***"
 # Masking a two-character value would garble every line of output it happens to occur in.
+# The rule holds for each line of a multi-line value too: its short lines are not masked.
 MIN_LENGTH = 4
 
 _lock = threading.Lock()
@@ -26,10 +27,23 @@ _values: frozenset[str] = frozenset()
 _pattern: re.Pattern[str] | None = None
 
 
+def pieces(value: str) -> set[str]:
+    """What of ``value`` is masked: the value without surrounding whitespace, and each of its lines.
+
+    Output reaches the user line by line (a PEM key printed or logged shows as separate lines), and
+    a value read from a file or a variable often ends in a newline that ``print`` or ``$(...)`` does
+    not reproduce; either way the value never appears whole. Pieces shorter than MIN_LENGTH are
+    left alone, so a short line of a multi-line value is not masked.
+    """
+    found = {line.strip() for line in value.splitlines()}
+    found.add(value.strip())
+    return {piece for piece in found if len(piece) >= MIN_LENGTH}
+
+
 def register(*values: object) -> None:
-    """Mask these strings from now on (values shorter than MIN_LENGTH are ignored)."""
+    """Mask these strings from now on: every piece of each (see ``pieces``)."""
     global _values, _pattern
-    fresh = {str(value) for value in values if isinstance(value, str) and len(value.strip()) >= MIN_LENGTH}
+    fresh = {piece for value in values if isinstance(value, str) for piece in pieces(value)}
     with _lock:
         if fresh <= _values:
             return
@@ -148,6 +162,7 @@ __all__ = [
     "mask_fields",
     "mask_text",
     "mask_value",
+    "pieces",
     "register",
     "registered",
     "reset",

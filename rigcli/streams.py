@@ -1,9 +1,32 @@
-"""The process's own output streams, past the engine's capture of handler output."""
+"""The process's own output streams: past the engine's capture of handler output, and past the fd relay.
+
+While a command runs project code, file descriptors 1 and 2 are pipes (``OutputRelay``): whatever
+reaches them — ``os.write(1, ...)``, a handler's child process, a host command — is read by a
+thread, masked (secrets, also split across writes) and written where the descriptor pointed
+before. rig's own renderers write past the relay (``real_stdout``/``real_stderr``): their lines are
+already masked, and 200 MB of command output must not be copied through a pipe twice.
+"""
 
 from __future__ import annotations
 
+import codecs
+import contextlib
+import errno
+import io
+import os
+import selectors
 import sys
+import threading
+from collections.abc import Iterator
 from typing import TextIO
+
+from rigcli import masking
+
+_READ_SIZE = 64 * 1024
+_DRAIN_SECONDS = 1.0  # at stop: how long what is still in the pipes (a child's last words) may take
+_SYNC_SECONDS = 2.0  # the longest a renderer waits for the relay to catch up before it writes
+
+_relay: OutputRelay | None = None
 
 
 def real_stream(stream: TextIO) -> TextIO:
@@ -19,11 +42,256 @@ def real_stream(stream: TextIO) -> TextIO:
 
 
 def real_stderr() -> TextIO:
-    return real_stream(sys.stderr)
+    relay = _relay
+    return relay.direct[2] if relay is not None and 2 in relay.direct else real_stream(sys.stderr)
 
 
 def real_stdout() -> TextIO:
-    return real_stream(sys.stdout)
+    relay = _relay
+    return relay.direct[1] if relay is not None and 1 in relay.direct else real_stream(sys.stdout)
 
 
-__all__ = ["real_stderr", "real_stdout", "real_stream"]
+class _Pipe:
+    """One relayed descriptor: the pipe now behind it, where it pointed, and the stream's masking state."""
+
+    def __init__(self, fd: int, target: int, read_end: int) -> None:
+        self.fd = fd
+        self.target = target
+        self.read_end = read_end
+        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")  # bytes survive whole
+        self.masker = masking.StreamMasker()
+        self.broken = False  # the target's reader went away: the rest is dropped
+        self.read = 0
+        self.written = 0
+
+    def relay(self, data: bytes) -> None:
+        text = self.masker.feed(self.decoder.decode(data))
+        self._write(text.encode("utf-8", "surrogateescape"))
+
+    def finish(self) -> None:
+        rest = self.masker.feed(self.decoder.decode(b"", final=True)) + self.masker.flush()
+        self._write(rest.encode("utf-8", "surrogateescape"))
+
+    def _write(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view and not self.broken:
+            try:
+                view = view[os.write(self.target, view) :]
+            except InterruptedError:
+                continue
+            except OSError:
+                self.broken = True  # EPIPE, EIO (a terminal that hung up): nobody reads this any more
+
+
+class OutputRelay:
+    """Points fd 1 and 2 at pipes and relays what arrives, masked, to where they pointed."""
+
+    def __init__(self) -> None:
+        self.pipes: dict[int, _Pipe] = {}
+        self.direct: dict[int, TextIO] = {}  # streams on the original targets, for rig's own output
+        self._wake_read, self._wake_write = os.pipe()
+        self._stopping = False
+        self.stopped = False
+        self._progress = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        for fd, stream in ((1, sys.stdout), (2, sys.stderr)):
+            with contextlib.suppress(Exception):
+                stream.flush()  # what was written before goes straight where it was meant to
+            try:
+                target = os.dup(fd)
+            except OSError:
+                continue  # no such descriptor: nothing to relay
+            read_end, write_end = os.pipe()
+            os.dup2(write_end, fd)
+            os.close(write_end)
+            self.pipes[fd] = _Pipe(fd, target, read_end)
+            self.direct[fd] = _direct_stream(target, real_stream(stream), self)
+        self._thread = threading.Thread(target=self._run, name="rig:output-relay", daemon=True)
+        self._thread.start()
+
+    def isatty(self, fd: int) -> bool:
+        pipe = self.pipes.get(fd)
+        return os.isatty(pipe.target if pipe is not None else fd)
+
+    def sync(self) -> None:
+        """Wait until what was written to fd 1 and 2 so far has been relayed: keeps output in order."""
+        if self._thread is None or threading.current_thread() is self._thread:
+            return
+        wanted = {pipe.fd: pipe.read + _pending(pipe.read_end) for pipe in self.pipes.values()}
+        with self._progress:
+            self._progress.wait_for(
+                lambda: self._stopping or all(self.pipes[fd].written >= count for fd, count in wanted.items()),
+                timeout=_SYNC_SECONDS,
+            )
+
+    def stop(self) -> None:
+        """Give fd 1 and 2 back, relay what is still in the pipes, and end the thread."""
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        for fd, pipe in self.pipes.items():
+            with contextlib.suppress(OSError):
+                os.dup2(pipe.target, fd)
+        for stream in self.direct.values():
+            with contextlib.suppress(Exception):
+                stream.flush()
+        self.stopped = True  # rig's own streams write to the restored descriptors from now on
+        self._stopping = True
+        with contextlib.suppress(OSError):
+            os.write(self._wake_write, b"x")
+        if self._thread is not None:
+            self._thread.join(timeout=_DRAIN_SECONDS + 1.0)
+        if self._thread is not None and self._thread.is_alive():
+            return  # still writing somewhere that does not take it: leave its descriptors to it
+        for pipe in self.pipes.values():
+            for fd in (pipe.read_end, pipe.target):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        for fd in (self._wake_read, self._wake_write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+    def _run(self) -> None:
+        try:
+            self._pump()
+        finally:
+            for pipe in self.pipes.values():
+                pipe.finish()
+            with self._progress:
+                self._progress.notify_all()
+
+    def _pump(self) -> None:
+        import time
+
+        by_end = {pipe.read_end: pipe for pipe in self.pipes.values()}
+        selector = selectors.DefaultSelector()
+        for end in (*by_end, self._wake_read):
+            selector.register(end, selectors.EVENT_READ)
+        drain_until: float | None = None
+        while by_end:
+            if self._stopping and drain_until is None:
+                drain_until = time.monotonic() + _DRAIN_SECONDS
+            timeout = None if drain_until is None else 0.0
+            ready = [key.fd for key, _ in selector.select(timeout)]
+            if self._wake_read in ready:
+                with contextlib.suppress(OSError):
+                    os.read(self._wake_read, 64)
+                ready.remove(self._wake_read)
+            if not ready and drain_until is not None:
+                break  # nothing left in the pipes
+            for end in ready:
+                pipe = by_end[end]
+                try:
+                    data = os.read(end, _READ_SIZE)
+                except OSError:
+                    data = b""
+                pipe.read += len(data)
+                if data:
+                    pipe.relay(data)
+                else:
+                    del by_end[end]
+                    selector.unregister(end)
+                with self._progress:
+                    pipe.written = pipe.read
+                    self._progress.notify_all()
+            if drain_until is not None and time.monotonic() >= drain_until:
+                break
+        selector.close()
+
+
+def _pending(fd: int) -> int:
+    """Bytes waiting in a pipe (0 where the platform cannot tell)."""
+    try:
+        import fcntl
+        import termios
+
+        return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
+    except (ImportError, OSError):
+        return 0
+
+
+class _DirectStream(io.TextIOWrapper):
+    """A text stream on an original descriptor that first lets the relay catch up, so rig's
+    own lines come after the project output written before them. Once the relay has stopped
+    (a renderer kept past the command), it writes to the restored stream instead."""
+
+    relay: OutputRelay
+    fallback: TextIO
+
+    def write(self, text: str) -> int:
+        if self.relay.stopped:
+            return self.fallback.write(text)
+        self.relay.sync()
+        return super().write(text)
+
+    def flush(self) -> None:
+        if self.relay.stopped:
+            self.fallback.flush()
+        else:
+            super().flush()
+
+
+def _direct_stream(fd: int, like: TextIO, relay: OutputRelay) -> TextIO:
+    stream = _DirectStream(
+        io.BufferedWriter(io.FileIO(fd, "w", closefd=False)),
+        encoding=getattr(like, "encoding", None) or "utf-8",
+        errors=getattr(like, "errors", None) or "strict",
+        line_buffering=bool(getattr(like, "line_buffering", False)),
+    )
+    stream.relay = relay
+    stream.fallback = like
+    return stream
+
+
+@contextlib.contextmanager
+def relayed_output() -> Iterator[None]:
+    """While the block runs, fd 1 and 2 are relayed through the masker (see the module docstring)."""
+    global _relay
+    if _relay is not None:  # nested: the outer relay already covers it
+        yield
+        return
+    relay = OutputRelay()
+    try:
+        relay.start()
+    except OSError as exc:
+        if exc.errno not in (errno.EMFILE, errno.ENFILE):
+            raise
+        relay.stop()  # out of descriptors: run unrelayed rather than not at all
+        yield
+        return
+    _relay = relay
+    try:
+        yield
+    finally:
+        _relay = None
+        relay.stop()
+
+
+def stdout_is_terminal() -> bool:
+    """Whether what rig writes to stdout reaches a terminal (the relay's pipe is not one)."""
+    relay = _relay
+    try:
+        return relay.isatty(1) if relay is not None else sys.stdout.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def stderr_is_terminal() -> bool:
+    relay = _relay
+    try:
+        return relay.isatty(2) if relay is not None else sys.stderr.isatty()
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+__all__ = [
+    "OutputRelay",
+    "real_stderr",
+    "real_stdout",
+    "real_stream",
+    "relayed_output",
+    "stderr_is_terminal",
+    "stdout_is_terminal",
+]

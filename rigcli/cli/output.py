@@ -3,6 +3,8 @@
 With --json, file descriptor 1 is pointed at stderr while the command runs (``json_stdout``), so
 whatever else reaches it — a handler's child process, ``os.write(1, ...)``, print() with
 ``RIG_NO_CONSOLE_INTERCEPT=1`` — lands on stderr; the document goes to the real stdout, kept aside.
+It stays pointed at stderr after the document: project code may still write at interpreter exit
+(``atexit``), and stdout has had its one document.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Iterator
 from typing import TextIO
 
 from rigcli import masking
+from rigcli.streams import stderr_is_terminal, stdout_is_terminal
 
 _document: TextIO | None = None  # the real stdout while json_stdout() holds it aside
 
@@ -43,7 +46,7 @@ def json_stdout() -> Iterator[None]:
     finally:
         with contextlib.suppress(Exception):
             sys.stdout.flush()  # what was written meanwhile belongs to stderr
-        os.dup2(saved, 1)
+        # fd 1 is not given back: an embedding host that needs it restores its own descriptors.
         document, _document = _document, None
         with contextlib.suppress(OSError, ValueError):  # a reader that went away: already reported
             document.close()
@@ -71,20 +74,6 @@ def _fallback(value: object) -> object:
     if callable(to_json):
         return to_json()
     return str(value)
-
-
-def stdout_is_terminal() -> bool:
-    try:
-        return sys.stdout.isatty()
-    except (AttributeError, ValueError):
-        return False
-
-
-def stderr_is_terminal() -> bool:
-    try:
-        return sys.stderr.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 __all__ = ["emit_json", "json_stdout", "shown", "stderr_is_terminal", "stdout_is_terminal"]

@@ -59,6 +59,9 @@ class Session:
             from rigcli.cli.output import json_stdout
 
             self._stdout.enter_context(json_stdout())  # stdout is the one document (see output.py)
+        from rigcli.streams import relayed_output
+
+        self._stdout.enter_context(relayed_output())  # fd 1 and 2 pass the secret masker (see streams.py)
         return self
 
     def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from rigcli.events import Event, LogOutput
+from rigcli.masking import mask_text
 
 _CURRENT: contextvars.ContextVar[NodeConsole | None] = contextvars.ContextVar("rig_node_console", default=None)
 _INSTALL_LOCK = threading.Lock()
@@ -57,7 +58,10 @@ class _StreamProxy:
     def write(self, data: str) -> int:
         console = _CURRENT.get()
         if console is None:
-            return self.rig_real_stream.write(data)
+            # Outside any node: rig's own lines (already masked), or project code writing at
+            # import or interpreter exit (an atexit handler), which the masker must still see.
+            self.rig_real_stream.write(mask_text(data))
+            return len(data)
         console.write(self._stream, data)
         return len(data)
 

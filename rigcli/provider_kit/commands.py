@@ -86,7 +86,9 @@ class Redactor:
     """Masks secret values (as resolved from ``secret(...)``) in text shown to anyone."""
 
     def __init__(self, values: Iterable[str] = ()) -> None:
-        self._values = sorted({value for value in values if value}, key=len, reverse=True)
+        # Each line of a multi-line value too: command output is cut into lines (masking.pieces).
+        found = {piece for value in values if value for piece in (value, *masking.pieces(value))}
+        self._values = sorted(found, key=len, reverse=True)
 
     @classmethod
     def from_values(cls, *sources: object) -> Redactor:
