@@ -9,6 +9,7 @@ from rich.text import Text
 
 from rigcli.errors import RigError
 from rigcli.render.console import stderr_console
+from rigcli.render.sanitize import sanitize
 
 Option = tuple[str, str]  # (value, description)
 
@@ -22,10 +23,10 @@ def _ask(ask: Callable[[], str]) -> str:
 
 def _show_options(message: str, options: Sequence[Option]) -> None:
     console = stderr_console()
-    console.print(Text(message, style="bold"))
+    console.print(Text(sanitize(message), style="bold"))
     for number, (value, description) in enumerate(options, start=1):
-        about = f"  {description}" if description else ""
-        console.print(Text.assemble(f"  {number:>2}) ", (value, "cyan"), (about, "dim")))
+        about = f"  {sanitize(description)}" if description else ""
+        console.print(Text.assemble(f"  {number:>2}) ", (sanitize(value), "cyan"), (about, "dim")))
 
 
 def select(message: str, options: Sequence[Option]) -> str:

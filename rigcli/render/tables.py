@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from rigcli.engine.results import WorkflowPlan
+from rigcli.masking import mask_text
 from rigcli.records import short_run_id
 from rigcli.render.plain import can_render, plain_stderr, plain_stdout, table_lines, write_lines
+from rigcli.render.sanitize import sanitize
 
 if TYPE_CHECKING:  # Rich is imported only when a terminal (or a test) gets Rich output
     from rich.console import Console
@@ -47,7 +49,8 @@ def _table(columns: Sequence[str]) -> Table:
 
 
 def _text(value: object) -> str:
-    return "" if value is None else str(value)
+    """A cell as it may be shown: secrets masked, no control sequences (names and values are the project's)."""
+    return "" if value is None else sanitize(mask_text(str(value)))
 
 
 def _cell(value: object, column: str) -> Text:
@@ -90,7 +93,8 @@ def print_table(
 
 def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
     """``<workflow>  <cached>/<total> cached``, provider checks, then ``# | status | node | reason``."""
-    heading = f"{plan.workflow}  {plan.cached_node_count}/{plan.node_count} cached"
+    workflow = _text(plan.workflow)
+    heading = f"{workflow}  {plan.cached_node_count}/{plan.node_count} cached"
     checks = [
         [
             _text(check.get("provider_id") or check.get("provider_name") or ""),
@@ -106,7 +110,7 @@ def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
             why = f"run {short_run_id(node.run_id)}" if node.run_id else "cached"
         else:
             why = node.reason.message or node.reason.code
-        rows.append([str(node.index), node.status, node.path, why])
+        rows.append([str(node.index), node.status, _text(node.path), _text(why)])
     plain = _stdout(console)
     if plain is not None and can_render(checks) and can_render(rows):
         lines = [heading]
@@ -120,7 +124,7 @@ def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
     from rigcli.render.console import stdout_console
 
     out = console or stdout_console()
-    out.print(Text.assemble((plan.workflow, "bold"), heading[len(plan.workflow) :]))
+    out.print(Text.assemble((workflow, "bold"), heading[len(workflow) :]))
     if checks:
         print_table(CHECK_COLUMNS, checks, empty="", console=out)
     print_table(PLAN_COLUMNS, rows, empty="no nodes", console=out)
@@ -173,11 +177,13 @@ def print_value(value: object, *, console: Console | None = None) -> None:
 
         out.print(JSON(text))
     else:
-        out.print(text, soft_wrap=True, markup=False)
+        # A terminal: the result is the project's text, and must not drive the terminal.
+        out.print(sanitize(text, colour=bool(out.color_system)), soft_wrap=True, markup=False)
 
 
 def print_message(text: str, *, style: str = "", err: bool = True) -> None:
     """A short status line; on stderr unless it is the command's result."""
+    text = sanitize(text)  # it may quote a name or a message from the project
     plain = plain_stderr() if err else plain_stdout()
     if plain is not None:
         write_lines(plain, [text])
