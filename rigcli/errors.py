@@ -80,11 +80,32 @@ class InterruptedRunError(RigError):
     exit_code = 130
 
 
+class HandlerBaseException(Exception):
+    """A ``BaseException`` project code raised (``GeneratorExit``, a subclass of its own): its
+    handler failed, like with any other exception; rig's own interrupts are not wrapped."""
+
+    def __init__(self, original: BaseException) -> None:
+        super().__init__(describe_exception(original))
+        self.original = original
+
+
+def describe_exception(exc: BaseException) -> str:
+    """``Type: message`` for an exception from project code, even one whose ``str()`` raises."""
+    shown = exc.original if isinstance(exc, HandlerBaseException) else exc
+    try:
+        text = str(shown)
+    except Exception:
+        text = "(its message could not be read)"
+    name = type(shown).__name__
+    return f"{name}: {text}" if text else name
+
+
 __all__ = [
     "AmbiguousWorkflowError",
     "AmbiguousWorkspaceError",
     "ConfigError",
     "Declined",
+    "HandlerBaseException",
     "InputError",
     "InterruptedRunError",
     "NotFoundError",
@@ -95,4 +116,5 @@ __all__ = [
     "TaskError",
     "UnknownWorkspaceError",
     "UsageError",
+    "describe_exception",
 ]

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rigcli._version import __version__
-from rigcli.errors import Declined, RigError
+from rigcli.errors import Declined, RigError, describe_exception
 from rigcli.masking import mask_text
 
 INTERNAL_ERROR = 3
@@ -25,9 +25,12 @@ def debug_enabled() -> bool:
 def print_error(message: str) -> None:
     """One line on stderr; a multi-line message keeps its extra lines indented under it.
 
-    The one way errors reach the user, so secrets are masked here.
+    The one way errors reach the user, so secrets are masked here, and control sequences are
+    removed: messages quote names and text from the project and from the command line.
     """
-    first, *more = mask_text(str(message)).strip().splitlines() or [""]
+    from rigcli.render.sanitize import sanitize
+
+    first, *more = sanitize(mask_text(str(message))).strip().splitlines() or [""]
     lines = [f"error: {first}", *(f"  {line}" for line in more)]
     # stderr may be gone (a closed pipe, a terminal that hung up): the exit code still tells.
     with contextlib.suppress(OSError, ValueError):
@@ -48,7 +51,9 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
         return body()
     except Declined as exc:
         # The user said no: not an error, but the command did not do what it was asked to.
-        sys.stderr.write(mask_text(str(exc)) + "\n")
+        from rigcli.render.sanitize import sanitize
+
+        sys.stderr.write(sanitize(mask_text(str(exc))) + "\n")
         sys.stderr.flush()
         return exc.exit_code
     except RigError as exc:
@@ -76,7 +81,7 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
 def report_internal_error(exc: BaseException, *, argv: list[str] | None = None) -> int:
     if debug_enabled():
         _print_traceback(exc)
-    summary = f"{type(exc).__name__}: {exc}".strip().splitlines()[0]
+    summary = (describe_exception(exc).strip().splitlines() or [type(exc).__name__])[0]
     log_path = _write_crash_log(exc, argv)
     where = f" (traceback in {log_path})" if log_path else ""
     print_error(f"unexpected internal error: {summary}{where}")

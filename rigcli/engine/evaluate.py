@@ -16,7 +16,7 @@ from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, f
 from rigcli.engine.results import PlanNode
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.stores import LOCAL, Stores
-from rigcli.errors import InterruptedRunError, RigError, TaskError
+from rigcli.errors import InterruptedRunError, RigError, TaskError, describe_exception
 from rigcli.events import ArtifactCreated, Event, NodeCached, NodeCompleted, NodeFailed, NodeStarted
 from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
 from rigcli.jsonutil import JsonValue, canonical_json
@@ -307,7 +307,7 @@ class Evaluation:
             self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
             raise TaskError(message) from None
         except BaseException as exc:
-            message = str(exc) if isinstance(exc, RigError) else f"Task {task.path} failed: {type(exc).__name__}: {exc}"
+            message = str(exc) if isinstance(exc, RigError) else f"Task {task.path} failed: {describe_exception(exc)}"
             store.finish_run(run_id, status="failed", error=message)
             self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
             if isinstance(exc, RigError) or not isinstance(exc, Exception):
@@ -322,7 +322,7 @@ class Evaluation:
         try:
             store.finish_run(run_id, status="succeeded", output=output, artifacts=artifacts)
         except BaseException as exc:  # e.g. a full disk: the smaller record of a failure may still fit
-            message = f"Task {task.path}: its result could not be recorded: {exc}"
+            message = f"Task {task.path}: its result could not be recorded: {describe_exception(exc)}"
             store.finish_run(run_id, status="failed", error=message)
             raise
         self.ran += 1

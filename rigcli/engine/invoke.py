@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeVar
 
-from rigcli.errors import TaskError
+from rigcli.errors import HandlerBaseException, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 
 if TYPE_CHECKING:
@@ -144,6 +144,14 @@ async def call_handler(fn: Handler, kwargs: dict[str, object], console: NodeCons
                 coroutine = fn(**kwargs)
                 assert inspect.isawaitable(coroutine)
                 return await coroutine
+            except (Exception, KeyboardInterrupt, SystemExit, GeneratorExit):
+                raise  # GeneratorExit here may be the loop closing this very coroutine
+            except BaseException as exc:
+                import asyncio
+
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                raise HandlerBaseException(exc) from exc
             finally:
                 capture.deactivate(token)
 
@@ -151,6 +159,10 @@ async def call_handler(fn: Handler, kwargs: dict[str, object], console: NodeCons
             token = capture.activate(console)
             try:
                 return fn(**kwargs)
+            except (Exception, KeyboardInterrupt, SystemExit):
+                raise
+            except BaseException as exc:  # GeneratorExit, a project's own subclass: the handler failed
+                raise HandlerBaseException(exc) from exc
             finally:
                 capture.deactivate(token)
 

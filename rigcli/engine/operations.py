@@ -12,7 +12,7 @@ from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.results import OperationInfo
 from rigcli.engine.workspaces import REMOVE, Workspaces
-from rigcli.errors import NotFoundError, RigError, TaskError, UsageError
+from rigcli.errors import NotFoundError, RigError, TaskError, UsageError, describe_exception
 from rigcli.events import (
     OperationCompleted,
     OperationStarted,
@@ -31,7 +31,7 @@ def _failures_as(label: str) -> Iterator[None]:
     except RigError:
         raise
     except Exception as exc:
-        raise TaskError(f"{label} failed: {type(exc).__name__}: {exc}") from exc
+        raise TaskError(f"{label} failed: {describe_exception(exc)}") from exc
 
 
 class Operations:

@@ -14,7 +14,7 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.engine.effects import as_entry
 from rigcli.engine.providers import maybe_await
 from rigcli.engine.session import ProviderSession
-from rigcli.errors import RigError
+from rigcli.errors import RigError, describe_exception
 from rigcli.provider_api import EffectEntry, ProviderController, SupportsEffects
 from rigcli.records import EffectRecord, WorkspaceRecord
 from rigcli.state.api import StateStore
@@ -37,7 +37,7 @@ class Outcome:
 
 
 def _message(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, RigError) else f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, RigError) else describe_exception(exc)
 
 
 async def controller_of(session: ProviderSession, provider_id: str) -> ProviderController | None:

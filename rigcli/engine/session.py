@@ -9,7 +9,7 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.cachekeys import provider_fingerprint
 from rigcli.engine.interactions import InteractionBroker, Presenter
 from rigcli.engine.providers import ProviderHub, maybe_await
-from rigcli.errors import ProviderError, RigError
+from rigcli.errors import ProviderError, RigError, describe_exception
 from rigcli.events import Event, from_provider
 from rigcli.jsonutil import JsonValue, to_plain_json
 from rigcli.provider_api import (
@@ -56,9 +56,15 @@ class ProviderSession:
     ) -> list[CheckRow]:
         if not isinstance(controller, SupportsChecks):
             return []
-        results: Sequence[ProviderCheck] = await maybe_await(
-            controller.checks(self.mode, workflow=self.workflow, local=self.local)
-        )
+        try:
+            results: Sequence[ProviderCheck] = await maybe_await(
+                controller.checks(self.mode, workflow=self.workflow, local=self.local)
+            )
+        except RigError:
+            raise
+        except Exception as exc:  # the provider's failure, not rig's: exit 1, naming it
+            failure = describe_exception(exc)
+            raise ProviderError(f"Provider {name} ({definition.provider_id}) checks failed: {failure}") from exc
         shaped: list[CheckRow] = []
         for check in results or []:
             plain = to_plain_json(check)

@@ -21,6 +21,7 @@ from rigcli.errors import (
     RigError,
     TaskError,
     UnknownWorkspaceError,
+    describe_exception,
 )
 from rigcli.events import (
     StateWarning,
@@ -37,7 +38,7 @@ REMOVE = "remove"  # every workflow that creates workspaces has this workspace o
 
 
 def _message(exc: BaseException) -> str:
-    return str(exc) if isinstance(exc, RigError) else f"{type(exc).__name__}: {exc}"
+    return str(exc) if isinstance(exc, RigError) else describe_exception(exc)
 
 
 def _refuse_a_live_create(record: WorkspaceRecord) -> None:

@@ -37,15 +37,23 @@ def init(opts: GlobalOptions) -> int:
                 f"{path} is a symlink to {os.readlink(path)}, which does not exist; "
                 "rig init writes nothing through it (remove the link first)"
             )
+    gitignore = project_dir / ".gitignore"
+    if gitignore.exists() and not gitignore.is_file():
+        # Checked before anything is written: a failed init leaves the directory as it was.
+        kind = "a directory" if gitignore.is_dir() else "not a regular file"
+        raise RigError(f"{gitignore} is {kind}; rig init adds {GITIGNORE_RULE} to it (move it aside first)")
     project_dir.mkdir(parents=True, exist_ok=True)
     try:
         with config_path.open("x", encoding="utf-8") as handle:
             handle.write(STARTER_CONFIG)
     except FileExistsError:
         raise RigError(f"{config_path} already exists.") from None
-    gitignore = project_dir / ".gitignore"
     created_ignore = not gitignore.exists()
-    updated_ignore = _ensure_ignored(gitignore)
+    try:
+        updated_ignore = _ensure_ignored(gitignore)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise RigError(f"wrote {config_path}, but could not add {GITIGNORE_RULE} to {gitignore}: {reason}") from None
     result = {
         "project_dir": str(project_dir),
         "config_path": str(config_path),
@@ -73,11 +81,12 @@ def init(opts: GlobalOptions) -> int:
 
 def _ensure_ignored(gitignore: Path) -> bool:
     """Add the .rig/ rule once; True when the file was written."""
-    text = gitignore.read_text(encoding="utf-8") if gitignore.exists() else ""
+    # surrogateescape: a line in another encoding is kept byte for byte, not a reason to fail.
+    text = gitignore.read_text(encoding="utf-8", errors="surrogateescape") if gitignore.exists() else ""
     if any(line.strip() in _IGNORE_SPELLINGS for line in text.splitlines()):
         return False
     separator = "" if not text or text.endswith("\n") else "\n"
-    gitignore.write_text(f"{text}{separator}{GITIGNORE_RULE}\n", encoding="utf-8")
+    gitignore.write_text(f"{text}{separator}{GITIGNORE_RULE}\n", encoding="utf-8", errors="surrogateescape")
     return True
 
 
