@@ -17,7 +17,7 @@ from contextlib import AbstractContextManager
 
 from rigcli.children import detached_env
 from rigcli.errors import RigError
-from rigcli.streams import real_stderr, stderr_is_terminal, stdout_is_terminal
+from rigcli.streams import real_stderr, relaying, stderr_is_terminal, stdout_is_terminal
 
 # Set while an operation the user named runs; handler threads copy it with their context.
 _OPERATION_CONSENT: contextvars.ContextVar[bool] = contextvars.ContextVar("rig_operation_consent", default=False)
@@ -121,9 +121,12 @@ class TerminalHost:
         # stdout belongs to rig's result (one JSON document, or a name); off a terminal the
         # command's own output goes to stderr with the rest of the run's output. Either way it
         # reaches fd 1 or 2, which rig relays through the secret masker (streams.OutputRelay).
-        stdout = None if stdout_is_terminal() else 2
+        full_env = {**os.environ, **(env or {})}
         with self._paused():
-            return subprocess.call(list(argv), cwd=cwd, env={**os.environ, **(env or {})}, stdout=stdout)
+            if stdout_is_terminal() and relaying() and sys.stdin.isatty():
+                return _run_on_terminal(list(argv), cwd=cwd, env=full_env)
+            stdout = None if stdout_is_terminal() else 2
+            return subprocess.call(list(argv), cwd=cwd, env=full_env, stdout=stdout)
 
     def _require_terminal(self, what: str) -> None:
         if not self._interactive:
@@ -133,6 +136,64 @@ class TerminalHost:
         if self.pause is None:
             return contextlib.nullcontext()
         return self.pause()
+
+
+def _run_on_terminal(argv: list[str], *, cwd: str | None, env: dict[str, str]) -> int:
+    """Run ``argv`` reading the user's terminal and writing to a pseudo-terminal whose output rig
+    masks on its way to the real one: the command still sees a terminal on all three."""
+    import codecs
+    import fcntl
+    import pty
+    import selectors
+    import subprocess
+    import termios
+
+    from rigcli.masking import StreamMasker
+
+    terminal = real_stderr()
+    terminal.flush()
+    out = terminal.fileno()
+    master, follower = pty.openpty()
+    with contextlib.suppress(OSError):  # the command lays itself out for the user's window
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, fcntl.ioctl(out, termios.TIOCGWINSZ, b"\0" * 8))
+    try:
+        process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=follower, stderr=follower)
+    finally:
+        os.close(follower)
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")
+    masker = StreamMasker()
+
+    def show(text: str) -> None:
+        data = text.encode("utf-8", "surrogateescape")
+        with contextlib.suppress(OSError):  # a terminal that went away: the command still finishes
+            while data:
+                data = data[os.write(out, data) :]
+
+    selector = selectors.DefaultSelector()
+    selector.register(master, selectors.EVENT_READ)
+    try:
+        while True:
+            # Once the command has exited, what it left running may hold the pty: stop soon after.
+            ready = selector.select(0.05 if process.poll() is not None else 0.2)
+            if not ready:
+                if process.poll() is not None:
+                    break
+                continue
+            try:
+                data = os.read(master, 65536)
+            except OSError:  # EIO: every writer is gone
+                break
+            if not data:
+                break
+            show(masker.feed(decoder.decode(data)))
+        show(masker.feed(decoder.decode(b"", final=True)) + masker.flush())
+        return process.wait()
+    finally:
+        selector.close()
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def _platform_opener() -> list[str] | None:

@@ -269,6 +269,11 @@ def relayed_output() -> Iterator[None]:
         relay.stop()
 
 
+def relaying() -> bool:
+    """Whether fd 1 and 2 pass the masker now (a CLI command is running)."""
+    return _relay is not None
+
+
 def stdout_is_terminal() -> bool:
     """Whether what rig writes to stdout reaches a terminal (the relay's pipe is not one)."""
     relay = _relay
@@ -292,6 +297,7 @@ __all__ = [
     "real_stdout",
     "real_stream",
     "relayed_output",
+    "relaying",
     "stderr_is_terminal",
     "stdout_is_terminal",
 ]

@@ -4,7 +4,7 @@ Each task, hook or operation of ``SWEEP_CONFIG`` writes the secret one way (``pr
 logging, ``os.write`` to fd 1 and 2 — also split across two writes —, a child process's stdout and stderr,
 ``local.run``, ``machine.exec``, an exception, a ``ProviderError`` from a failed command, an operation's result,
 the context of the ``--json`` document). ``sweep`` runs each of them for each kind of secret (a PEM key, a
-value that ends in a newline) and each way of running rig (plain and ``--json``, off a terminal), and
+value that ends in a newline) and each way of running rig (plain and ``--json`` off a terminal, and in a terminal), and
 returns every place a line of the secret was seen: stdout, stderr, or a file under ``.rig`` or ``$RIG_HOME``.
 
 Run it whole: ``python -m tests.cli.secret_sweep`` (the test suite runs a reduced form).
@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.cli.cli_support import Result, run_rig, write_project
+from tests.cli.cli_support import RIG, Result, env_with_rig, run_rig, write_project
 
 SWEEP_CONFIG = r"""
 import atexit, logging, os, subprocess, sys, time
@@ -153,7 +153,7 @@ PATHS = [
     "atexit",
     "operation",
 ]
-MODES = ["plain", "json"]
+MODES = ["plain", "json", "terminal"]
 # What --json shows of a path (the rest is task output, which only the human renderers show);
 # plain output shows every path but the context a task returns.
 SHOWN_IN_JSON = {
@@ -206,16 +206,34 @@ class Leak:
 
 
 def run_path(project: Path, home: Path, value: str, path: str, mode: str) -> Result:
-    env = {"RIG_TEST_SECRET": value, "RIG_HOME": str(home), "RIG_RENDER": "0", "RIG_TRUST_HOST_COMMANDS": "1"}
+    env = {"RIG_TEST_SECRET": value, "RIG_HOME": str(home), "RIG_TRUST_HOST_COMMANDS": "1"}
+    if mode != "terminal":
+        env["RIG_RENDER"] = "0"
     args = ["--json"] if mode == "json" else []
     if path == "operation":
         args += ["--workflow", "print", "op", "show"]
     else:
         args += ["--workflow", path, "apply"]
-    result = run_rig(*args, cwd=project, env=env, subprocess=True)
+    if mode == "terminal":
+        result = run_in_terminal(*args, cwd=project, env=env)
+    else:
+        result = run_rig(*args, cwd=project, env=env, subprocess=True)
     expected = 1 if path in FAILING else 0
     assert result.returncode == expected, result
     return result
+
+
+def run_in_terminal(*args: str, cwd: Path, env: dict[str, str]) -> Result:
+    """``rig ARGS`` in a pseudo-terminal (the live view, a terminal on stdin, stdout and stderr);
+    everything it shows is the result's stdout."""
+    import pexpect
+
+    full = env_with_rig({**env, "TERM": "xterm-256color"})
+    full.pop("NO_COLOR", None)
+    child = pexpect.spawn(RIG, list(args), cwd=str(cwd), env=full, encoding="utf-8", timeout=60, dimensions=(40, 200))
+    child.expect(pexpect.EOF)
+    child.close()
+    return Result(list(args), child.exitstatus if child.exitstatus is not None else -1, child.before or "", "")
 
 
 def _one_document(stdout: str) -> bool:
@@ -230,8 +248,17 @@ def stored_files(*roots: Path) -> dict[Path, bytes]:
     return {path: path.read_bytes() for root in roots if root.exists() for path in root.rglob("*") if path.is_file()}
 
 
-def sweep(base: Path, *, secrets: list[str], paths: list[str], modes: list[str]) -> tuple[int, list[Leak]]:
-    """Run every combination; return how many were tried and every leak seen."""
+def every_combination() -> list[tuple[str, str]]:
+    return [(path, mode) for path in PATHS for mode in MODES]
+
+
+def one_mode_each(offset: int = 0) -> list[tuple[str, str]]:
+    """Each path once, the modes taking turns (the reduced form the test suite runs)."""
+    return [(path, MODES[(index + offset) % len(MODES)]) for index, path in enumerate(PATHS)]
+
+
+def sweep(base: Path, *, secrets: list[str], combinations: list[tuple[str, str]]) -> tuple[int, list[Leak]]:
+    """Run each (path, mode) for each kind of secret; return how many runs were tried and every leak seen."""
     leaks: list[Leak] = []
     tried = 0
     for kind in secrets:
@@ -239,17 +266,16 @@ def sweep(base: Path, *, secrets: list[str], paths: list[str], modes: list[str])
         pieces = secret_pieces(value)
         project = write_project(base / kind / "project", SWEEP_CONFIG)
         home = base / kind / "home"
-        for path in paths:
-            for mode in modes:
-                tried += 1
-                result = run_path(project, home, value, path, mode)
-                for where, text in (("stdout", result.stdout), ("stderr", result.stderr)):
-                    leaks.extend(Leak(kind, path, mode, where, piece) for piece in pieces if piece in text)
-                if mode == "json" and path not in FAILING and not _one_document(result.stdout):
-                    leaks.append(Leak(kind, path, mode, "stdout beside the JSON document", result.stdout[-60:]))
-                shown = path != "result" if mode == "plain" else path in SHOWN_IN_JSON
-                if shown and "***" not in result.stdout + result.stderr:
-                    leaks.append(Leak(kind, path, mode, "nowhere (nothing was masked: the path did not run)", ""))
+        for path, mode in combinations:
+            tried += 1
+            result = run_path(project, home, value, path, mode)
+            for where, text in (("stdout", result.stdout), ("stderr", result.stderr)):
+                leaks.extend(Leak(kind, path, mode, where, piece) for piece in pieces if piece in text)
+            if mode == "json" and path not in FAILING and not _one_document(result.stdout):
+                leaks.append(Leak(kind, path, mode, "stdout beside the JSON document", result.stdout[-60:]))
+            shown = path in SHOWN_IN_JSON if mode == "json" else path != "result"
+            if shown and "***" not in result.stdout + result.stderr:
+                leaks.append(Leak(kind, path, mode, "nowhere (nothing was masked: the path did not run)", ""))
         for file, data in stored_files(project / ".rig", home).items():
             leaks.extend(Leak(kind, "*", "*", str(file), piece) for piece in pieces if piece.encode() in data)
     return tried, leaks
@@ -259,7 +285,7 @@ def main() -> int:
     import tempfile
 
     with tempfile.TemporaryDirectory() as directory:
-        tried, leaks = sweep(Path(directory), secrets=list(SECRETS), paths=PATHS, modes=MODES)
+        tried, leaks = sweep(Path(directory), secrets=list(SECRETS), combinations=every_combination())
     for leak in leaks:
         print(leak)
     print(f"{tried} combinations tried, {len(leaks)} leaks")
@@ -270,4 +296,14 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["MODES", "PATHS", "SECRETS", "SWEEP_CONFIG", "Leak", "secret_pieces", "sweep"]
+__all__ = [
+    "MODES",
+    "PATHS",
+    "SECRETS",
+    "SWEEP_CONFIG",
+    "Leak",
+    "every_combination",
+    "one_mode_each",
+    "secret_pieces",
+    "sweep",
+]
