@@ -117,12 +117,14 @@ class OutputRelay:
 
     def sync(self) -> None:
         """Wait until what was written to fd 1 and 2 so far has been relayed: keeps output in order."""
-        if self._thread is None or threading.current_thread() is self._thread:
+        if self._thread is None or threading.get_ident() == self._thread.ident:
             return
-        wanted = {pipe.fd: pipe.read + _pending(pipe.read_end) for pipe in self.pipes.values()}
+        wanted = [(pipe, pipe.read + _pending(pipe.read_end)) for pipe in self.pipes.values()]
+        if all(pipe.written >= count for pipe, count in wanted):
+            return  # the common case, without taking the lock: nothing written since the last sync
         with self._progress:
             self._progress.wait_for(
-                lambda: self._stopping or all(self.pipes[fd].written >= count for fd, count in wanted.items()),
+                lambda: self._stopping or all(pipe.written >= count for pipe, count in wanted),
                 timeout=_SYNC_SECONDS,
             )
 
@@ -203,13 +205,20 @@ class OutputRelay:
 
 def _pending(fd: int) -> int:
     """Bytes waiting in a pipe (0 where the platform cannot tell)."""
-    try:
-        import fcntl
-        import termios
-
-        return int.from_bytes(fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"), sys.byteorder)
-    except (ImportError, OSError):
+    if _ioctl is None:
         return 0
+    try:
+        return int.from_bytes(_ioctl(fd, _FIONREAD, b"\0\0\0\0"), sys.byteorder)
+    except OSError:
+        return 0
+
+
+try:
+    from fcntl import ioctl as _ioctl_function
+    from termios import FIONREAD as _FIONREAD
+except ImportError:  # not POSIX: output order is best effort there
+    _ioctl_function, _FIONREAD = None, 0  # type: ignore[assignment,misc]
+_ioctl = _ioctl_function
 
 
 class _DirectStream(io.TextIOWrapper):
