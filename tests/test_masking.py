@@ -23,6 +23,25 @@ def test_registered_values_are_masked_inside_longer_text_longest_first() -> None
     assert masking.mask_text(f"a{value}b {longer} {short}") == "a***b *** ***"
 
 
+def test_a_multi_line_value_is_masked_whole_and_line_by_line_but_not_its_short_lines() -> None:
+    body = uuid.uuid4().hex
+    value = f"-----BEGIN {body[:6]}-----\n{body}\nxyz\n-----END {body[:6]}-----\n"
+    masking.register(value)
+    assert masking.mask_text(f"key: {value}") == "key: ***\n"  # whole, the trailing newline kept
+    assert masking.mask_text(f"line {body} alone") == "line *** alone"
+    assert masking.mask_text("xyz") == "xyz"  # shorter than four characters: not masked, line or not
+    assert masking.pieces("  tok-1234\n") == {"tok-1234"}
+
+
+def test_a_value_ending_in_a_newline_is_masked_where_it_shows_without_it() -> None:
+    value = f"{_secret()}\n"
+    masking.register(value)
+    assert masking.mask_text(f"token={value.strip()}!") == "token=***!"
+    masker = masking.StreamMasker()
+    shown = masker.feed(f"a {value[:10]}") + masker.feed(f"{value[10:].strip()} b") + masker.flush()
+    assert shown == "a *** b"
+
+
 def test_values_too_short_to_mask_sensibly_are_ignored() -> None:
     masking.register("ab", "   ", "")
     assert masking.mask_text("abab") == "abab"

@@ -63,8 +63,8 @@ class ProviderSession:
         except RigError:
             raise
         except Exception as exc:  # the provider's failure, not rig's: exit 1, naming it
-            failure = describe_exception(exc)
-            raise ProviderError(f"Provider {name} ({definition.provider_id}) checks failed: {failure}") from exc
+            who = name if name == definition.provider_id else f"{name} ({definition.provider_id})"
+            raise ProviderError(f"Provider {who} checks failed: {describe_exception(exc)}") from exc
         shaped: list[CheckRow] = []
         for check in results or []:
             plain = to_plain_json(check)

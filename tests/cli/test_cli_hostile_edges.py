@@ -4,6 +4,7 @@ exceptions that cannot be printed, and atexit output around the JSON document.""
 from __future__ import annotations
 
 import io
+import sqlite3
 import uuid
 from pathlib import Path
 
@@ -76,6 +77,8 @@ def remove(workflow, workspace):
 
 
 def title(workflow):
+    if os.environ.get("EDGE_RAISE"):
+        task(None, None)  # an operation raises what a task can
     if os.environ.get("EDGE_ATEXIT"):
         atexit.register(lambda: print("printed at exit"))
     return "result \x1b]0;pwned\x07 \x1b[2J done"
@@ -122,7 +125,7 @@ def test_a_provider_whose_checks_raise_is_its_error_exit_1_naming_the_provider(
     assert result.returncode == 1, result
     assert result.stdout == ""
     assert result.error_lines == [result.stderr.strip()], result  # one line, nothing else
-    assert "vault" in result.stderr and "the vault is sealed" in result.stderr
+    assert "Provider vault checks failed: RuntimeError: the vault is sealed" in result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
 
 
@@ -139,16 +142,16 @@ def test_a_handler_raising_what_cannot_be_printed_or_a_base_exception_fails_its_
     edges: Path, token: str, kind: str, shown: str, json_mode: bool
 ) -> None:
     args = ["--json"] if json_mode else []
-    result = _rig(edges, *args, "--workflow", "edges", "apply", token=token, EDGE_RAISE=kind)
-    assert result.returncode == 1, result
-    assert "Traceback" not in result.stderr, result
-    assert len(result.error_lines) == 1 and shown in result.error_lines[0], result
-    assert result.stdout == ""
-    listed = _rig(edges, "--json", "--workflow", "edges", "cache", "ls", token=token)
-    assert listed.returncode == 0, listed
-    assert [entry.get("status") for entry in listed.json["entries"]] in ([], ["failed"]), listed
-    explained = _rig(edges, "--json", "--workflow", "edges", "plan", token=token)
-    assert explained.json["nodes"][0]["status"] == "pending"
+    for command in (["apply"], ["op", "title"]):
+        result = _rig(edges, *args, "--workflow", "edges", *command, token=token, EDGE_RAISE=kind)
+        assert result.returncode == 1, result
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result
+        assert len(result.error_lines) == 1 and shown in result.error_lines[0], result
+        assert result.stdout == ""
+    with sqlite3.connect(edges / ".rig" / "state.sqlite") as db:
+        runs = db.execute("SELECT status, error FROM workflow_node_runs").fetchall()
+    assert [status for status, _ in runs] == ["failed"], runs  # recorded failed, never left running
+    assert shown in runs[0][1]
 
 
 def test_rig_init_where_gitignore_is_a_directory_is_one_line_exit_1(tmp_path: Path) -> None:
