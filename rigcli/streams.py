@@ -17,7 +17,7 @@ import os
 import selectors
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TextIO
 
 from rigcli import masking
@@ -54,10 +54,11 @@ def real_stdout() -> TextIO:
 class _Pipe:
     """One relayed descriptor: the pipe now behind it, where it pointed, and the stream's masking state."""
 
-    def __init__(self, fd: int, target: int, read_end: int) -> None:
+    def __init__(self, fd: int, target: int, read_end: int, shown: Callable[[str], str] | None) -> None:
         self.fd = fd
         self.target = target
         self.read_end = read_end
+        self.shown = shown  # what may reach the target (a terminal: no control sequences)
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="surrogateescape")  # bytes survive whole
         self.masker = masking.StreamMasker()
         self.broken = False  # the target's reader went away: the rest is dropped
@@ -65,12 +66,19 @@ class _Pipe:
         self.written = 0
 
     def relay(self, data: bytes) -> None:
-        text = self.masker.feed(self.decoder.decode(data))
-        self._write(text.encode("utf-8", "surrogateescape"))
+        try:
+            text = self.masker.feed(self.decoder.decode(data))
+        except Exception:  # the pipe must keep draining, or the writer would block for good
+            text = masking.mask_text(data.decode("utf-8", "replace"))
+        self._show(text)
 
     def finish(self) -> None:
-        rest = self.masker.feed(self.decoder.decode(b"", final=True)) + self.masker.flush()
-        self._write(rest.encode("utf-8", "surrogateescape"))
+        self._show(self.masker.feed(self.decoder.decode(b"", final=True)) + self.masker.flush())
+
+    def _show(self, text: str) -> None:
+        if self.shown is not None and text:
+            text = self.shown(text)
+        self._write(text.encode("utf-8", "surrogateescape"))
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)
@@ -84,9 +92,14 @@ class _Pipe:
 
 
 class OutputRelay:
-    """Points fd 1 and 2 at pipes and relays what arrives, masked, to where they pointed."""
+    """Points fd 1 and 2 at pipes and relays what arrives, masked, to where they pointed.
 
-    def __init__(self) -> None:
+    ``on_terminal`` filters what goes to a target that is a terminal (the CLI removes control
+    sequences there); a pipe or file gets the bytes as they were written, secrets masked.
+    """
+
+    def __init__(self, on_terminal: Callable[[str], str] | None = None) -> None:
+        self._on_terminal = on_terminal
         self.pipes: dict[int, _Pipe] = {}
         self.direct: dict[int, TextIO] = {}  # streams on the original targets, for rig's own output
         self._wake_read, self._wake_write = os.pipe()
@@ -106,7 +119,8 @@ class OutputRelay:
             read_end, write_end = os.pipe()
             os.dup2(write_end, fd)
             os.close(write_end)
-            self.pipes[fd] = _Pipe(fd, target, read_end)
+            shown = self._on_terminal if self._on_terminal is not None and os.isatty(target) else None
+            self.pipes[fd] = _Pipe(fd, target, read_end, shown)
             self.direct[fd] = _direct_stream(target, real_stream(stream), self)
         self._thread = threading.Thread(target=self._run, name="rig:output-relay", daemon=True)
         self._thread.start()
@@ -255,13 +269,13 @@ def _direct_stream(fd: int, like: TextIO, relay: OutputRelay) -> TextIO:
 
 
 @contextlib.contextmanager
-def relayed_output() -> Iterator[None]:
+def relayed_output(on_terminal: Callable[[str], str] | None = None) -> Iterator[None]:
     """While the block runs, fd 1 and 2 are relayed through the masker (see the module docstring)."""
     global _relay
     if _relay is not None:  # nested: the outer relay already covers it
         yield
         return
-    relay = OutputRelay()
+    relay = OutputRelay(on_terminal)
     try:
         relay.start()
     except OSError as exc:

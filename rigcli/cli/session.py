@@ -40,6 +40,14 @@ class GlobalOptions:
         return not self.json and stdio_is_terminal()
 
 
+def _terminal_text(text: str) -> str:
+    """Raw task output as it may reach a terminal: colour at most (see render/sanitize.py)."""
+    from rigcli.render.console import no_color
+    from rigcli.render.sanitize import sanitize
+
+    return sanitize(text, colour=not no_color())
+
+
 class Session:
     """Finds the project and loads the engine on first use; closes both on exit."""
 
@@ -61,7 +69,8 @@ class Session:
             self._stdout.enter_context(json_stdout())  # stdout is the one document (see output.py)
         from rigcli.streams import relayed_output
 
-        self._stdout.enter_context(relayed_output())  # fd 1 and 2 pass the secret masker (see streams.py)
+        # fd 1 and 2 pass the secret masker, and reach a terminal without control sequences (streams.py)
+        self._stdout.enter_context(relayed_output(_terminal_text))
         return self
 
     def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:

@@ -25,6 +25,11 @@ def binary(step):
     os.write(1, bytes(range(256)) + b"\n")
 
 
+def hostile(step):
+    os.write(2, b"raw \x1b]0;pwned\x07\x1b[2Jwrite\n")
+    subprocess.run(["printf", "child \\033]0;pwned\\007\\033[2Jprintf\\n"], check=True)
+
+
 def escapee(step):
     # A process that leaves rig's environment and session keeps fd 1 and 2 open after rig is done.
     command = "echo $$ > escapee.pid; exec sleep 30"
@@ -36,6 +41,7 @@ workflows = [
     sequence("raw").task("raw", raw, cache_ttl=0),
     sequence("binary").task("binary", binary, cache_ttl=0),
     sequence("escapee").task("escapee", escapee, cache_ttl=0),
+    sequence("hostile").task("hostile", hostile, cache_ttl=0),
 ]
 """
 
@@ -51,6 +57,29 @@ def test_raw_output_comes_before_the_lines_rig_prints_after_it(tmp_path: Path) -
     raw = lines.index("raw line from the task")
     done = next(index for index, line in enumerate(lines) if line.strip().startswith("✓ raw"))
     assert raw < done, result
+
+
+def test_raw_output_reaches_a_terminal_without_control_sequences(tmp_path: Path) -> None:
+    import pexpect
+
+    env = env_with_rig({"TERM": "xterm-256color"})
+    env.pop("NO_COLOR", None)
+    child = pexpect.spawn(
+        RIG, ["--workflow", "hostile", "apply"], cwd=str(_project(tmp_path)), env=env, encoding="utf-8", timeout=60
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    output = child.before or ""
+    assert child.exitstatus == 0, output
+    assert "raw write" in output and "child printf" in output, repr(output)
+    assert "\x1b]0;" not in output and "pwned" not in output and "\x1b[2J" not in output, repr(output)
+
+
+def test_off_a_terminal_raw_output_is_left_as_written(tmp_path: Path) -> None:
+    result = run_rig("--workflow", "hostile", "apply", cwd=_project(tmp_path), env={"RIG_RENDER": "0"}, subprocess=True)
+    assert result.returncode == 0, result
+    assert "raw \x1b]0;pwned\x07\x1b[2Jwrite" in result.stderr  # a pipe or a file gets what the task wrote
+    assert "child \x1b]0;pwned\x07\x1b[2Jprintf" in result.stdout
 
 
 def test_bytes_that_are_not_text_pass_unchanged(tmp_path: Path) -> None:
