@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rigcli import create_engine
-from rigcli.errors import RigError
+from rigcli.errors import HandlerBaseException, RigError, TaskError
 from rigcli.events import Event, NodeCompleted, NodeStarted
 
 CONFIG = """
@@ -69,8 +69,11 @@ def test_keyboard_interrupt_in_a_handler_records_the_run_interrupted(tmp_path: P
 
 
 def test_any_other_base_exception_fails_the_run(tmp_path: Path) -> None:
+    # A handler's failure like any other (one error line, exit 1), not something to re-raise.
     error, runs = _statuses(tmp_path, "generator_exit")
-    assert isinstance(error, GeneratorExit)
+    assert isinstance(error, TaskError) and str(error) == "Task second failed: GeneratorExit"
+    assert isinstance(error.__cause__, HandlerBaseException)
+    assert isinstance(error.__cause__.original, GeneratorExit)
     assert runs == [("first", "succeeded"), ("second", "failed")]
 
 
