@@ -20,7 +20,7 @@ from types import CodeType, ModuleType
 from rigcli.authoring.nodes import SequenceNode
 from rigcli.authoring.project import ProjectConfig
 from rigcli.authoring.values import ProviderDefinition
-from rigcli.errors import ConfigError, RigError
+from rigcli.errors import ConfigError, RigError, describe_exception
 from rigcli.layout import CONFIG_FILE
 
 
@@ -157,8 +157,10 @@ def _import_fresh(config_path: Path, project_dir: Path) -> ModuleType:
     except SystemExit as exc:  # a config must not end rig silently with its own exit code
         where = _where(exc, config_path, project_dir)
         raise ConfigError(f"{where}called sys.exit({exc.code!r}) while loading") from exc
-    except Exception as exc:
-        raise ConfigError(f"{_where(exc, config_path, project_dir)}{type(exc).__name__}: {exc}") from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # whatever the config raises (GeneratorExit, its own kinds) is its error
+        raise ConfigError(f"{_where(exc, config_path, project_dir)}{describe_exception(exc)}") from exc
     finally:
         sys.meta_path.remove(finder)
         if sys.path and sys.path[0] == project_entry:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from rigcli import masking
-from rigcli.errors import ConfigError
+from rigcli.errors import ConfigError, describe_exception
 
 if TYPE_CHECKING:
     from rigcli.provider_api import ProviderPlugin
@@ -134,7 +134,7 @@ def _call_resolver(resolver: Callable[[], object], where: str) -> object:
     except ConfigError:
         raise
     except Exception as exc:
-        raise ConfigError(f"{where}: resolver raised {type(exc).__name__}: {exc}") from exc
+        raise ConfigError(f"{where}: resolver raised {describe_exception(exc)}") from exc
 
 
 def contains_secret(value: object) -> bool:

@@ -14,7 +14,7 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.engine.project import Project
 from rigcli.engine.providers import Plugins
 from rigcli.engine.results import ConfiguredProvider, ProjectDiagnosis
-from rigcli.errors import RigError
+from rigcli.errors import RigError, describe_exception
 from rigcli.jsonutil import JsonValue
 from rigcli.layout import default_state_path, is_state_url
 from rigcli.provider_api import ProviderDiagnosis, ProviderPlugin, SupportsDiagnosis
@@ -53,7 +53,7 @@ def _diagnose(plugin: ProviderPlugin | None, config: Callable[[], Mapping[str, o
     try:
         return plugin.diagnose(config())
     except Exception as exc:  # the hook must not raise; if it does, that is its diagnosis
-        message = f"{type(exc).__name__}: {exc}"
+        message = describe_exception(exc)
         return ProviderDiagnosis(summary=f"diagnosis failed: {message}", ok=False, details={"error": message})
 
 

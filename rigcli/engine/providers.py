@@ -13,7 +13,7 @@ from rigcli.authoring.values import ProviderDefinition, SecretValue
 from rigcli.engine.plugin_index import PROVIDERS_GROUP as ENTRY_POINT_GROUP
 from rigcli.engine.plugin_index import entry_point_values
 from rigcli.engine.plugin_index import load as load_entry_point
-from rigcli.errors import ProviderError, RigError
+from rigcli.errors import ProviderError, RigError, describe_exception
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import (
     Cancellation,
@@ -71,7 +71,7 @@ class Plugins:
         try:
             loaded = load_entry_point(entry)
         except Exception as exc:
-            raise ProviderError(f"Provider plugin {provider_id} failed to load: {exc}") from exc
+            raise ProviderError(f"Provider plugin {provider_id} failed to load: {describe_exception(exc)}") from exc
         return _as_plugin(loaded, provider_id)
 
 
@@ -157,7 +157,9 @@ class ProviderHub:
         except RigError:
             raise
         except Exception as exc:
-            raise ProviderError(f"Provider {definition.provider_id} failed to start: {exc}") from exc
+            raise ProviderError(
+                f"Provider {definition.provider_id} failed to start: {describe_exception(exc)}"
+            ) from exc
         if not isinstance(controller, ProviderController):
             raise ProviderError(f"Provider {definition.provider_id} returned no controller with runtime(context)")
         self._controllers[key] = controller

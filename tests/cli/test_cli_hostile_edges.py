@@ -154,6 +154,27 @@ def test_a_handler_raising_what_cannot_be_printed_or_a_base_exception_fails_its_
     assert shown in runs[0][1]
 
 
+@pytest.mark.parametrize(
+    ("raised", "shown"),
+    [
+        (
+            "class Unprintable(Exception):\n    def __str__(self):\n        raise ValueError()\nraise Unprintable()",
+            "Unprintable",
+        ),
+        ("class Fatal(BaseException):\n    pass\nraise Fatal('at import')", "Fatal: at import"),
+        ("raise GeneratorExit()", "GeneratorExit"),
+    ],
+)
+def test_a_config_raising_what_cannot_be_printed_or_a_base_exception_is_one_line_exit_1(
+    tmp_path: Path, raised: str, shown: str
+) -> None:
+    project = write_project(tmp_path / "raising", raised + "\n")
+    result = run_rig("plan", cwd=project, subprocess=True)
+    assert result.returncode == 1, result
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr, result
+    assert len(result.error_lines) == 1 and shown in result.error_lines[0], result
+
+
 def test_rig_init_where_gitignore_is_a_directory_is_one_line_exit_1(tmp_path: Path) -> None:
     (tmp_path / ".gitignore").mkdir()
     result = run_rig("init", cwd=tmp_path, subprocess=True)
