@@ -230,3 +230,35 @@ def docker_on(
     yield make
     for harness, daemon in made:
         docker_endpoints.remove_project_resources(daemon.api, project, harness.controller)
+
+
+# -- A Docker Swarm cluster ------------------------------------------------------------------------
+# Two dockerd nodes in their own network namespaces and a registry, from .ci/swarm.sh. Tests that
+# take the ``swarm`` fixture are marked ``swarm`` (``pytest -m swarm`` runs just them).
+
+import swarm_cluster  # noqa: E402 - kept with the fixture that uses it
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "swarm: needs the two-node swarm and registry of .ci/swarm.sh (skips unless RIG_REQUIRE_SWARM=1)"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if "swarm" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.swarm)
+
+
+@pytest.fixture(scope="session")
+def swarm() -> Iterator[swarm_cluster.SwarmCluster]:
+    """The swarm of .ci/swarm.sh; skips when it is not reachable, unless RIG_REQUIRE_SWARM=1 (then fails)."""
+    try:
+        cluster = swarm_cluster.connect()
+    except swarm_cluster.Unavailable as exc:
+        if os.environ.get("RIG_REQUIRE_SWARM") == "1":
+            pytest.fail(f"RIG_REQUIRE_SWARM=1 but {exc}")
+        pytest.skip(str(exc))
+    yield cluster
+    cluster.close()
