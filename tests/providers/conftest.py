@@ -156,8 +156,9 @@ def docker(docker_daemon: DockerDaemon, make_harness: MakeHarness, project: Path
 
 # -- Docker endpoints ------------------------------------------------------------------------------
 # Every test that uses a docker daemon runs once per endpoint: the unix socket, tcp with mutual TLS,
-# and ssh (see docker_endpoints.py). The fixture below takes over the name ``docker_daemon`` from
-# the unix-only one above, so the existing docker tests are parametrized without being copied.
+# ssh, and Podman's Docker-compatible service (see docker_endpoints.py). The fixture below takes
+# over the name ``docker_daemon`` from the unix-only one above, so the existing docker tests are
+# parametrized without being copied.
 
 import docker_endpoints  # noqa: E402 - kept with the fixtures that use it
 
@@ -166,7 +167,7 @@ import docker_endpoints  # noqa: E402 - kept with the fixtures that use it
 def docker_daemons() -> Iterator[Callable[[str], docker_endpoints.EndpointDaemon]]:
     """``docker_daemons(endpoint)``: that endpoint's daemon, connected once per session on first use.
 
-    Skips when absent, unless RIG_REQUIRE_DOCKER=1 (then fails).
+    Skips when absent, unless RIG_REQUIRE_DOCKER=1 (RIG_REQUIRE_PODMAN=1 for Podman; then fails).
     """
     image = os.environ.get("RIG_TEST_DOCKER_IMAGE", "rig/base:busybox")
     connected: dict[str, docker_endpoints.EndpointDaemon | str] = {}
@@ -179,8 +180,9 @@ def docker_daemons() -> Iterator[Callable[[str], docker_endpoints.EndpointDaemon
                 connected[endpoint] = str(exc)
         found = connected[endpoint]
         if isinstance(found, str):
-            if os.environ.get("RIG_REQUIRE_DOCKER") == "1":
-                pytest.fail(f"RIG_REQUIRE_DOCKER=1 but {found}")
+            variable = docker_endpoints.required_variable(endpoint)
+            if os.environ.get(variable) == "1":
+                pytest.fail(f"{variable}=1 but {found}")
             pytest.skip(found)
         return found
 
@@ -188,6 +190,18 @@ def docker_daemons() -> Iterator[Callable[[str], docker_endpoints.EndpointDaemon
     for found in connected.values():
         if not isinstance(found, str):
             found.api.close()
+
+
+@pytest.fixture(autouse=True)
+def _podman_exec_sessions_reaped(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a test on Podman, and after its fixtures removed its containers: no conmon of theirs is left.
+
+    Autouse, so it is set up before the docker fixtures and torn down after them.
+    """
+    yield
+    if "docker_daemon" in request.fixturenames or "docker_on" in request.fixturenames:
+        for daemon in docker_endpoints.connected_podman():
+            docker_endpoints.reap_podman_exec_sessions(daemon)
 
 
 @pytest.fixture(scope="session", params=docker_endpoints.ENDPOINTS)

@@ -45,6 +45,9 @@ def test_a_daemon_that_refuses_our_version_is_asked_for_its_own_and_the_request_
         assert client.json("GET", f"/images/{image}/json")["Id"] == image
         server = str(client.server_info()["ApiVersion"])
         assert client.api_version == server
+        if docker_daemon.podman:  # Podman serves any version asked for: nothing is refused, nothing sent twice
+            assert seen == ["/v1.99/images/" + image + "/json", "/version"]
+            return
         assert seen == ["/v1.99/images/" + image + "/json", "/version", f"/v{server}/images/{image}/json"]
         # A refused create made nothing: the one sent again is the only container.
         created = client.request(
@@ -59,6 +62,11 @@ def test_a_genuine_bad_request_is_not_sent_twice(docker_daemon: Any) -> None:
     client = DockerClient()
     try:
         seen = _watched(client)
+        if docker_daemon.podman:  # Podman answers a bad request with HTTP 500: nothing to negotiate
+            with pytest.raises(ProviderError, match=r"HTTP 500"):
+                client.request("POST", "/containers/create", json={"Image": ""}, what="container create")
+            assert seen == [f"/v{API_VERSION}/containers/create"]
+            return
         with pytest.raises(ProviderError, match=r"HTTP 400"):
             client.request("POST", "/containers/create", json={"Image": ""}, what="container create")
         assert seen == [f"/v{API_VERSION}/containers/create", "/version"]

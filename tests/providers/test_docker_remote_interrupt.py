@@ -119,7 +119,8 @@ def interrupted(tmp_path: Path, docker_daemon: Any) -> Iterator[Interrupted]:
     run.close()
 
 
-KEEPALIVE = {"/sbin/docker-init -- sleep 2147483647", "sleep 2147483647"}
+# The container's init is docker-init on Docker Engine, catatonit (as /run/podman-init) on Podman.
+KEEPALIVE = {"/sbin/docker-init -- sleep 2147483647", "/run/podman-init -- sleep 2147483647", "sleep 2147483647"}
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
