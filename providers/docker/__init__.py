@@ -24,6 +24,7 @@ from providers.docker.client import DockerClient
 from providers.docker.diagnose import diagnose
 from providers.docker.effects import EFFECT_LABEL, KIND_LABEL, SNAPSHOT_REPO, snapshot_changes
 from providers.docker.endpoint import resolve_endpoint
+from providers.docker.images import full_image_id
 from providers.docker.machine import DockerMachine
 from rigcli.errors import ProviderError
 from rigcli.provider_api import (
@@ -47,7 +48,7 @@ KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
 
 def image_id_of(ref: Any) -> str:
     """The image id in an ``image`` ref (or a bare id string)."""
-    return ref_id(ref, provider_id=PROVIDER_ID, kind=IMAGE_KIND, key="image_id", what="docker image")
+    return full_image_id(ref_id(ref, provider_id=PROVIDER_ID, kind=IMAGE_KIND, key="image_id", what="docker image"))
 
 
 def missing_image_hint(image: str) -> str:
@@ -229,7 +230,7 @@ class DockerController(BaseController):
             json={},
             what="commit",
         )
-        image_id = created["Id"]
+        image_id = full_image_id(created["Id"])
         self.setup.storage.set(
             f"snapshot:{image_id}",
             {

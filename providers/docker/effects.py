@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from providers.docker.client import DockerClient
+from providers.docker.images import familiar_tag
 from rigcli.errors import ProviderError
 from rigcli.provider_api import EffectEntry, KeyValueStore
 
@@ -20,9 +21,13 @@ KIND_LABEL = "rig.kind"  # "machine" on containers, "snapshot" on committed imag
 REMOVAL_WAIT_SECONDS = 30.0  # how long a removal already in progress (HTTP 409) is waited for
 
 
-def snapshot_changes(effect_id: str) -> str:
-    """The commit's Dockerfile change: the image's own effect label (the container's is inherited)."""
-    return f"LABEL {EFFECT_LABEL}={effect_id} {KIND_LABEL}=snapshot"
+def snapshot_changes(effect_id: str) -> list[str]:
+    """The commit's Dockerfile changes: the image's own effect label (the container's is inherited).
+
+    One instruction per label, each sent as its own ``changes`` value: Podman reads
+    ``LABEL a=1 b=2`` as one label ``a`` whose value is ``1 b=2``.
+    """
+    return [f"LABEL {EFFECT_LABEL}={effect_id}", f"LABEL {KIND_LABEL}=snapshot"]
 
 
 def _filters(project_dir: str) -> dict[str, str]:
@@ -48,7 +53,7 @@ def find(client: DockerClient, project_dir: str) -> list[EffectEntry]:
             found.append({"id": effect_id, "kind": "container", "resource": resource})
     for image in client.json("GET", "/images/json", params=_filters(project_dir), what="image list"):
         labels = image.get("Labels") or {}
-        tags = [tag for tag in image.get("RepoTags") or [] if tag.startswith(f"{SNAPSHOT_REPO}:")]
+        tags = [tag for tag in map(familiar_tag, image.get("RepoTags") or []) if tag.startswith(f"{SNAPSHOT_REPO}:")]
         if not tags:
             continue  # labelled through the container it was committed from, but not committed by rig
         labelled = labels.get(EFFECT_LABEL) if labels.get(KIND_LABEL) == "snapshot" else None

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from providers.docker.images import full_image_id
 from tests.cli.cli_support import Result, run_rig, write_project
 
 CONFIG = """
@@ -99,7 +100,7 @@ def test_gc_removes_unreferenced_containers_and_images_and_never_foreign_ones(
     assert by_hand.status_code == 201, by_hand.text
     committed = api.post("/commit", params={"container": "by-hand"}, json={})
     assert committed.status_code == 201, committed.text
-    foreign_image = committed.json()["Id"]
+    foreign_image = full_image_id(committed.json()["Id"])  # Podman answers the bare hex id
 
     collected = _rig(project, "--json", "gc")
 

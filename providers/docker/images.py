@@ -1,0 +1,32 @@
+"""Image ids and tags in one spelling whichever engine answered: Docker Engine or Podman's Docker-compatible API."""
+
+from __future__ import annotations
+
+import re
+
+_BARE_ID = re.compile(r"[0-9a-f]{64}")
+# Podman names a short repository the way the registry would: docker.io/rig/snapshot:tag, where
+# Docker says rig/snapshot:tag (and docker.io/library/busybox where Docker says busybox).
+_DEFAULT_REGISTRY = "docker.io/"
+_OFFICIAL_NAMESPACE = "library/"
+
+
+def full_image_id(image_id: str) -> str:
+    """``sha256:<hex>`` for a bare 64-hex id (Podman's commit answers one), anything else unchanged.
+
+    Podman takes a bare id it does not know for a repository name and refuses it with HTTP 500,
+    where the prefixed id is an ordinary 404: a deleted snapshot must read as missing, not as an error.
+    """
+    return f"sha256:{image_id}" if _BARE_ID.fullmatch(image_id) else image_id
+
+
+def familiar_tag(tag: str) -> str:
+    """A repository tag as Docker shows it: without the default registry and its ``library/`` namespace."""
+    if tag.startswith(_DEFAULT_REGISTRY):
+        tag = tag[len(_DEFAULT_REGISTRY) :]
+        if tag.startswith(_OFFICIAL_NAMESPACE):
+            tag = tag[len(_OFFICIAL_NAMESPACE) :]
+    return tag
+
+
+__all__ = ["familiar_tag", "full_image_id"]
