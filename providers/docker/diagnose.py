@@ -1,4 +1,4 @@
-"""What ``rig doctor`` shows for a docker provider: endpoint, transport, server version or the one-line failure."""
+"""What ``rig doctor`` shows for a docker provider: endpoint, transport, engine and version, or the one-line failure."""
 
 from __future__ import annotations
 
@@ -23,6 +23,19 @@ def diagnose(config: Mapping[str, Any]) -> ProviderDiagnosis:
     return ProviderDiagnosis(summary=summary(details), ok=details.get("reachable") is True, details=details)
 
 
+def engine_of(server: Mapping[str, Any]) -> tuple[str, str | None]:
+    """Which engine serves the Docker API, from its /version answer: ("Podman", "4.3.1") or ("Docker Engine", "28.2.2").
+
+    Podman lists a "Podman Engine" component; Docker's is "Engine" (and its Platform name varies by build).
+    """
+    for component in server.get("Components") or []:
+        if isinstance(component, Mapping) and str(component.get("Name") or "").startswith("Podman"):
+            version = component.get("Version") or server.get("Version")
+            return "Podman", None if version is None else str(version)
+    version = server.get("Version")
+    return "Docker Engine", None if version is None else str(version)
+
+
 def _details(config: Mapping[str, Any]) -> dict[str, JsonValue]:
     try:
         endpoint = resolve_endpoint(config)
@@ -41,9 +54,12 @@ def _details(config: Mapping[str, Any]) -> dict[str, JsonValue]:
         return {**report, "reachable": False, "error": str(exc)}
     finally:
         client.close()
+    engine, engine_version = engine_of(server)
     return {
         **report,
         "reachable": True,
+        "engine": engine,
+        "engine_version": engine_version,
         "version": server.get("Version"),
         "api_version": server.get("ApiVersion"),
         "negotiated_api_version": client.api_version,
@@ -51,11 +67,12 @@ def _details(config: Mapping[str, Any]) -> dict[str, JsonValue]:
 
 
 def summary(details: Mapping[str, JsonValue]) -> str:
-    """``tcp://build:2376 (TLS), Docker 24.0.7, API 1.43``, or ``not reachable: <why>``."""
+    """``tcp://build:2376 (TLS), Docker Engine 24.0.7, API 1.43`` (or ``Podman 4.3.1``), or ``not reachable: <why>``."""
     where = f"{details.get('host')} ({details['transport']})" if details.get("transport") else str(details.get("host"))
     if details.get("reachable"):
-        return f"{where}, Docker {details.get('version')}, API {details.get('api_version')}"
+        engine = f"{details.get('engine') or 'Docker'} {details.get('engine_version') or details.get('version')}"
+        return f"{where}, {engine}, API {details.get('api_version')}"
     return f"not reachable: {details.get('error')}"
 
 
-__all__ = ["DOCTOR_TIMEOUT", "diagnose", "summary"]
+__all__ = ["DOCTOR_TIMEOUT", "diagnose", "engine_of", "summary"]

@@ -161,8 +161,8 @@ def test_doctor_shows_each_docker_providers_endpoint_transport_and_version(tmp_p
     assert found["ssh"]["version"] == found["tls"]["version"]
     assert found["down"]["reachable"] is False and "unreachable" in found["down"]["error"]
     text = rig.run("doctor").stdout
-    assert f"{tls_host} (TLS), Docker {found['tls']['version']}" in text
-    assert f"{ssh_host} (ssh), Docker {found['ssh']['version']}" in text
+    assert f"{tls_host} (TLS), Docker Engine {found['tls']['version']}" in text
+    assert f"{ssh_host} (ssh), Docker Engine {found['ssh']['version']}" in text
 
 
 @pytest.mark.parametrize("endpoint", ["ssh", "tls"])
