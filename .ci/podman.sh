@@ -2,9 +2,12 @@
 # Sourced by .ci/run (and by hand on a dev machine): Podman's Docker-compatible API for the docker provider's tests.
 #
 # podman_ci_start runs `podman system service --time=0` on a unix socket under one mktemp dir,
-# with its storage, runtime state, events log and network config all under that dir (the
-# machine's /var/lib/containers and /run are not used), configured through CONTAINERS_CONF and
-# CONTAINERS_STORAGE_CONF:
+# with its storage, runtime state, locks, events log and network config all under that dir (the
+# machine's /var/lib/containers/storage, /run and /dev/shm are not used), configured through
+# CONTAINERS_CONF and CONTAINERS_STORAGE_CONF, and in a network namespace of its own (rig-<id>-podman,
+# only lo): a container started on Podman's default network, as the Docker API's default
+# NetworkMode asks, makes a cni-podman0 bridge, iptables chains and ip_forward=1 wherever the
+# service runs, so that is never the host's namespace. The unix socket works across namespaces.
 #   - explicit ulimits (nofile=20000:20000, nproc=4096:4096): this sandbox lacks
 #     CAP_SYS_RESOURCE, so Podman's defaults (nofile=1048576) fail every container start;
 #   - netns "none" (containers get only lo, as with the docker provider's default; no CNI bridge),
@@ -12,25 +15,30 @@
 # It imports the busybox base image as rig/base:busybox and exports RIG_TEST_PODMAN_HOST.
 #
 # Podman runs each container and each exec session under a `conmon`, which it starts detached:
-# they are not the service's children. podman_ci_stop stops the service by PID, then every conmon
-# that serves this dir's containers (found by the paths in their command lines), by PID, and
-# says how many there were; it returns 1 if any process of this dir survives.
+# they are not the service's children. podman_ci_stop removes (and reports) containers the tests
+# left, stops the service by PID, then every conmon that serves this dir's containers (found by
+# the paths in their command lines) by PID, deletes the namespace and the dir, and checks the
+# host's network namespace is as it was; it returns 1 if anything was left or changed.
 
 PODMAN_CI_DIR=""
 PODMAN_CI_PID=""
 PODMAN_CI_VARLIB_NEW=""
+PODMAN_CI_CNI_NEW=""
+PODMAN_CI_NETNS=""
 PODMAN_CI_IMAGE="${RIG_TEST_DOCKER_IMAGE:-rig/base:busybox}"
 _PODMAN_CI_HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=.ci/host-network.sh
+source "$_PODMAN_CI_HERE/host-network.sh"
 if ! declare -F docker_ci_busybox_tar >/dev/null; then
   # shellcheck source=.ci/docker.sh
   source "$_PODMAN_CI_HERE/docker.sh"
 fi
 
 _podman_ci_install() { # .ci/run installs these up front; by hand they may be missing
-  command -v podman >/dev/null && [ -x /usr/libexec/podman/catatonit ] && return 0
-  echo "installing podman catatonit"
+  command -v podman >/dev/null && [ -x /usr/libexec/podman/catatonit ] && command -v ip >/dev/null && return 0
+  echo "installing podman catatonit iproute2"
   DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman catatonit >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends podman catatonit iproute2 >/dev/null
 }
 
 podman_ci_cli() { # podman on the same storage and configuration as the service
@@ -71,12 +79,18 @@ podman_ci_start() {
   local t0=$SECONDS _
   _podman_ci_install || return 1
   [ -e /var/lib/containers ] || PODMAN_CI_VARLIB_NEW=1
+  [ -e /var/lib/cni ] || PODMAN_CI_CNI_NEW=1
   PODMAN_CI_DIR=$(mktemp -d /tmp/rig-ci-podman.XXXXXX)
   chmod 755 "$PODMAN_CI_DIR"
+  host_network_state >"$PODMAN_CI_DIR/host-network.before"
   _podman_ci_config
+  PODMAN_CI_NETNS="rig-${PODMAN_CI_DIR##*.}-podman"
+  ip netns add "$PODMAN_CI_NETNS" || return 1
+  ip -n "$PODMAN_CI_NETNS" link set lo up
   RIG_TEST_PODMAN_HOST="unix://$PODMAN_CI_DIR/podman.sock"
-  # A simple command, not a function and no setsid: $! must be the service itself (it writes no pidfile).
+  # A simple command (nsenter execs podman) and no setsid: $! must be the service itself (it writes no pidfile).
   CONTAINERS_CONF="$PODMAN_CI_DIR/containers.conf" CONTAINERS_STORAGE_CONF="$PODMAN_CI_DIR/storage.conf" \
+    nsenter --net="/var/run/netns/$PODMAN_CI_NETNS" \
     podman system service --time=0 "$RIG_TEST_PODMAN_HOST" >"$PODMAN_CI_DIR/service.log" 2>&1 </dev/null &
   PODMAN_CI_PID=$!
   for _ in $(seq 1 100); do
@@ -137,10 +151,30 @@ podman_ci_stop() {
     kill -KILL "$pid" 2>/dev/null || true
     status=1
   done
+  if [ -n "$PODMAN_CI_NETNS" ]; then
+    for pid in $(ip netns pids "$PODMAN_CI_NETNS" 2>/dev/null); do
+      echo "!!! still running in $PODMAN_CI_NETNS: $pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)" >&2
+      kill -KILL "$pid" 2>/dev/null || true
+      status=1
+    done
+    ip netns del "$PODMAN_CI_NETNS" 2>/dev/null || true
+    [ ! -e "/var/run/netns/$PODMAN_CI_NETNS" ] || { echo "!!! could not delete $PODMAN_CI_NETNS" >&2; status=1; }
+    PODMAN_CI_NETNS=""
+  fi
   grep -o " $d[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
   # Podman 4.3 keeps its blob-info cache in /var/lib/containers/cache whatever the storage root: gone
   # again if this run made it.
   [ -z "$PODMAN_CI_VARLIB_NEW" ] || rm -rf /var/lib/containers
+  # CNI keeps its address leases in /var/lib/cni: only a container on Podman's default network
+  # (not rig's NetworkMode none) writes there.
+  if [ -n "$PODMAN_CI_CNI_NEW" ] && [ -e /var/lib/cni ]; then
+    echo "!!! a container was started on Podman's default (bridge) network; removing /var/lib/cni" >&2
+    rm -rf /var/lib/cni
+    status=1
+  fi
+  if [ -f "$d/host-network.before" ]; then
+    host_network_check "$d/host-network.before" || status=1
+  fi
   rm -rf "$d"
   PODMAN_CI_DIR=""
   unset RIG_TEST_PODMAN_HOST
