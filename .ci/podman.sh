@@ -75,6 +75,14 @@ runroot = "$d/run"
 EOF
 }
 
+_podman_ci_image() { # the first daemon's copy when it has one (a second faster than building it), else from busybox-static
+  if [ -n "${DOCKER_HOST:-}" ] && docker image inspect "$PODMAN_CI_IMAGE" >/dev/null 2>&1; then
+    docker save "$PODMAN_CI_IMAGE" | podman_ci_cli load -q >/dev/null && return 0
+  fi
+  docker_ci_busybox_tar "$PODMAN_CI_DIR" |
+    podman_ci_cli import -q -c 'CMD ["/bin/sh"]' - "$PODMAN_CI_IMAGE" >/dev/null
+}
+
 podman_ci_start() {
   local t0=$SECONDS _
   _podman_ci_install || return 1
@@ -93,8 +101,8 @@ podman_ci_start() {
     nsenter --net="/var/run/netns/$PODMAN_CI_NETNS" \
     podman system service --time=0 "$RIG_TEST_PODMAN_HOST" >"$PODMAN_CI_DIR/service.log" 2>&1 </dev/null &
   PODMAN_CI_PID=$!
-  for _ in $(seq 1 100); do
-    DOCKER_HOST=$RIG_TEST_PODMAN_HOST docker version >/dev/null 2>&1 && break
+  for _ in $(seq 1 100); do # the socket appears once the service answers on it
+    [ -S "$PODMAN_CI_DIR/podman.sock" ] && break
     kill -0 "$PODMAN_CI_PID" 2>/dev/null || break
     sleep 0.1
   done
@@ -103,8 +111,7 @@ podman_ci_start() {
     cat "$PODMAN_CI_DIR/service.log" >&2
     return 1
   fi
-  docker_ci_busybox_tar "$PODMAN_CI_DIR" |
-    podman_ci_cli import -q -c 'CMD ["/bin/sh"]' - "$PODMAN_CI_IMAGE" >/dev/null || return 1
+  _podman_ci_image || return 1
   export RIG_TEST_PODMAN_HOST
   DOCKER_HOST=$RIG_TEST_PODMAN_HOST docker version --format \
     '{{.Server.Platform.Name}} {{.Server.Version}} (API {{.Server.APIVersion}}) at '"$RIG_TEST_PODMAN_HOST; ready in $((SECONDS - t0)) s"
