@@ -27,8 +27,13 @@ _STREAMS = {1: "stdout", 2: "stderr"}
 # but not `--`, so the form below is the portable one.
 _WRAPPER = '{ echo $$ >"$0"; } 2>/dev/null; sh -c "$1"; rc=$?; rm -f "$0"; exit $rc'
 _SIGNAL = (
-    'p=$(cat "$0" 2>/dev/null) && [ -n "$p" ] && kill -"$1" -"$p" 2>/dev/null; [ "$1" = KILL ] && rm -f "$0"; true'
+    'p=$(cat "$0" 2>/dev/null); [ -n "$p" ] || { echo "$2"; exit 0; }; '
+    'kill -"$1" -"$p" 2>/dev/null; [ "$1" = KILL ] && rm -f "$0"; true'
 )
+_NOT_STARTED = "rig-exec-not-started"  # what _SIGNAL prints when the command has recorded no pid (yet)
+# A busy engine (Podman under load) can start an exec's process seconds after it was asked to, after
+# the SIGKILL even: until the stream ends or rig gives up, SIGKILL is sent again this often.
+_RETRY_SECONDS = 0.5
 
 
 class FrameDecoder:
@@ -143,7 +148,9 @@ class _Stopper:
 
     Clocks start when a signal has been delivered: while orphans still hold an exec's output
     the daemon can take seconds to answer, and that time is not the command's grace. Any thread
-    may signal (the interrupting one does); each signal is sent once.
+    may signal (the interrupting one does); each signal is sent once, except a SIGKILL that
+    found no process: the engine may not have started it yet, so it is sent again until the
+    stream ends or rig gives the command up.
     """
 
     def __init__(self, client: DockerClient, container: str, pidfile: str, grace: float) -> None:
@@ -154,6 +161,7 @@ class _Stopper:
         self.kill_at: float | None = None
         self.killed_at: float | None = None
         self.signalled = False
+        self._retry_at: float | None = None  # SIGKILL found no process: look again then
         self._lock = threading.Lock()
 
     @property
@@ -179,8 +187,12 @@ class _Stopper:
             self.finish()
 
     def tick(self) -> None:
-        if self.kill_at is not None and not self.killed and time.monotonic() >= self.kill_at:
+        now = time.monotonic()
+        if self.kill_at is not None and not self.killed and now >= self.kill_at:
             self.finish()
+        elif self._retry_at is not None and now >= self._retry_at and not self.given_up():
+            self._retry_at = None
+            self._kill()
 
     def finish(self) -> None:
         with self._lock:
@@ -188,9 +200,13 @@ class _Stopper:
                 return
             self.killed_at = float("inf")
         try:
-            self._signal("KILL")
+            self._kill()
         finally:  # even when it failed, so that given_up() can end the wait
             self.killed_at = time.monotonic()
+
+    def _kill(self) -> None:
+        if not self._signal("KILL"):
+            self._retry_at = time.monotonic() + _RETRY_SECONDS
 
     def given_up(self) -> bool:
         """Long after SIGKILL the stream is still open: something outside the group holds it."""
@@ -213,7 +229,8 @@ class _Stopper:
         except ProviderError:
             pass  # the daemon went away too; nothing more we can stop from here
 
-    def _signal(self, name: str) -> None:
+    def _signal(self, name: str) -> bool:
+        """Send SIGname to the command's process group; False if the command has recorded no pid."""
         self.signalled = True
         created = self.client.json(
             "POST",
@@ -223,18 +240,20 @@ class _Stopper:
                 "AttachStdout": True,
                 "AttachStderr": True,
                 "Tty": False,
-                "Cmd": ["sh", "-c", _SIGNAL, self.pidfile, name],
+                "Cmd": ["sh", "-c", _SIGNAL, self.pidfile, name, _NOT_STARTED],
             },
             timeout=_SIGNAL_TIMEOUT,
         )
         # Attached (not detached) so the signal has been sent by the time this returns.
-        self.client.request(
+        response = self.client.request(
             "POST",
             f"/exec/{created['Id']}/start",
             json={"Detach": False, "Tty": False},
             what="exec start",
             timeout=_SIGNAL_TIMEOUT,
         )
+        output = b"".join(data for _, data in FrameDecoder().feed(response.content))
+        return _NOT_STARTED.encode() not in output
 
 
 def _pump(

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 from provider_helpers import Harness
 
-from providers.docker import plugin
+from providers.docker import execution, plugin
 from rigcli.errors import ProviderError
 from rigcli.provider_api import EffectEntry
 from rigcli.provider_kit.machine import MachineFileNotFoundError
@@ -135,3 +136,20 @@ def test_delete_machine_and_remove_effect_are_safe_to_retry(docker: Harness, doc
         assert docker.controller.remove_effect(effect) is False  # twice: a retried rm must not fail
     assert inspect(docker_daemon.api, leftover.container_id).status_code == 404
     assert docker_daemon.api.get(f"/images/{ref['image_id']}/json").status_code == 404
+
+
+@pytest.mark.parametrize("docker_daemon", ["unix", "podman"], indirect=True)
+def test_a_command_whose_process_starts_after_its_timeout_is_still_killed(
+    docker: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A busy engine (Podman under load, seen in CI) can start an exec's process seconds after it was
+    # asked to: after the timeout's SIGTERM and even after the SIGKILL that follows the grace period.
+    # A wrapper that waits before it records its pid stands in for that engine.
+    monkeypatch.setattr(execution, "_WRAPPER", "sleep 3; " + execution._WRAPPER)
+    machine = docker.runtime.create_machine()
+    started = time.monotonic()
+    result = machine.exec("sleep 300", timeout=0.2, check=False)
+    assert result.timed_out
+    assert time.monotonic() - started < 8, "rig waited for the stream until it gave the command up"
+    running = machine.exec("ps -o args").stdout.splitlines()
+    assert not [line for line in running if line.startswith("sleep 300")], running
