@@ -97,7 +97,9 @@ def connect(endpoint: str, image: str) -> EndpointDaemon:
         host = ssh_host()
         api, env = tls_client(*tls_settings()), {**unset, "DOCKER_HOST": host}
     try:
-        api.get("/version", timeout=5).raise_for_status()
+        # Generous: a daemon that is not there fails at once; Podman's /version runs conmon and the
+        # runtime to report their versions, which takes seconds on a loaded CI machine.
+        api.get("/version", timeout=30).raise_for_status()
     except (httpx.HTTPError, OSError) as exc:
         api.close()
         raise Unavailable(f"no Docker daemon answers for the {endpoint} endpoint {host} ({exc})") from None
