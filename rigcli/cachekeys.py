@@ -22,25 +22,13 @@ from rigcli.authoring.nodes import Node, OutputSchema, ParallelNode, SequenceNod
 from rigcli.graph import TaskSpec
 from rigcli.jsonutil import JsonValue, canonical_json, tagged_hash, to_plain_json
 from rigcli.records import NodeRun, Reason, age_seconds
+from rigcli.statuses import REASON_MESSAGES, ReasonCode
 
 Fingerprint = Callable[[object], str]  # the handler fingerprint of any code object (see rigcli.fingerprint)
 
-REASON_MESSAGES = {
-    "cached": "cached",
-    "no-previous-run": "no previous run",
-    "task-changed": "task definition changed",
-    "provider-changed": "provider configuration changed",
-    "upstream-changed": "an upstream task ran again",
-    "invalidated": "cache entry was invalidated",
-    "expired": "cache_ttl expired",
-    "output-schema-invalid": "cached output no longer matches the output schema",
-    "artifact-invalid": "cached artifact is no longer valid",
-    "upstream-pending": "upstream output is pending",
-    "in-doubt": "left running by a rig process that is gone",
-}
 
-
-def reason(code: str, detail: str | None = None) -> Reason:
+def reason(code: ReasonCode, detail: str | None = None) -> Reason:
+    """The reason ``code`` with its one message (codes and messages: rigcli/statuses.py)."""
     return Reason(code, REASON_MESSAGES[code], detail)
 
 

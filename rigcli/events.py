@@ -53,6 +53,8 @@ class Event:
             value = getattr(self, item.name)
             if item.name == "extra":
                 extra = value
+            elif isinstance(value, LockHolder):
+                data[item.name] = value.to_json()
             else:
                 data[item.name.rstrip("_")] = to_plain_json(value)
         return {**extra, **data}

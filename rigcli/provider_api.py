@@ -36,6 +36,7 @@ from typing import Any, Protocol, TypedDict, TypeGuard, runtime_checkable
 from rigcli import masking
 from rigcli.events import ProviderEventData
 from rigcli.jsonutil import JsonValue
+from rigcli.statuses import CheckStatus
 
 EventData = ProviderEventData  # what a provider emits: a mapping with a "type" and JSON fields
 
@@ -208,7 +209,7 @@ class RuntimeContext:
 class ProviderCheck(TypedDict, total=False):
     id: str
     label: str
-    status: str  # "ok" | "required"
+    status: CheckStatus  # "required" fails a run in require mode
     value: JsonValue
     message: str
     detail: str

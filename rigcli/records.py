@@ -2,7 +2,7 @@
 
 This module sits below every room: the state store returns these records, the cache-key room
 judges them, the engine hands them out and the renderer shows them. It imports nothing of rig's
-but ``jsonutil``, so any room may use it without pulling in another.
+but ``jsonutil`` and ``statuses``, so any room may use it without pulling in another.
 
 Timestamps are stored as ISO-8601 UTC text of fixed width (``utc_now``), so text order is time
 order; ``parse_timestamp`` reads them back, forgiving the forms other tools write.
@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
-from typing import TypedDict
 
 from rigcli.jsonutil import JsonValue
+from rigcli.statuses import ReasonCode, RunStatus, SeenEffectStatus, WorkspaceStatus
 
 # -- the clock ---------------------------------------------------------------------------------
 
@@ -67,14 +67,17 @@ def age_seconds(text: str | None, *, now: datetime | None = None) -> float:
     return (reference - parse_timestamp(text)).total_seconds()
 
 
-# -- records -----------------------------------------------------------------------------------
+# -- records ---------------------------------------------------------------------------------
+# Frozen, every field required: a record is built whole (``dataclasses.replace`` for a changed
+# copy). Fields are named after their table's columns (a JSON column adds ``_json``; see
+# state/rows.py), and ``to_json`` gives them in that order: the ``--json`` shapes of DESIGN §6.
 
 
 @dataclass(frozen=True)
 class Reason:
     """Why a node is cached or pending: a code from DESIGN §3, its message, and optional detail."""
 
-    code: str
+    code: ReasonCode
     message: str
     detail: str | None = None
 
@@ -99,13 +102,13 @@ class NodeRun:
     upstream_run_ids: list[str]
     output: JsonValue | None
     artifacts: list[JsonValue]
-    status: str  # running | succeeded | failed | interrupted
+    status: RunStatus
     invalidated: bool
     created_at: str  # ISO-8601 UTC
-    finished_at: str | None = None
-    error: str | None = None
-    pid: int | None = None  # the rig process that recorded it (running runs: whether it is alive)
-    host: str | None = None  # where that process ran
+    finished_at: str | None
+    error: str | None
+    pid: int | None  # the rig process that recorded it (running runs: whether it is alive)
+    host: str | None  # where that process ran
 
     def to_json(self) -> dict[str, JsonValue]:
         data: dict[str, JsonValue] = asdict(self)
@@ -118,15 +121,16 @@ def short_run_id(run_id: str) -> str:
     return run_id[-8:]
 
 
-class WorkspaceRecord(TypedDict, total=False):
-    """A row of ``workspaces``: the effects journal of ``fork`` and ``rm``."""
+@dataclass(frozen=True)
+class WorkspaceRecord:
+    """A row of ``workspaces``: a workspace made by ``fork``, until ``rm`` removes it."""
 
     id: str
     name: str
     workflow: str
-    workflow_ctx: JsonValue
-    ctx: JsonValue
-    status: str  # creating | ready | failed | removing
+    workflow_ctx: JsonValue  # the applied workflow's context it was made from
+    ctx: JsonValue  # what its create hook returned
+    status: WorkspaceStatus
     resources: list[JsonValue]  # machines attached while create ran
     error: str | None
     created_at: str
@@ -134,6 +138,10 @@ class WorkspaceRecord(TypedDict, total=False):
     owner: str | None  # user@host that created it (a team shares one state)
     pid: int | None  # the rig process running its create (and host), while status is creating
     host: str | None
+
+    def to_json(self) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = asdict(self)
+        return data
 
 
 @dataclass(frozen=True)
@@ -149,15 +157,15 @@ class EffectRecord:
     id: str
     provider_id: str
     kind: str  # machine | snapshot | container | image | ...
-    status: str  # requested | confirmed | deleted
+    status: SeenEffectStatus
     resource: dict[str, JsonValue]  # how to find it: provider-specific keys
     owner_kind: str | None
     owner_id: str | None
     error: str | None  # why the last attempt to remove it was inconclusive
     created_at: str
     updated_at: str
-    pid: int | None = None  # the rig process that requested it
-    host: str | None = None
+    pid: int | None  # the rig process that requested it
+    host: str | None
 
     def identifiers(self) -> set[str]:
         """What refers to it: the effect id and every ``id``/``*_id`` string of its resource."""
@@ -172,7 +180,8 @@ class EffectRecord:
         return data
 
 
-class ApplyRecord(TypedDict):
+@dataclass(frozen=True)
+class ApplyRecord:
     """A row of ``workflow_applies``: the last apply of a workflow."""
 
     workflow: str
@@ -181,8 +190,13 @@ class ApplyRecord(TypedDict):
     node_count: int
     applied_at: str
 
+    def to_json(self) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = asdict(self)
+        return data
 
-class LockHolder(TypedDict):
+
+@dataclass(frozen=True)
+class LockHolder:
     """Who holds a state database's writer lock, as shown to the processes waiting for it."""
 
     pid: int  # 0 when the holder could not be identified
@@ -191,12 +205,22 @@ class LockHolder(TypedDict):
     command: str
     started_at: str
 
+    def to_json(self) -> dict[str, JsonValue]:
+        """``{pid, host, user, command, started_at}``: as lock files and ``rig ls --json`` hold it."""
+        return {
+            "pid": self.pid,
+            "host": self.host,
+            "user": self.user,
+            "command": self.command,
+            "started_at": self.started_at,
+        }
+
 
 def held_for(holder: LockHolder, *, now: datetime | None = None) -> str:
     """How long the holder has held the lock, as ``12s`` / ``3m 05s`` / ``2h 01m`` ("" when unknown)."""
-    if not holder["started_at"] or parse_timestamp(holder["started_at"]) == VERY_OLD:
+    if not holder.started_at or parse_timestamp(holder.started_at) == VERY_OLD:
         return ""
-    seconds = max(0, int(age_seconds(holder["started_at"], now=now)))
+    seconds = max(0, int(age_seconds(holder.started_at, now=now)))
     if seconds < 60:
         return f"{seconds}s"
     if seconds < 3600:
@@ -206,31 +230,31 @@ def held_for(holder: LockHolder, *, now: datetime | None = None) -> str:
 
 def unknown_holder() -> LockHolder:
     """A holder that could not be identified (its info is missing or being written)."""
-    return {"pid": 0, "host": "", "user": "", "command": "", "started_at": ""}
+    return LockHolder(pid=0, host="", user="", command="", started_at="")
 
 
 def holder_from_json(data: object) -> LockHolder | None:
     """The holder a lock backend stored as JSON, or None if it is not one."""
     if not isinstance(data, dict) or not isinstance(data.get("pid"), int):
         return None
-    return {
-        "pid": data["pid"],
-        "host": str(data.get("host", "")),
-        "user": str(data.get("user", "")),
-        "command": str(data.get("command", "")),
-        "started_at": str(data.get("started_at", "")),
-    }
+    return LockHolder(
+        pid=data["pid"],
+        host=str(data.get("host", "")),
+        user=str(data.get("user", "")),
+        command=str(data.get("command", "")),
+        started_at=str(data.get("started_at", "")),
+    )
 
 
 def describe_holder(holder: LockHolder) -> str:
     """``rig apply (pid 12 on box by dev, held for 3s since ...)``: the holder as one phrase for messages."""
-    if not holder["pid"]:
+    if not holder.pid:
         return "another rig process"
-    command = f"rig {holder['command']}" if holder["command"] else "rig"
-    by = f" by {holder['user']}" if holder.get("user") else ""
+    command = f"rig {holder.command}" if holder.command else "rig"
+    by = f" by {holder.user}" if holder.user else ""
     duration = held_for(holder)
-    since = f", held for {duration} since {holder['started_at']}" if duration else ""
-    return f"{command} (pid {holder['pid']} on {holder['host'] or 'an unknown host'}{by}{since})"
+    since = f", held for {duration} since {holder.started_at}" if duration else ""
+    return f"{command} (pid {holder.pid} on {holder.host or 'an unknown host'}{by}{since})"
 
 
 __all__ = [

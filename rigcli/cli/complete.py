@@ -228,7 +228,7 @@ def _op_targets(current: str, source: ProjectSource) -> list[Item]:
 
 
 def _workspace_ops(source: ProjectSource, workspace: str) -> list[OperationSpec]:
-    owners = {str(record["workflow"]) for record in source.workspace_records() if record.get("name") == workspace}
+    owners = {record.workflow for record in source.workspace_records() if record.name == workspace}
     return [item for item in source.operations(workspace=True) if item.workflow in owners]
 
 

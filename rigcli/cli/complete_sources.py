@@ -124,7 +124,7 @@ class ProjectSource:
         return _safe(lambda: store.list_workspaces(self.workflow), [])
 
     def workspaces(self) -> list[Item]:
-        return [(str(item["name"]), f"workspace ({item['workflow']})") for item in self.workspace_records()]
+        return [(item.name, f"workspace ({item.workflow})") for item in self.workspace_records()]
 
     def task_paths(self, *, valid_only: bool) -> list[Item]:
         store = self._store

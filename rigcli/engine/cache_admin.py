@@ -10,9 +10,10 @@ from rigcli.errors import InputError, NotFoundError
 from rigcli.graph import CompiledWorkflow, TaskSpec
 from rigcli.records import NodeRun
 from rigcli.state.api import StateStore
+from rigcli.statuses import CacheEntryStatus
 
 
-def _entry_status(run: NodeRun) -> str:
+def _entry_status(run: NodeRun) -> CacheEntryStatus:
     if run.status == "running":
         # A run still "running" whose process is gone was cut off mid-way: in doubt, never reused.
         from rigcli.state.process import left_by_dead_process

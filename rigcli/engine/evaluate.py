@@ -22,6 +22,7 @@ from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
 from rigcli.jsonutil import JsonValue, canonical_json
 from rigcli.provider_api import find_artifacts
 from rigcli.records import NodeRun, Reason, utc_datetime
+from rigcli.statuses import PlanStatus
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class _Stopped(Exception):
 class Verdict:
     """Whether one task's cached run is reused, and the first reason when it is not."""
 
-    status: str
+    status: PlanStatus
     reason: Reason
     run: NodeRun | None
     upstream: tuple[str, ...] = ()  # the upstream run ids it was judged against
@@ -216,7 +217,7 @@ class Evaluation:
         self.used_runs[task.index] = run_id
         return new_ctx, [run_id], False
 
-    def _record(self, task: TaskSpec, status: str, why: Reason, run_id: str | None, upstream: list[str]) -> None:
+    def _record(self, task: TaskSpec, status: PlanStatus, why: Reason, run_id: str | None, upstream: list[str]) -> None:
         self.nodes[task.index] = PlanNode(
             index=task.index + 1,
             path=task.path,

@@ -155,8 +155,8 @@ class Garbage:
             for key in workflow.fragments:
                 references.add_store(stores.get(key), stores.workflow_column(key, workflow.name))
         for record in stores.local.list_workspaces():
-            references.workspaces[record["id"]] = record["name"]
-            for value in (record.get("ctx"), record.get("workflow_ctx")):
+            references.workspaces[record.id] = record.name
+            for value in (record.ctx, record.workflow_ctx):
                 references.strings.update(_strings(value))
         return references
 
@@ -174,7 +174,18 @@ class Garbage:
             for entry in entries:
                 resource = dict(entry["resource"])
                 effect = EffectRecord(
-                    entry["id"], controller.provider_id, entry["kind"], "found", resource, None, None, None, "", ""
+                    entry["id"],
+                    controller.provider_id,
+                    entry["kind"],
+                    "found",
+                    resource,
+                    None,
+                    None,
+                    None,
+                    "",
+                    "",
+                    None,
+                    None,
                 )
                 found.append((controller, effect))
         return found

@@ -66,7 +66,7 @@ class Operations:
         selected, record = self.workspaces.find_workspace(workspace, workflow)
         if operation == REMOVE:
             removed = await self.workspaces.remove_workspace(workspace, selected.name, consented=True)
-            return json_result(dict(removed), "Removed workspace")
+            return json_result(removed.to_json(), "Removed workspace")
         spec = selected.workspace_operations.get(operation)
         if spec is None:
             available = ", ".join([*selected.workspace_operations, REMOVE])
@@ -87,10 +87,10 @@ class Operations:
                     session,
                     HookSpec(spec.definition.run, spec.providers, operation),
                     node_path=f"{workspace}/{operation}",
-                    workflow_ctx=record.get("workflow_ctx"),
-                    workspace=NamedContext(workspace, freeze(record.get("ctx"))),
+                    workflow_ctx=record.workflow_ctx,
+                    workspace=NamedContext(workspace, freeze(record.ctx)),
                     input_value=value,
-                    owner=("workspace", record["id"]),  # machines an operation makes are the workspace's
+                    owner=("workspace", record.id),  # machines an operation makes are the workspace's
                     consented=True,
                 )
             output = json_result(result, f"Workspace operation {operation} result")
@@ -136,7 +136,7 @@ class Operations:
     def _resolve_workspace_ref(self, workflow: CompiledWorkflow) -> WorkspaceResolver:
         def resolve(name: str) -> dict[str, JsonValue]:
             _, record = self.workspaces.find_workspace(name, workflow.name)
-            return {"name": record["name"], "ctx": record.get("ctx") or {}}
+            return {"name": record.name, "ctx": record.ctx or {}}
 
         return resolve
 

@@ -79,7 +79,7 @@ async def remove_effects(store: StateStore, session: ProviderSession, effects: S
 
 async def remove_workspace_effects(store: StateStore, session: ProviderSession, record: WorkspaceRecord) -> Outcome:
     """Everything the effects journal says was made for this workspace (owned by its record id)."""
-    effects = store.list_effects(owner_kind="workspace", owner_id=record["id"], statuses=LIVE_EFFECT_STATUSES)
+    effects = store.list_effects(owner_kind="workspace", owner_id=record.id, statuses=LIVE_EFFECT_STATUSES)
     return await remove_effects(store, session, effects)
 
 

@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import ProviderDiagnosis
 from rigcli.records import EffectRecord, Reason
+from rigcli.statuses import CacheEntryStatus, PlanStatus
 
 JsonObject = dict[str, JsonValue]
 
@@ -21,7 +22,7 @@ class PlanNode:
     index: int  # 1-based, in plan order
     path: str
     name: str
-    status: str  # "cached" | "pending"
+    status: PlanStatus
     reason: Reason
     run_id: str | None
     upstream_run_ids: list[str]
@@ -96,7 +97,7 @@ class CacheEntry:
     run_id: str
     invalidated: bool
     created_at: str
-    status: str  # "cached" | "invalidated" | "running" | "in-doubt" (left running by a dead process)
+    status: CacheEntryStatus  # in-doubt: left running by a process that is gone
     fragment_hash: str | None = None
 
     def to_json(self) -> JsonObject:
@@ -109,7 +110,7 @@ class NodeExplanation:
 
     path: str
     name: str
-    status: str
+    status: PlanStatus
     reason: Reason
     run_id: str | None
     scope: str

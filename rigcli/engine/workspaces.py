@@ -7,6 +7,7 @@ by the providers themselves: the record refers to them, it keeps no copy.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 
 from rigcli.authoring.project import check_workspace_name
 from rigcli.engine.hooks import run_hook
@@ -33,6 +34,7 @@ from rigcli.events import (
 from rigcli.graph import CompiledWorkflow
 from rigcli.records import WorkspaceRecord, utc_now
 from rigcli.state.process import pid_alive, this_host
+from rigcli.state.workspaces import new_workspace
 
 REMOVE = "remove"  # every workflow that creates workspaces has this workspace operation built in
 
@@ -43,15 +45,15 @@ def _message(exc: BaseException) -> str:
 
 def _refuse_a_live_create(record: WorkspaceRecord) -> None:
     """A create that is still running (its rig process is alive) is not rm's to clean up."""
-    pid, host = record.get("pid"), record.get("host")
-    if record.get("status") != "creating" or not pid:
+    pid, host = record.pid, record.host
+    if record.status != "creating" or not pid:
         return
     if host == this_host() and not pid_alive(pid):
         return  # cut off: what it made is in the journal, and rm cleans that
     where = "" if host == this_host() else f" on {host}"
     raise RigError(
-        f"Workspace {record['name']} is still being created by rig (pid {pid}{where}); "
-        f"wait for it to finish, or rig rm --force {record['name']} if that process is gone"
+        f"Workspace {record.name} is still being created by rig (pid {pid}{where}); "
+        f"wait for it to finish, or rig rm --force {record.name} if that process is gone"
     )
 
 
@@ -74,17 +76,17 @@ class Workspaces:
             if record is None:
                 raise UnknownWorkspaceError(f'Unknown workspace "{name}" in workflow {selected.name}')
             return selected, record
-        matches = [item for item in store.list_workspaces() if item["name"] == name]
+        matches = [item for item in store.list_workspaces() if item.name == name]
         if not matches:
             raise UnknownWorkspaceError(f'Unknown workspace "{name}"')
         if len(matches) > 1:
-            raise AmbiguousWorkspaceError(name, [item["workflow"] for item in matches])
+            raise AmbiguousWorkspaceError(name, [item.workflow for item in matches])
         record = matches[0]
-        if record["workflow"] not in self.project.workflows:
+        if record.workflow not in self.project.workflows:
             raise NotFoundError(
-                f'Workspace "{name}" belongs to workflow {record["workflow"]}, which rig_config.py no longer defines'
+                f'Workspace "{name}" belongs to workflow {record.workflow}, which rig_config.py no longer defines'
             )
-        return self.project.workflows[record["workflow"]], record
+        return self.project.workflows[record.workflow], record
 
     def workspace_workflow(self, name: str, workflow: str | None = None) -> str:
         """The workflow that owns workspace ``name`` (for the CLI to ask which, when several do)."""
@@ -105,24 +107,19 @@ class Workspaces:
         with self.project.stores.writing("fork"):
             existing = store.get_workspace(name, selected.name)
             if existing is not None:
-                hint = f'; run "rig rm {name}" to clean it up first' if existing.get("status") != "ready" else ""
+                hint = f'; run "rig rm {name}" to clean it up first' if existing.status != "ready" else ""
                 raise InputError(f"Workspace {name} already exists in workflow {selected.name}{hint}")
             session = await self.project.session(selected, "require")
             applied = await self.planner.apply_held(selected, session)
-            now = utc_now()
-            record: WorkspaceRecord = {
-                "id": os.urandom(16).hex(),
-                "name": name,
-                "workflow": selected.name,
-                "workflow_ctx": applied.context,
-                "ctx": {},
-                "status": "creating",
-                "error": None,
-                "created_at": now,
-                "updated_at": now,
-                "pid": os.getpid(),
-                "host": this_host(),
-            }
+            record = new_workspace(
+                name,
+                selected.name,
+                status="creating",
+                workflow_ctx=applied.context,
+                ctx={},
+                pid=os.getpid(),
+                host=this_host(),
+            )
             record = store.save_workspace(record)
         self.project.emit(WorkspaceCreateStarted(workflow=selected.name, workspace=name))
         try:
@@ -134,7 +131,7 @@ class Workspaces:
                 node_path=f"workspace:{name}:create",
                 workflow_ctx=applied.context,
                 workspace=NamedContext(name, freeze({})),
-                owner=("workspace", record["id"]),  # what rm cleans, even if this process dies
+                owner=("workspace", record.id),  # what rm cleans, even if this process dies
             )
             ctx = json_result(result if result is not None else {}, f"Workflow {selected.name} workspace create result")
             if not isinstance(ctx, dict):
@@ -144,7 +141,7 @@ class Workspaces:
             with self.project.stores.writing("fork"):
                 failed = store.get_workspace(name, selected.name)
                 if failed is not None:  # unless rm --force took it meanwhile
-                    store.save_workspace({**failed, "status": "failed", "error": message, "updated_at": utc_now()})
+                    store.save_workspace(replace(failed, status="failed", error=message, updated_at=utc_now()))
             if isinstance(exc, Exception) and not isinstance(exc, RigError):
                 raise TaskError(f"Workspace {name} create failed: {message}") from exc
             raise
@@ -154,15 +151,7 @@ class Workspaces:
                 raise TaskError(
                     f"Workspace {name} was removed while it was being created; rig gc collects what it made"
                 )
-            ready: WorkspaceRecord = {
-                **stored,
-                "ctx": ctx,
-                "status": "ready",
-                "error": None,
-                "updated_at": utc_now(),
-                "pid": None,
-                "host": None,
-            }
+            ready = replace(stored, ctx=ctx, status="ready", error=None, updated_at=utc_now(), pid=None, host=None)
             store.save_workspace(ready)
         self.project.emit(WorkspaceReady(workflow=selected.name, workspace=name))
         return ready
@@ -185,9 +174,9 @@ class Workspaces:
             # Only a workspace whose create completed (ready, or removing since) gets the user's
             # remove hook; a cut-off or failed create has nothing the hook could rely on. Such a
             # record keeps its status while it is cleaned, so a retry still knows.
-            created = record.get("status") in ("ready", "removing")
+            created = record.status in ("ready", "removing")
             if created:
-                record = store.save_workspace({**record, "status": "removing", "updated_at": utc_now()})
+                record = store.save_workspace(replace(record, status="removing", updated_at=utc_now()))
             self.project.emit(WorkspaceRemoveStarted(workflow=selected.name, workspace=name))
             problems: list[str] = []
             try:
@@ -201,10 +190,10 @@ class Workspaces:
                             session,
                             remove_hook,
                             node_path=f"workspace:{name}:remove",
-                            workflow_ctx=record.get("workflow_ctx"),
-                            workspace=NamedContext(name, freeze(record.get("ctx"))),
+                            workflow_ctx=record.workflow_ctx,
+                            workspace=NamedContext(name, freeze(record.ctx)),
                             consented=consented,
-                            owner=("workspace", record["id"]),
+                            owner=("workspace", record.id),
                         )
                     except Exception as exc:
                         if not force:
@@ -217,7 +206,7 @@ class Workspaces:
                         raise RigError(problems[-1])
             except Exception as exc:
                 message = _message(exc)
-                store.save_workspace({**record, "error": message, "updated_at": utc_now()})
+                store.save_workspace(replace(record, error=message, updated_at=utc_now()))
                 raise TaskError(
                     f"Workspace {name} was not removed: {message}. Its record is kept: run rig rm {name} "
                     f"again once that is fixed, or rig rm --force {name} to forget it"

@@ -300,13 +300,13 @@ def _only(kind: type[E], method: Callable[[E], list[Line]]) -> KindFormatter:
 
 def _holder_name(holder: LockHolder, *, detail: bool = False) -> str:
     """``rig apply (pid 42 on box)``; with ``detail``, who runs it and for how long (a waiter's question)."""
-    if not holder["pid"]:
+    if not holder.pid:
         return "another rig process"
-    where = f"pid {holder['pid']} on {holder['host'] or 'an unknown host'}"
-    if detail and holder.get("user"):
-        where += f" by {holder['user']}"
+    where = f"pid {holder.pid} on {holder.host or 'an unknown host'}"
+    if detail and holder.user:
+        where += f" by {holder.user}"
     duration = held_for(holder) if detail else ""
-    return f"rig {holder['command']} ({where})" + (f", held for {duration}" if duration else "")
+    return f"rig {holder.command} ({where})" + (f", held for {duration}" if duration else "")
 
 
 __all__ = ["ASCII", "UNICODE", "EventFormatter", "Glyphs", "Line", "format_duration", "glyphs"]

@@ -11,6 +11,7 @@ from rigcli.masking import mask_text
 from rigcli.records import short_run_id
 from rigcli.render.plain import can_render, plain_stderr, plain_stdout, table_lines, write_lines
 from rigcli.render.sanitize import sanitize
+from rigcli.statuses import CacheEntryStatus, CheckStatus, PlanStatus, WorkspaceStatus
 
 if TYPE_CHECKING:  # Rich is imported only when a terminal (or a test) gets Rich output
     from rich.console import Console
@@ -19,7 +20,9 @@ if TYPE_CHECKING:  # Rich is imported only when a terminal (or a test) gets Rich
 
 PLAN_COLUMNS = ["#", "status", "node", "reason"]
 CHECK_COLUMNS = ["provider", "check", "status", "current"]
-STATUS_STYLES = {
+# How each status people see in a "status" column is coloured (others are plain): keyed by the
+# statuses' own types, so a status that is renamed or misspelt here is a mypy error.
+STATUS_STYLES: dict[PlanStatus | CacheEntryStatus | CheckStatus | WorkspaceStatus, str] = {
     "cached": "green",
     "pending": "yellow",
     "invalidated": "yellow",
@@ -31,6 +34,7 @@ STATUS_STYLES = {
     "creating": "yellow",
     "removing": "yellow",
 }
+_STYLE_OF: dict[str, str] = {str(status): style for status, style in STATUS_STYLES.items()}  # looked up by cell text
 
 
 def _stdout(console: Console | None) -> TextIO | None:
@@ -57,7 +61,7 @@ def _cell(value: object, column: str) -> Text:
     from rich.text import Text
 
     text = _text(value)
-    style = STATUS_STYLES.get(text, "") if column == "status" else ""
+    style = _STYLE_OF.get(text, "") if column == "status" else ""
     return Text(text, style=style)
 
 

@@ -1,7 +1,7 @@
 """rig's state: the store contract, its SQLite implementation, its lock, and per-user files.
 
 Importing this package loads only the standard library's sqlite3; the SQLModel description of
-the schema (tables.py) is imported by nothing on the command paths.
+the schema (tables.py) is imported by tests only (sqlmodel is a test dependency).
 """
 
 from __future__ import annotations

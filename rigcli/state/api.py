@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.records import ApplyRecord, EffectRecord, LockHolder, NodeRun, WorkspaceRecord
+from rigcli.statuses import EffectStatus, RunStatus
 
 if TYPE_CHECKING:
     from rigcli.provider_api import KeyValueStore
@@ -33,10 +34,7 @@ class StateStatus:
     lock: LockHolder | None  # who holds the writer lock now
 
     def to_json(self) -> JsonObject:
-        lock: JsonValue = None
-        if self.lock is not None:
-            holder = self.lock
-            lock = {key: holder[key] for key in ("pid", "host", "user", "command", "started_at")}
+        lock: JsonValue = None if self.lock is None else self.lock.to_json()
         return {
             "backend": self.backend,
             "url": self.url,
@@ -116,7 +114,7 @@ class StateStore(Protocol):
         self,
         run_id: str,
         *,
-        status: str,
+        status: RunStatus,
         output: JsonValue | None = None,
         artifacts: Iterable[JsonValue] = (),
         error: str | None = None,
@@ -129,7 +127,7 @@ class StateStore(Protocol):
         *,
         workflow: str | None = None,
         node_path: str | None = None,
-        statuses: Collection[str] | None = None,
+        statuses: Collection[RunStatus] | None = None,
     ) -> list[NodeRun]:
         """Runs matching every given filter, newest first."""
         ...
@@ -151,8 +149,11 @@ class StateStore(Protocol):
         ...
 
     # -- workspaces ---------------------------------------------------------------------------------
-    def save_workspace(self, record: Mapping[str, object]) -> WorkspaceRecord:
-        """Insert or update the record named by its (workflow, name); return what is stored."""
+    def save_workspace(self, record: WorkspaceRecord) -> WorkspaceRecord:
+        """Insert or update the record named by its (workflow, name); return what is stored.
+
+        A new record comes from ``state.workspaces.new_workspace``, a changed one from ``dataclasses.replace``.
+        """
         ...
 
     def get_workspace(self, name: str, workflow: str) -> WorkspaceRecord | None:
@@ -193,7 +194,7 @@ class StateStore(Protocol):
     def list_effects(
         self,
         *,
-        statuses: Collection[str] | None = None,
+        statuses: Collection[EffectStatus] | None = None,
         owner_kind: str | None = None,
         owner_id: str | None = None,
         provider_id: str | None = None,

@@ -3,9 +3,9 @@
 ``_read()`` and ``_write()`` are the contract every state module writes SQL against: they yield
 a ``dialect.Connection`` (``execute``/``executemany`` with ``?`` placeholders, cursors with
 ``fetchone``/``fetchall``/``rowcount``). This class implements it over SQLite;
-``postgres/database.py`` overrides the connection hooks (``_connection``, ``_driver_error``,
-``sync_schema``, ``close``) and nothing else, so runs, workspaces, provider storage and effects
-share one set of queries on both backends.
+``postgres/store.py`` overrides the connection hooks (``_connection``, ``_open_read_only``,
+``_rollback``, ``_driver_error``, ``sync_schema``, ``close``) and nothing else, so runs,
+workspaces, provider storage and effects share one set of queries on both backends.
 """
 
 from __future__ import annotations

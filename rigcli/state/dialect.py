@@ -27,10 +27,16 @@ Params = Sequence[object] | Mapping[str, object]
 
 
 class Cursor(Protocol):
-    """What ``execute`` returns: rows to fetch or iterate, and how many rows a write changed."""
+    """What ``execute`` returns: rows to fetch or iterate (state/rows.py maps them by column name),
+    and how many rows a write changed."""
 
     @property
     def rowcount(self) -> int: ...
+
+    @property
+    def description(self) -> Sequence[Sequence[object]] | None:
+        """The result's columns; each one's name comes first (DB-API), on every driver."""
+        ...
 
     def fetchone(self) -> Any: ...
 

@@ -7,43 +7,19 @@ A row goes ``requested`` (before the provider call) → ``confirmed`` (it exists
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Collection, Mapping
 
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 from rigcli.records import EffectRecord, utc_now
 from rigcli.state.database import StateDatabase, dumps
-from rigcli.state.dialect import placeholders, where_clause
+from rigcli.state.dialect import where_clause
 from rigcli.state.process import this_host
+from rigcli.state.rows import Columns, json_object
+from rigcli.statuses import EFFECT_STATUSES, LIVE_EFFECT_STATUSES, EffectStatus
 
-EFFECT_STATUSES = ("requested", "confirmed", "deleted")
-LIVE_EFFECT_STATUSES = ("requested", "confirmed")  # may exist out there
-
-EFFECT_COLUMNS = (
-    "id, provider_id, kind, status, resource_json, owner_kind, owner_id, error, created_at, updated_at, pid, host"
-)
-
-
-def to_effect(row: Sequence[Any]) -> EffectRecord:
-    """An effect from a row of ``SELECT EFFECT_COLUMNS``."""
-    resource = json.loads(row[4])
-    return EffectRecord(
-        id=row[0],
-        provider_id=row[1],
-        kind=row[2],
-        status=row[3],
-        resource=resource if isinstance(resource, dict) else {},
-        owner_kind=row[5],
-        owner_id=row[6],
-        error=row[7],
-        created_at=row[8],
-        updated_at=row[9],
-        pid=row[10],
-        host=row[11],
-    )
+EFFECTS = Columns(EffectRecord, "effects", as_json=("resource",), decode={"resource": json_object})
 
 
 def _resource_json(effect_id: str, resource: Mapping[str, object]) -> dict[str, JsonValue]:
@@ -85,35 +61,19 @@ class EffectsJournal(StateDatabase):
         with self._write() as db:
             if db.execute("SELECT 1 FROM effects WHERE id = ?", (effect_id,)).fetchone() is not None:
                 raise StateError(f"Effect {effect_id} is already journaled; effect ids must be new")
-            db.execute(
-                f"INSERT INTO effects ({EFFECT_COLUMNS}) VALUES ({placeholders(12)})",
-                (
-                    effect.id,
-                    effect.provider_id,
-                    effect.kind,
-                    effect.status,
-                    dumps(effect.resource),
-                    effect.owner_kind,
-                    effect.owner_id,
-                    None,
-                    now,
-                    now,
-                    effect.pid,
-                    effect.host,
-                ),
-            )
+            db.execute(EFFECTS.insert(), EFFECTS.params(effect.to_json()))
         return effect
 
     def confirm_effect(self, effect_id: str, resource: Mapping[str, object] | None = None) -> None:
         """The resource exists; ``resource`` (merged into what was recorded) says how to find it now."""
         extra = _resource_json(effect_id, resource or {})
         with self._write() as db:
-            row = db.execute("SELECT status, resource_json FROM effects WHERE id = ?", (effect_id,)).fetchone()
-            if row is None:
+            found = EFFECTS.one(db.execute(f"SELECT {EFFECTS.select} FROM effects WHERE id = ?", (effect_id,)))
+            if found is None:
                 raise StateError(f"Unknown effect {effect_id}: record it as requested before the provider call")
-            if row[0] == "deleted":
+            if found.status == "deleted":
                 return  # removed meanwhile (a retry, or gc): never resurrect it
-            merged = {**json.loads(row[1]), **extra}
+            merged = {**found.resource, **extra}
             db.execute(
                 "UPDATE effects SET status = 'confirmed', resource_json = ?, error = NULL, updated_at = ? WHERE id = ?",
                 (dumps(merged), utc_now(), effect_id),
@@ -136,13 +96,12 @@ class EffectsJournal(StateDatabase):
 
     def get_effect(self, effect_id: str) -> EffectRecord | None:
         with self._read() as db:
-            row = db.execute(f"SELECT {EFFECT_COLUMNS} FROM effects WHERE id = ?", (effect_id,)).fetchone()
-        return None if row is None else to_effect(row)
+            return EFFECTS.one(db.execute(f"SELECT {EFFECTS.select} FROM effects WHERE id = ?", (effect_id,)))
 
     def list_effects(
         self,
         *,
-        statuses: Collection[str] | None = None,
+        statuses: Collection[EffectStatus] | None = None,
         owner_kind: str | None = None,
         owner_id: str | None = None,
         provider_id: str | None = None,
@@ -155,9 +114,9 @@ class EffectsJournal(StateDatabase):
             return []
         where, params = filters
         with self._read() as db:
-            query = f"SELECT {EFFECT_COLUMNS} FROM effects {where} ORDER BY created_at, id"
-            rows = db.execute(query, params).fetchall()
-        return [to_effect(row) for row in rows]
+            return EFFECTS.all(
+                db.execute(f"SELECT {EFFECTS.select} FROM effects {where} ORDER BY created_at, id", params)
+            )
 
     def forget_deleted_effects(self) -> int:
         """Drop the rows of resources that are gone (history ``rig gc`` no longer needs)."""
@@ -165,4 +124,4 @@ class EffectsJournal(StateDatabase):
             return int(db.execute("DELETE FROM effects WHERE status = 'deleted'").rowcount)
 
 
-__all__ = ["EFFECT_COLUMNS", "EFFECT_STATUSES", "LIVE_EFFECT_STATUSES", "EffectsJournal", "to_effect"]
+__all__ = ["EFFECTS", "EFFECT_STATUSES", "LIVE_EFFECT_STATUSES", "EffectsJournal"]

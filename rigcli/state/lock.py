@@ -177,16 +177,12 @@ def state_lock(
             previous = _read_holder(fd)
             if previous is not None and on_takeover is not None:
                 on_takeover(previous)
-            mine: LockHolder = {
-                "pid": os.getpid(),
-                "host": this_host(),
-                "user": this_user(),
-                "command": command,
-                "started_at": utc_now(),
-            }
+            mine = LockHolder(
+                pid=os.getpid(), host=this_host(), user=this_user(), command=command, started_at=utc_now()
+            )
             with contextlib.suppress(OSError):  # a full disk: the flock alone still keeps others out
                 os.ftruncate(fd, 0)
-                os.pwrite(fd, json.dumps(mine).encode("utf-8"), 0)
+                os.pwrite(fd, json.dumps(mine.to_json()).encode("utf-8"), 0)
             entry.holder = mine
             try:
                 yield mine
@@ -215,7 +211,7 @@ def peek_holder(state_path: str) -> LockHolder | None:
         holder = _read_holder(fd)
     finally:
         os.close(fd)
-    if holder is None or (holder["host"] == this_host() and not pid_alive(holder["pid"])):
+    if holder is None or (holder.host == this_host() and not pid_alive(holder.pid)):
         return None
     return holder
 

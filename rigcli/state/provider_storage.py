@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-import json
-
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 from rigcli.provider_api import StoredRecord
 from rigcli.records import utc_now
-from rigcli.state.database import Row, StateDatabase, dumps
+from rigcli.state.database import StateDatabase
+from rigcli.state.rows import Columns
 
-_COLUMNS = 'provider_id, "key", value_json, created_at, updated_at'
+
+def _stored(provider_id: str, key: str, value: JsonValue, created_at: str, updated_at: str) -> StoredRecord:
+    return {"provider_id": provider_id, "key": key, "value": value, "created_at": created_at, "updated_at": updated_at}
 
 
-def _to_record(row: Row) -> StoredRecord:
-    return {
-        "provider_id": row[0],
-        "key": row[1],
-        "value": json.loads(row[2]),
-        "created_at": row[3],
-        "updated_at": row[4],
-    }
+# StoredRecord is a TypedDict of the provider contract (providers read it by key), so its fields are named here.
+STORED = Columns(
+    _stored, "provider_state", names=("provider_id", "key", "value", "created_at", "updated_at"), as_json=("value",)
+)
 
 
 def check_storable(provider_id: str, key: str, value: JsonValue) -> None:
@@ -42,21 +39,21 @@ class ProjectProviderStorage:
 
     def get(self, key: str) -> StoredRecord | None:
         with self._database._read() as db:
-            row = db.execute(
-                f'SELECT {_COLUMNS} FROM provider_state WHERE provider_id = ? AND "key" = ?',
-                (self.provider_id, key),
-            ).fetchone()
-        return None if row is None else _to_record(row)
+            return STORED.one(
+                db.execute(
+                    f'SELECT {STORED.select} FROM provider_state WHERE provider_id = ? AND "key" = ?',
+                    (self.provider_id, key),
+                )
+            )
 
     def set(self, key: str, value: JsonValue) -> None:
         check_storable(self.provider_id, key, value)
         now = utc_now()
         with self._database._write() as db:
             db.execute(
-                f"INSERT INTO provider_state ({_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
-                'ON CONFLICT(provider_id, "key") DO UPDATE SET '
+                f'{STORED.insert()} ON CONFLICT(provider_id, "key") DO UPDATE SET '
                 "value_json = excluded.value_json, updated_at = excluded.updated_at",
-                (self.provider_id, key, dumps(to_plain_json(value)), now, now),
+                STORED.params(_stored(self.provider_id, key, to_plain_json(value), now, now)),
             )
 
     def delete(self, key: str) -> bool:
@@ -71,11 +68,11 @@ class ProjectProviderStorage:
         # substr() rather than LIKE: keys may contain % and _, and LIKE ignores case.
         with self._database._read() as db:
             rows = db.execute(
-                f"SELECT {_COLUMNS} FROM provider_state WHERE provider_id = ? "
+                f"SELECT {STORED.select} FROM provider_state WHERE provider_id = ? "
                 'AND substr("key", 1, ?) = ? ORDER BY "key"',
                 (self.provider_id, len(prefix), prefix),
             )
-            return [_to_record(row) for row in rows]
+            return STORED.all(rows)
 
     def clear(self) -> int:
         """Delete every record of this provider; return how many there were."""
@@ -84,4 +81,4 @@ class ProjectProviderStorage:
             return cursor.rowcount
 
 
-__all__ = ["ProjectProviderStorage", "check_storable"]
+__all__ = ["STORED", "ProjectProviderStorage", "check_storable"]

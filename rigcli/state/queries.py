@@ -9,8 +9,11 @@ from rigcli.records import ApplyRecord, utc_now
 from rigcli.state.database import dumps
 from rigcli.state.effects import EffectsJournal
 from rigcli.state.provider_storage import ProjectProviderStorage
+from rigcli.state.rows import Columns
 from rigcli.state.runs import RunJournal
 from rigcli.state.workspaces import WorkspaceTable
+
+APPLIES = Columns(ApplyRecord, "workflow_applies")
 
 
 class StoreQueries(RunJournal, WorkspaceTable, EffectsJournal):
@@ -35,23 +38,17 @@ class StoreQueries(RunJournal, WorkspaceTable, EffectsJournal):
     def record_apply(
         self, workflow: str, *, provider_fingerprint: str, cached_node_count: int, node_count: int
     ) -> ApplyRecord:
-        record: ApplyRecord = {
-            "workflow": workflow,
-            "provider_fingerprint": provider_fingerprint,
-            "cached_node_count": cached_node_count,
-            "node_count": node_count,
-            "applied_at": utc_now(),
-        }
+        record = ApplyRecord(
+            workflow=workflow,
+            provider_fingerprint=provider_fingerprint,
+            cached_node_count=cached_node_count,
+            node_count=node_count,
+            applied_at=utc_now(),
+        )
+        updated = ", ".join(f'"{column}" = excluded."{column}"' for column in APPLIES.columns if column != "workflow")
         with self._write() as db:
             db.execute(
-                "INSERT INTO workflow_applies "
-                "(workflow, provider_fingerprint, cached_node_count, node_count, applied_at) "
-                "VALUES (:workflow, :provider_fingerprint, :cached_node_count, :node_count, :applied_at) "
-                "ON CONFLICT(workflow) DO UPDATE SET "
-                "provider_fingerprint = excluded.provider_fingerprint, "
-                "cached_node_count = excluded.cached_node_count, node_count = excluded.node_count, "
-                "applied_at = excluded.applied_at",
-                dict(record),
+                f"{APPLIES.insert()} ON CONFLICT(workflow) DO UPDATE SET {updated}", APPLIES.params(record.to_json())
             )
         return record
 
@@ -60,4 +57,4 @@ class StoreQueries(RunJournal, WorkspaceTable, EffectsJournal):
         return ProjectProviderStorage(self, provider_id)
 
 
-__all__ = ["StoreQueries"]
+__all__ = ["APPLIES", "StoreQueries"]

@@ -11,43 +11,22 @@ from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json
 from rigcli.records import NodeRun, utc_now
 from rigcli.state.database import StateDatabase, dumps, stored_text
-from rigcli.state.dialect import Connection, Row, placeholders, where_clause
+from rigcli.state.dialect import Connection, placeholders, where_clause
 from rigcli.state.process import this_host
+from rigcli.state.rows import Columns
+from rigcli.statuses import FINISHED_STATUSES, RUN_STATUSES, RunStatus
 
-RUN_STATUSES = ("running", "succeeded", "failed", "interrupted")
-FINISHED_STATUSES = frozenset(RUN_STATUSES[1:])
-
-_COLUMNS = (
-    "id, workflow, node_path, node_name, node_kind, node_key, provider_fingerprint, "
-    "upstream_run_ids_json, output_json, artifacts_json, status, invalidated, created_at, "
-    "finished_at, error, pid, host"
+# Every column of the run journal, by field of NodeRun (rows.py); the plan reads thousands at once.
+RUNS = Columns(
+    NodeRun,
+    "workflow_node_runs",
+    as_json=("upstream_run_ids", "output", "artifacts"),
+    decode={"invalidated": bool},  # SQLite stores booleans as 0/1
 )
 # Newest first; the id breaks ties between runs recorded within the same microsecond (run ids
 # sort in creation order, see new_run_id; PostgreSQL has no rowid to do it).
 _NEWEST_FIRST = "ORDER BY created_at DESC, id DESC"
 _CHUNK = 500  # stays below SQLite's bound-parameter limit on old builds (999)
-
-
-def _to_run(row: Row) -> NodeRun:
-    return NodeRun(
-        id=row[0],
-        workflow=row[1],
-        node_path=row[2],
-        node_name=row[3],
-        node_kind=row[4],
-        node_key=row[5],
-        provider_fingerprint=row[6],
-        upstream_run_ids=json.loads(row[7]),
-        output=None if row[8] is None else json.loads(row[8]),
-        artifacts=json.loads(row[9]),
-        status=row[10],
-        invalidated=bool(row[11]),
-        created_at=row[12],
-        finished_at=row[13],
-        error=row[14],
-        pid=row[15],
-        host=row[16],
-    )
 
 
 def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
@@ -99,33 +78,35 @@ class RunJournal(StateDatabase):
         upstream_run_ids: Sequence[str],
     ) -> str:
         """Record a ``running`` run owned by this process; call before the handler starts."""
-        run_id = new_run_id()
+        run = NodeRun(
+            id=new_run_id(),
+            workflow=workflow,
+            node_path=node_path,
+            node_name=node_name,
+            node_kind=node_kind,
+            node_key=node_key,
+            provider_fingerprint=provider_fingerprint,
+            upstream_run_ids=list(upstream_run_ids),
+            output=None,
+            artifacts=[],
+            status="running",
+            invalidated=False,
+            created_at=utc_now(),
+            finished_at=None,
+            error=None,
+            pid=os.getpid(),
+            host=this_host(),
+        )
         self._require_room()
         with self._write() as db:
-            db.execute(
-                f"INSERT INTO workflow_node_runs ({_COLUMNS}) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, '[]', 'running', FALSE, ?, NULL, NULL, ?, ?)",
-                (
-                    run_id,
-                    workflow,
-                    node_path,
-                    node_name,
-                    node_kind,
-                    node_key,
-                    provider_fingerprint,
-                    dumps(list(upstream_run_ids)),
-                    utc_now(),
-                    os.getpid(),
-                    this_host(),
-                ),
-            )
-        return run_id
+            db.execute(RUNS.insert(), RUNS.params(run.to_json()))
+        return run.id
 
     def finish_run(
         self,
         run_id: str,
         *,
-        status: str,
+        status: RunStatus,
         output: JsonValue | None = None,
         artifacts: Iterable[JsonValue] = (),
         error: str | None = None,
@@ -162,7 +143,7 @@ class RunJournal(StateDatabase):
         *,
         workflow: str | None = None,
         node_path: str | None = None,
-        statuses: Collection[str] | None = None,
+        statuses: Collection[RunStatus] | None = None,
     ) -> list[NodeRun]:
         """Runs matching every given filter, newest first."""
         filters = where_clause([("workflow", workflow), ("node_path", node_path)], statuses=statuses)
@@ -170,8 +151,7 @@ class RunJournal(StateDatabase):
             return []
         where, params = filters
         with self._read() as db:
-            rows = db.execute(f"SELECT {_COLUMNS} FROM workflow_node_runs {where} {_NEWEST_FIRST}", params)
-            return [_to_run(row) for row in rows]
+            return RUNS.all(db.execute(f"SELECT {RUNS.select} FROM workflow_node_runs {where} {_NEWEST_FIRST}", params))
 
     def runs_by_path(self, workflow: str) -> dict[str, list[NodeRun]]:
         """Succeeded runs of ``workflow`` (invalidated ones included) by node path, newest first.
@@ -181,12 +161,14 @@ class RunJournal(StateDatabase):
         by_path: dict[str, list[NodeRun]] = {}
         with self._read() as db:
             rows = db.execute(
-                f"SELECT {_COLUMNS} FROM workflow_node_runs WHERE workflow = ? AND status = 'succeeded' "
+                f"SELECT {RUNS.select} FROM workflow_node_runs WHERE workflow = ? AND status = 'succeeded' "
                 f"ORDER BY node_path, created_at DESC, id DESC",
                 (workflow,),
             )
+            read = RUNS.reader(rows)
             for row in rows:
-                by_path.setdefault(row[2], []).append(_to_run(row))
+                run = read(row)
+                by_path.setdefault(run.node_path, []).append(run)
         return by_path
 
     def invalidate_runs(self, run_ids: Iterable[str], *, cascade: bool = True) -> int:
@@ -222,4 +204,4 @@ class RunJournal(StateDatabase):
             return db.execute("DELETE FROM workflow_node_runs WHERE workflow = ?", (workflow,)).rowcount
 
 
-__all__ = ["FINISHED_STATUSES", "RUN_STATUSES", "RunJournal", "new_run_id"]
+__all__ = ["FINISHED_STATUSES", "RUNS", "RUN_STATUSES", "RunJournal", "new_run_id"]

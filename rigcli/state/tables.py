@@ -1,9 +1,13 @@
-"""The current state schema as SQLModel tables; migrations.py must produce exactly this.
+"""The current state schema as SQLModel tables: its one description, read by tests only.
 
-The store itself talks to SQLite through the standard library (importing SQLModel costs about
-0.3 s, the whole budget of a cached ``rig plan``); these classes are the reviewed, typed
-description of the schema, and ``tests/state`` checks every migration chain against them.
-JSON columns end in ``_json``; timestamps are ISO-8601 UTC text (see clock.py).
+The store talks SQL through the dialect seam (the stdlib's sqlite3, or psycopg); importing
+SQLModel costs about 0.3 s, the whole budget of a cached ``rig plan``. So sqlmodel is a test
+dependency and nothing in rig imports this module: ``tests/state`` checks that migrating an
+empty database (on SQLite and on PostgreSQL) gives exactly these tables and columns, and that
+each record's fields (the ``Columns`` of runs.py, workspaces.py, effects.py, queries.py,
+provider_storage.py) are its table's columns. Migrations (migrations.py) stay hand-written,
+append-only DDL; change a table here in the same commit as the migration that changes it.
+JSON columns end in ``_json``; timestamps are ISO-8601 UTC text (``records.utc_now``).
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ class WorkflowNodeRun(SQLModel, table=True):
     upstream_run_ids_json: str = Field(sa_type=Text)
     output_json: str | None = Field(default=None, sa_type=Text)
     artifacts_json: str = Field(sa_type=Text)
-    status: str = Field(sa_type=Text)  # running | succeeded | failed | interrupted
+    status: str = Field(sa_type=Text)  # statuses.RunStatus
     invalidated: bool = Field(default=False, sa_type=Boolean)
     created_at: str = Field(sa_type=Text)
     finished_at: str | None = Field(default=None, sa_type=Text)
@@ -58,7 +62,7 @@ class Workspace(SQLModel, table=True):
     workflow: str = Field(sa_type=Text)
     workflow_ctx_json: str = Field(sa_type=Text)
     ctx_json: str = Field(sa_type=Text)
-    status: str = Field(sa_type=Text)  # creating | ready | failed | removing
+    status: str = Field(sa_type=Text)  # statuses.WorkspaceStatus
     resources_json: str = Field(sa_type=Text)  # unused ("[]"): what a workspace made is in effects, by owner
     error: str | None = Field(default=None, sa_type=Text)
     created_at: str = Field(sa_type=Text)
@@ -103,7 +107,7 @@ class Effect(SQLModel, table=True):
     id: str = Field(primary_key=True, sa_type=Text)  # chosen before the call; the resource carries it
     provider_id: str = Field(sa_type=Text)
     kind: str = Field(sa_type=Text)  # machine | snapshot | container | image | ...
-    status: str = Field(sa_type=Text)  # requested | confirmed | deleted
+    status: str = Field(sa_type=Text)  # statuses.EffectStatus
     resource_json: str = Field(sa_type=Text)  # what finds the resource (provider-specific)
     owner_kind: str | None = Field(default=None, sa_type=Text)  # run | workspace
     owner_id: str | None = Field(default=None, sa_type=Text)

@@ -56,6 +56,10 @@ def _run(**changes: object) -> NodeRun:
         status="succeeded",
         invalidated=False,
         created_at=(NOW - timedelta(hours=1)).isoformat(),
+        finished_at=None,
+        error=None,
+        pid=None,
+        host=None,
     )
     return replace(run, **changes)  # type: ignore[arg-type]
 

@@ -38,15 +38,15 @@ def test_a_failed_create_is_journaled_with_its_machine_and_rm_cleans_it_once(tmp
             await engine.fork(name="dev")
 
         [record] = engine.list_workspaces()
-        assert record["status"] == "failed"
-        assert "provisioning broke half-way" in (record["error"] or "")
-        [resource] = record["resources"]  # from the effects journal: owned by the record's id
+        assert record.status == "failed"
+        assert "provisioning broke half-way" in (record.error or "")
+        [resource] = record.resources  # from the effects journal: owned by the record's id
         assert (resource["provider_id"], resource["kind"], resource["status"]) == ("local", "machine", "confirmed")
         machine_dir = tmp_path / ".rig" / str(resource["resource"]["path"])
         assert (machine_dir / "marker").read_text() == "dev"
 
         removed = await engine.remove_workspace(name="dev")
-        assert removed["name"] == "dev"
+        assert removed.name == "dev"
         assert not machine_dir.exists()
         assert engine.list_workspaces() == []
         with pytest.raises(NotFoundError):
@@ -104,13 +104,13 @@ def test_effects_are_owned_by_the_run_or_workspace_they_were_made_for(tmp_path: 
         assert owners == {
             ctx["build_machine"]: ("machine", "confirmed", "run", run.id),
             ctx["base"]["snapshot_id"]: ("snapshot", "confirmed", "run", run.id),
-            record["ctx"]["machine"]: ("machine", "confirmed", "workspace", record["id"]),
+            record.ctx["machine"]: ("machine", "confirmed", "workspace", record.id),
         }
-        [attached] = record["resources"]
-        assert attached["effect_id"] == record["ctx"]["machine"]  # the record refers to its effect, no copy
+        [attached] = record.resources
+        assert attached["effect_id"] == record.ctx["machine"]  # the record refers to its effect, no copy
 
         await engine.remove_workspace(name="dev")
-        assert store.get_effect(record["ctx"]["machine"]).status == "deleted"
+        assert store.get_effect(record.ctx["machine"]).status == "deleted"
         store.close()
         engine.close()
 

@@ -70,13 +70,13 @@ async def test_another_fork_runs_while_a_create_hook_is_still_running(project: E
     (gate / "two.go").touch()
     second = await project.loaded(lock_wait=False)  # a held lock would raise StateLockedError at once
     ready = await second.fork("two")
-    assert (ready["status"], ready["ctx"]) == ("ready", {"made_by": "two"})
-    assert {item["name"]: item["status"] for item in second.list_workspaces()} == {"one": "creating", "two": "ready"}
+    assert (ready.status, ready.ctx) == ("ready", {"made_by": "two"})
+    assert {item.name: item.status for item in second.list_workspaces()} == {"one": "creating", "two": "ready"}
 
     (gate / "one.go").touch()
     thread.join(30)
     assert "error" not in first, first
-    assert first["record"]["status"] == "ready" and first["record"]["pid"] is None
+    assert first["record"].status == "ready" and first["record"].pid is None
 
 
 @run_async
@@ -91,13 +91,13 @@ async def test_rm_refuses_a_create_that_is_still_running_and_force_overrides(
     with pytest.raises(RigError, match=r"Workspace one is still being created by rig \(pid \d+\); wait for it"):
         await other.remove_workspace("one")
     (creating,) = other.list_workspaces()
-    assert creating["status"] == "creating" and creating["pid"] is not None
+    assert creating.status == "creating" and creating.pid is not None
 
     (gate / "one.go").touch()
     thread.join(30)
     assert "error" not in first, first
     removed = await other.remove_workspace("one")
-    assert removed["name"] == "one" and other.list_workspaces() == []
+    assert removed.name == "one" and other.list_workspaces() == []
 
 
 @run_async
@@ -108,7 +108,7 @@ async def test_rm_force_takes_a_live_create_and_the_create_then_says_so(project:
 
     other = await project.loaded(lock_wait=False)
     removed = await other.remove_workspace("one", force=True)
-    assert removed["status"] == "creating" and other.list_workspaces() == []
+    assert removed.status == "creating" and other.list_workspaces() == []
 
     (gate / "one.go").touch()
     thread.join(30)

@@ -158,8 +158,8 @@ async def test_plans_applies_graph_nodes_reuses_graph_cache_and_forks_workspaces
     assert cached.final_context["summary"] == "right-ready"
 
     workspace = await engine.fork(name="work")
-    assert workspace["name"] == "work"
-    assert_matches(workspace["ctx"], {"summary": "right-ready", "repo_path": "/workspace/repo", "vm_id": "vm-3"})
+    assert workspace.name == "work"
+    assert_matches(workspace.ctx, {"summary": "right-ready", "repo_path": "/workspace/repo", "vm_id": "vm-3"})
     assert len(engine.list_workspaces()) == 1
     assert opened == ["created://work"]
     assert provider.has_file("vm-3", "/tmp/workspace-work") is True
@@ -264,10 +264,8 @@ async def test_creates_workspaces_from_workspace_definitions_and_exposes_persist
     assert [operation.id for operation in engine.list_operations()] == ["inspect"]
 
     workspace = await engine.fork(name="created")
-    assert workspace["name"] == "created"
-    assert_matches(
-        workspace["ctx"], {"name": "created", "vm_id": "vm-2", "repo_path": "/workspace/repo", "ready": True}
-    )
+    assert workspace.name == "created"
+    assert_matches(workspace.ctx, {"name": "created", "vm_id": "vm-2", "repo_path": "/workspace/repo", "ready": True})
     assert provider.has_file("vm-2", "/tmp/create-created") is True
 
     inspected = await engine.run_operation(operation="inspect", input={"workspace": "created"})

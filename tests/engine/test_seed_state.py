@@ -5,9 +5,11 @@ from __future__ import annotations
 import inspect
 import json
 import os
+from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Any
 
+from rigcli.state.workspaces import new_workspace
 from tests.engine.configs import write_legacy_state
 from tests.engine.support import EngineProject, assert_matches, query, resolve, run_async
 from tests.fakes import FakePlugin, FakeWorkflowProvider, fresh_fake_provider
@@ -87,18 +89,11 @@ async def test_resets_stale_state_before_applying_the_current_schema(project: En
     assert workspaces == []
 
     now = datetime.now(timezone.utc).isoformat()
-    state.save_workspace(
-        {
-            "id": "workspace-2",
-            "name": "demo",
-            "workflow": "smoke",
-            "workflow_ctx": {"ready": True},
-            "created_at": now,
-            "updated_at": now,
-            "ctx": {"ready": True},
-        }
-    )
-    assert_matches(state.get_workspace("demo", "smoke"), {"name": "demo", "workflow": "smoke", "ctx": {"ready": True}})
+    made = new_workspace("demo", "smoke", workflow_ctx={"ready": True}, ctx={"ready": True})
+    state.save_workspace(replace(made, id="workspace-2", created_at=now, updated_at=now))
+    found = state.get_workspace("demo", "smoke")
+    assert found is not None
+    assert_matches(found.to_json(), {"name": "demo", "workflow": "smoke", "ctx": {"ready": True}})
     _close(state)
 
 

@@ -25,7 +25,7 @@ from rigcli.events import (
     WorkflowApplyStarted,
     from_provider,
 )
-from rigcli.records import utc_datetime
+from rigcli.records import LockHolder, utc_datetime
 from rigcli.render.lines import ASCII, EventFormatter
 
 
@@ -122,23 +122,23 @@ def test_provider_events_show_their_scalar_fields(formatter: EventFormatter) -> 
 
 
 def test_a_lock_wait_names_the_holder_who_runs_it_and_for_how_long(formatter: EventFormatter) -> None:
-    holder = {"pid": 42, "host": "box", "user": "dev", "command": "apply", "started_at": ""}
-    assert _texts(formatter, StateLockWaiting(holder=holder)) == [  # type: ignore[arg-type]
+    holder = LockHolder(pid=42, host="box", user="dev", command="apply", started_at="")
+    assert _texts(formatter, StateLockWaiting(holder=holder)) == [
         "* waiting for the state lock held by rig apply (pid 42 on box by dev)"
     ]
     started = (utc_datetime() - timedelta(seconds=125)).isoformat(timespec="microseconds")
-    [line] = _texts(formatter, StateLockWaiting(holder={**holder, "started_at": started}))  # type: ignore[arg-type]
+    [line] = _texts(formatter, StateLockWaiting(holder=dataclasses.replace(holder, started_at=started)))
     assert re.fullmatch(
         r"\* waiting for the state lock held by rig apply \(pid 42 on box by dev\), held for 2m 0[5-9]s", line
     )
-    nobody = {"pid": 0, "host": "", "command": "", "started_at": ""}
-    assert _texts(formatter, StateLockWaiting(holder=nobody)) == [  # type: ignore[arg-type]
+    nobody = LockHolder(pid=0, host="", user="", command="", started_at="")
+    assert _texts(formatter, StateLockWaiting(holder=nobody)) == [
         "* waiting for the state lock held by another rig process"
     ]
 
 
 def test_a_lock_takeover_names_the_dead_holder(formatter: EventFormatter) -> None:
-    holder = {"pid": 42, "host": "box", "command": "fork", "started_at": "2026-11-30T00:00:00Z"}
-    assert _texts(formatter, StateLockTakeover(holder=holder)) == [  # type: ignore[arg-type]
+    holder = LockHolder(pid=42, host="box", user="", command="fork", started_at="2026-11-30T00:00:00Z")
+    assert _texts(formatter, StateLockTakeover(holder=holder)) == [
         "! took over the state lock from rig fork (pid 42 on box), which is no longer running"
     ]

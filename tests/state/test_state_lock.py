@@ -50,11 +50,13 @@ def holder(store: StateStore, state_location: str, project_dir: Path) -> Iterato
 def test_lock_records_holder_while_held_and_clears_it_on_release(store: StateStore) -> None:
     assert store.status().lock is None
     with store.lock("fork") as mine:
-        assert mine["pid"] == os.getpid() and mine["command"] == "fork" and mine["host"] == this_host()
-        assert mine["user"] == this_user()
+        assert mine.pid == os.getpid() and mine.command == "fork" and mine.host == this_host()
+        assert mine.user == this_user()
         assert store.status().lock == mine
         if store.backend == "sqlite":
-            assert json.loads(Path(f"{store.path}.lock").read_text()) == mine
+            written = json.loads(Path(f"{store.path}.lock").read_text())
+            assert written == mine.to_json()
+            assert list(written) == ["pid", "host", "user", "command", "started_at"]  # as older rigs wrote it
     assert store.status().lock is None
     if store.backend == "sqlite":
         assert Path(f"{store.path}.lock").read_text() == ""
@@ -71,7 +73,7 @@ def test_another_process_sees_the_holder_without_waiting(
     try:
         seen = other.status().lock
         assert seen is not None
-        assert (seen["pid"], seen["host"], seen["user"], seen["command"]) == (
+        assert (seen.pid, seen.host, seen.user, seen.command) == (
             holder.pid,
             this_host(),
             this_user(),
@@ -106,10 +108,10 @@ def test_waiting_reports_the_holder_once_then_gets_the_lock(store: StateStore, h
         holder.stdin.flush()
 
     with store.lock("fork", on_wait=on_wait, on_takeover=takeovers.append) as mine:
-        assert mine["pid"] == os.getpid()
+        assert mine.pid == os.getpid()
         assert holder.stdout is not None and holder.stdout.readline().strip() == "released"
-    assert [info["pid"] for info in seen] == [holder.pid]
-    assert seen[0]["command"] == "apply"
+    assert [info.pid for info in seen] == [holder.pid]
+    assert seen[0].command == "apply"
     assert takeovers == []  # released cleanly: nothing to take over
 
 
@@ -118,8 +120,8 @@ def test_a_killed_holder_is_taken_over_with_a_notice(store: StateStore, holder: 
     holder.wait(timeout=10)
     takeovers: list[LockHolder] = []
     with store.lock("apply", wait=False, on_takeover=takeovers.append) as mine:
-        assert mine["pid"] == os.getpid()
-    assert [(info["pid"], info["host"], info["command"]) for info in takeovers] == [(holder.pid, this_host(), "apply")]
+        assert mine.pid == os.getpid()
+    assert [(info.pid, info.host, info.command) for info in takeovers] == [(holder.pid, this_host(), "apply")]
 
 
 _TRY = """
@@ -182,7 +184,7 @@ def test_another_thread_waits_for_the_first(store: StateStore) -> None:
         order.append("first")
     thread.join(10)
     assert order == ["first", "second"]
-    assert [(info["pid"], info["command"]) for info in waited] == [(os.getpid(), "apply")]
+    assert [(info.pid, info.command) for info in waited] == [(os.getpid(), "apply")]
 
 
 def test_a_cancelled_wait_ends_at_once_and_takes_nothing(store: StateStore, holder: subprocess.Popen[str]) -> None:
@@ -193,4 +195,4 @@ def test_a_cancelled_wait_ends_at_once_and_takes_nothing(store: StateStore, hold
         pytest.fail("acquired a lock another process holds")
     assert time.monotonic() - started < 5
     seen = store.status().lock
-    assert seen is not None and seen["pid"] == holder.pid  # the holder still has it
+    assert seen is not None and seen.pid == holder.pid  # the holder still has it

@@ -17,6 +17,7 @@ from rigcli.state import STATE_SCHEMA_VERSION
 from rigcli.state.migrations import MIGRATION_NAMES
 from rigcli.state.postgres.connection import translate
 from rigcli.state.postgres.url import mask_url, parse_url
+from rigcli.state.workspaces import new_workspace
 from tests.backends import rows
 
 pytestmark = pytest.mark.usefixtures("_private_rig_home")
@@ -173,7 +174,7 @@ def test_fragments_share_one_schema_with_a_lock_and_runs_each(schema_url: str, p
 
 def test_the_password_never_reaches_the_state(postgres_server: Any, schema_url: str, project_dir: Path) -> None:
     store = _store(schema_url, project_dir)
-    store.save_workspace({"name": "dev", "workflow": "web"})
+    store.save_workspace(new_workspace("dev", "web"))
     with store.lock("apply"):
         store.set_metadata("note", {"url": store.path})
         dumped = rows(schema_url, "SELECT string_agg(t::text, ' ') FROM runtime_metadata t")[0][0]

@@ -3,32 +3,27 @@
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from rigcli.errors import StateError
 from rigcli.state import create_state_store
+from rigcli.state.workspaces import new_workspace
 
 
 def test_read_only_store_reads_a_current_database_and_refuses_writes(tmp_path: Path) -> None:
     path = tmp_path / "state.sqlite"
     writer = create_state_store(project_dir=tmp_path, state_path=path)
+    made = new_workspace("dev", "w", workflow_ctx={}, ctx={"a": 1})
     writer.save_workspace(
-        {
-            "id": "1",
-            "name": "dev",
-            "workflow": "w",
-            "workflow_ctx": {},
-            "ctx": {"a": 1},
-            "created_at": "2026-01-01T00:00:00+00:00",
-            "updated_at": "2026-01-01T00:00:00+00:00",
-        }
+        replace(made, id="1", created_at="2026-01-01T00:00:00+00:00", updated_at="2026-01-01T00:00:00+00:00")
     )
     writer.close()
 
     reader = create_state_store(project_dir=tmp_path, state_path=path, read_only=True)
-    assert [item["name"] for item in reader.list_workspaces()] == ["dev"]
+    assert [item.name for item in reader.list_workspaces()] == ["dev"]
     with pytest.raises(StateError, match="read-only"):
         reader.set_metadata("x", 1)
     reader.close()

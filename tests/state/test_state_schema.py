@@ -7,6 +7,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 from rigcli.errors import StateError
 from rigcli.state import STATE_SCHEMA_VERSION, create_state_store
 from rigcli.state.migrations import MIGRATION_NAMES
+from rigcli.state.workspaces import new_workspace
 
 
 def _shape(path: Path) -> dict[str, Any]:
@@ -141,21 +143,14 @@ def test_legacy_database_is_moved_aside_and_replaced(project_dir: Path) -> None:
     assert os.path.dirname(result.backup_path) == str(state_path.parent)
     assert store.list_workspaces() == []
 
+    made = new_workspace("demo", "smoke", workflow_ctx={"ready": True}, ctx={"ready": True})
     store.save_workspace(
-        {
-            "id": "workspace-2",
-            "name": "demo",
-            "workflow": "smoke",
-            "workflow_ctx": {"ready": True},
-            "ctx": {"ready": True},
-            "created_at": "2026-05-10T00:00:00.000Z",
-            "updated_at": "2026-05-10T00:00:00.000Z",
-        }
+        replace(made, id="workspace-2", created_at="2026-05-10T00:00:00.000Z", updated_at="2026-05-10T00:00:00.000Z")
     )
     found = store.get_workspace("demo", "smoke")
     assert found is not None
-    assert (found["name"], found["workflow"], found["status"]) == ("demo", "smoke", "ready")
-    assert found["ctx"] == {"ready": True}
+    assert (found.name, found.workflow, found.status) == ("demo", "smoke", "ready")
+    assert found.ctx == {"ready": True}
     store.close()
 
     backup = sqlite3.connect(result.backup_path)

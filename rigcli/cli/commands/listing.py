@@ -66,7 +66,7 @@ def _workspaces(session: Session) -> int:
     engine = session.engine
     workflows: list[_WorkflowRow] = []
     for name in _workflow_names(session):
-        row = _WorkflowRow(name, sorted(engine.list_workspaces(name), key=lambda record: str(record.get("name"))))
+        row = _WorkflowRow(name, sorted(engine.list_workspaces(name), key=lambda record: record.name))
         try:
             plan = session.run(engine.plan(workflow=name))
             row.cached_node_count, row.node_count = plan.cached_node_count, plan.node_count
@@ -96,8 +96,8 @@ def _workspaces(session: Session) -> int:
     rows = []
     for item in workflows:
         for record in item.workspaces:
-            owner = record.get("owner") or "-"
-            cells = [record.get("name"), record.get("status"), owner, format_age(record.get("created_at"))]
+            owner = record.owner or "-"
+            cells = [record.name, record.status, owner, format_age(record.created_at)]
             rows.append([*cells[:1], item.name, *cells[1:]] if several else cells)
     columns = ["workspace", "status", "owner", "created"]
     print_table([*columns[:1], "workflow", *columns[1:]] if several else columns, rows, empty="no workspaces")

@@ -33,7 +33,7 @@ def op(session: Session, args: Sequence[str]) -> int:
     only = session.workflow_filter()
     if only is not None:
         summaries = [item for item in summaries if item.name == only]
-    workspaces = {str(record["name"]) for record in session.engine.list_workspaces(only)}
+    workspaces = {record.name for record in session.engine.list_workspaces(only)}
     owners = [item.name for item in summaries if target in item.operations]
     if target in workspaces and owners:
         raise UsageError(
@@ -119,7 +119,7 @@ def _prompt(session: Session, item: InputField, op_id: str) -> object:
 
     message = item.description or item.name
     if item.kind == "workspace":
-        names = sorted({str(record["name"]) for record in session.engine.list_workspaces(None)})
+        names = sorted({record.name for record in session.engine.list_workspaces(None)})
         if not names:
             raise RigError(f"No workspaces are available for {item.label}")
         return prompts.select(message, [(name, "") for name in names])
@@ -162,7 +162,7 @@ def _project_help(session: Session) -> int:
         rows += [[f"rig op WORKSPACE {info.id}", _about(info)] for info in engine.list_workspace_operations(workflow)]
     print_message("", err=False)
     _print_operations(rows, "this project defines no operations")
-    names = sorted({str(record["name"]) for record in engine.list_workspaces(session.opts.workflow)})
+    names = sorted({record.name for record in engine.list_workspaces(session.opts.workflow)})
     print_message(f"\nWorkspaces: {', '.join(names) if names else 'none yet (rig fork NAME makes one)'}", err=False)
     return 0
 

@@ -91,9 +91,9 @@ def fork(session: Session, name: str | None) -> int:
         return 0
     if not stdout_is_terminal():
         # So that `name=$(rig fork ...)` works.
-        print(record["name"], flush=True)
+        print(record.name, flush=True)
     if stderr_is_terminal():
-        _next_steps(session, record["name"], record["workflow"])
+        _next_steps(session, record.name, record.workflow)
     return 0
 
 

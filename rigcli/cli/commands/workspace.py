@@ -31,7 +31,7 @@ def _others(records: list[WorkspaceRecord]) -> dict[str, str]:
     from rigcli.state.process import this_owner
 
     me = this_owner()
-    return {str(record["name"]): str(record["owner"]) for record in records if record.get("owner") not in (None, me)}
+    return {record.name: str(record.owner) for record in records if record.owner not in (None, me)}
 
 
 def _owner_note(others: dict[str, str]) -> str:
@@ -49,7 +49,7 @@ def _say_whose(session: Session, others: dict[str, str]) -> None:
 
 
 def _label(record: WorkspaceRecord, several_workflows: bool) -> str:
-    return f"{record['workflow']}/{record['name']}" if several_workflows else str(record["name"])
+    return f"{record.workflow}/{record.name}" if several_workflows else record.name
 
 
 def rm(
@@ -69,7 +69,7 @@ def rm(
     if name is not None:
         try:
             workflow = session.workspace_workflow(name)
-            others = _others([item for item in engine.list_workspaces(workflow) if item.get("name") == name])
+            others = _others([item for item in engine.list_workspaces(workflow) if item.name == name])
             note = _owner_note(others) if others else ""
             question = f"Remove workspace {name}" + (f" ({note})?" if note else "?")
             confirm_destructive(session, question, yes=yes, command="rm", note=note, kept=f"Kept workspace {name}")
@@ -87,7 +87,7 @@ def rm(
             emit_json(removed)
         return 0
     records = list(engine.list_workspaces(session.workflow_filter()))
-    several = len({record["workflow"] for record in records}) > 1
+    several = len({record.workflow for record in records}) > 1
     if records and all_:
         others = _others(records)
         note = _owner_note(others) if others else ""
@@ -98,7 +98,7 @@ def rm(
     elif records:
         from rigcli.render.prompts import multi_select
 
-        options = [(_label(record, several), str(record.get("status") or "")) for record in records]
+        options = [(_label(record, several), record.status) for record in records]
         picked = set(multi_select("Select workspaces to remove", options))
         if not picked:
             raise Declined("Nothing selected; kept every workspace")
@@ -107,7 +107,7 @@ def rm(
     with session.watch():
         for record in records:
             removed_all.append(
-                session.run(engine.remove_workspace(name=record["name"], workflow=record["workflow"], force=force))
+                session.run(engine.remove_workspace(name=record.name, workflow=record.workflow, force=force))
             )
     if session.opts.json:
         emit_json({"removed": removed_all})

@@ -82,13 +82,13 @@ def _holder_with_grace(db: Connection, schema: str, scope: str) -> LockHolder | 
     deadline = time.monotonic() + INFO_GRACE_SECONDS
     while True:
         holder = current_holder(db, schema, scope)
-        if holder is None or holder["pid"] or time.monotonic() >= deadline:
+        if holder is None or holder.pid or time.monotonic() >= deadline:
             return holder
         time.sleep(0.05)
 
 
 def _gone(holder: LockHolder) -> bool:
-    return bool(holder["pid"]) and holder["host"] == this_host() and not pid_alive(holder["pid"])
+    return bool(holder.pid) and holder.host == this_host() and not pid_alive(holder.pid)
 
 
 def _try_lock(db: Connection, schema: str, scope: str) -> bool:
@@ -155,15 +155,9 @@ def advisory_lock(
         previous = holder_from_json(_stored(db, scope))
         if previous is not None and on_takeover is not None:
             on_takeover(previous)  # its holder died without releasing; the server already freed the lock
-        mine: LockHolder = {
-            "pid": os.getpid(),
-            "host": this_host(),
-            "user": this_user(),
-            "command": command,
-            "started_at": utc_now(),
-        }
+        mine = LockHolder(pid=os.getpid(), host=this_host(), user=this_user(), command=command, started_at=utc_now())
         backend = int(db.raw.info.backend_pid)
-        info = json.dumps({**mine, "backend_pid": backend})
+        info = json.dumps({**mine.to_json(), "backend_pid": backend})
         db.execute("BEGIN")
         db.execute(_UPSERT, (holder_key(scope), info))
         db.execute("COMMIT")

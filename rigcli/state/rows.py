@@ -1,0 +1,159 @@
+"""Records to rows and back by column name: one ``Columns`` per table, on every backend.
+
+A record's fields are its table's columns, in order, named alike; a field stored as JSON text
+lives in ``<field>_json``. ``tests/state`` checks each ``Columns`` against the schema's one
+description (tables.py), so a field and its column cannot drift apart.
+
+Reading goes by the names the cursor reports (``cursor.description``, the same on sqlite3 and
+psycopg), looked up once per query: the per-row work is one C-level pick of the values in
+field order, the decoders, and the record's constructor — as cheap as reading by position (a
+cached plan reads every run of its workflow). Writing binds ``:column`` parameters by name.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import fields, is_dataclass
+from operator import itemgetter
+from typing import Any, Generic, TypeVar, cast
+
+from rigcli.errors import StateError
+from rigcli.jsonutil import JsonValue
+from rigcli.state.database import dumps
+from rigcli.state.dialect import Cursor, Row
+
+R = TypeVar("R")
+Decoder = Callable[[Any], object]  # takes a column's value as the driver returns it
+Encoder = Callable[[Any], object]  # takes a field's value
+
+
+def _load(text: str | None) -> object:
+    """A JSON column's value (SQL NULL stays None)."""
+    return None if text is None else json.loads(text)
+
+
+def _dump(value: object) -> object:
+    return dumps(cast(JsonValue, value))  # a record's JSON fields hold JSON values
+
+
+def _same(value: object) -> object:
+    return value
+
+
+class Columns(Generic[R]):
+    """How records of one type are stored in ``table``: which column holds each field, and how.
+
+    ``as_json``: fields stored as JSON text in ``<field>_json`` (secrets masked on the way in).
+    ``decode``/``encode``: a field's conversion after reading (after JSON decoding) / before writing.
+    ``derived``: fields that are not stored, read as the factory's value (the store fills them in).
+    ``unused``: columns no field maps, written with this value by ``insert`` and otherwise left alone.
+    ``names``: the fields, when ``record`` is not a dataclass (a TypedDict's constructor).
+    """
+
+    def __init__(
+        self,
+        record: Callable[..., R],
+        table: str,
+        *,
+        as_json: Collection[str] = (),
+        decode: Mapping[str, Decoder] | None = None,
+        encode: Mapping[str, Encoder] | None = None,
+        derived: Mapping[str, Callable[[], object]] | None = None,
+        unused: Mapping[str, object] | None = None,
+        names: Sequence[str] | None = None,
+    ) -> None:
+        self.record = record
+        self.table = table
+        every = tuple(names) if names is not None else _field_names(record)
+        decode, encode, derived = decode or {}, encode or {}, derived or {}
+        unknown = (set(as_json) | set(decode) | set(encode) | set(derived)) - set(every)
+        if unknown:
+            raise ValueError(f"{table}: no such fields: {', '.join(sorted(unknown))}")
+        self.derived = tuple((index, name, derived[name]) for index, name in enumerate(every) if name in derived)
+        self.unused: dict[str, object] = dict(unused or {})
+        self.fields: tuple[str, ...] = tuple(name for name in every if name not in derived)  # the stored ones
+        self.columns: tuple[str, ...] = tuple(f"{name}_json" if name in as_json else name for name in self.fields)
+        self.select = ", ".join(f'"{column}"' for column in self.columns)
+        if len(self.columns) < 2:
+            raise ValueError(f"{table}: a record has at least two fields")  # itemgetter of one is not a tuple
+        decoders: list[tuple[int, Decoder]] = []
+        for index, name in enumerate(every):  # positions in the record, derived fields included
+            after = decode.get(name)
+            if name in as_json:
+                decoders.append((index, _load if after is None else _then(_load, after)))
+            elif after is not None:
+                decoders.append((index, after))
+        self._decoders = tuple(decoders)
+        self._encoders = {
+            column: encode.get(name, _dump if name in as_json else _same)
+            for name, column in zip(self.fields, self.columns, strict=True)
+            if name in as_json or name in encode
+        }
+
+    def reader(self, cursor: Cursor) -> Callable[[Row], R]:
+        """Turns this query's rows into records; the query must select every column (``select``)."""
+        description = cursor.description or ()
+        position = {str(column[0]): index for index, column in enumerate(description)}
+        missing = [column for column in self.columns if column not in position]
+        if missing:
+            raise StateError(f"Query of {self.table} lacks the columns {', '.join(missing)}")
+        pick = itemgetter(*(position[column] for column in self.columns))
+        make, decoders, derived = self.record, self._decoders, self.derived
+
+        def read(row: Row) -> R:
+            values = list(pick(row))
+            for index, _, factory in derived:  # in field order, so each lands in its place
+                values.insert(index, factory())
+            for index, decode in decoders:
+                values[index] = decode(values[index])
+            return make(*values)
+
+        return read
+
+    def all(self, cursor: Cursor) -> list[R]:
+        read = self.reader(cursor)
+        return [read(row) for row in cursor]
+
+    def one(self, cursor: Cursor) -> R | None:
+        row = cursor.fetchone()
+        return None if row is None else self.reader(cursor)(row)
+
+    def params(self, values: Mapping[str, object]) -> dict[str, object]:
+        """``{column: value}`` to bind as ``:column``: a record's stored fields (from ``to_json()``) or
+        some of them, and the ``unused`` columns' values."""
+        encoders = self._encoders
+        bound = {
+            column: encoders[column](values[name]) if column in encoders else values[name]
+            for name, column in zip(self.fields, self.columns, strict=True)
+            if name in values
+        }
+        return {**bound, **self.unused}
+
+    def insert(self) -> str:
+        """``INSERT INTO table (...) VALUES (:column, ...)`` of every column (``unused`` ones included)."""
+        columns = [*self.columns, *self.unused]
+        names = ", ".join(f'"{column}"' for column in columns)
+        return f"INSERT INTO {self.table} ({names}) VALUES ({', '.join(f':{column}' for column in columns)})"
+
+    def assignments(self, columns: Iterable[str] | None = None) -> str:
+        """``"a" = :a, "b" = :b`` for an UPDATE of ``columns`` (default: every column)."""
+        return ", ".join(f'"{column}" = :{column}' for column in (self.columns if columns is None else columns))
+
+
+def _field_names(record: object) -> tuple[str, ...]:
+    if not is_dataclass(record):
+        raise TypeError(f"{record!r} is not a dataclass: pass names=")
+    return tuple(item.name for item in fields(record))
+
+
+def _then(first: Decoder, second: Decoder) -> Decoder:
+    return lambda value: second(first(value))
+
+
+def json_object(value: object) -> dict[str, JsonValue]:
+    """A decoder for a JSON column that must hold an object: anything else reads as ``{}``."""
+    return value if isinstance(value, dict) else {}
+
+
+__all__ = ["Columns", "json_object"]

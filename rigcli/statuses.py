@@ -1,0 +1,92 @@
+"""Every status and reason code rig records or shows, each spelled once, as a ``Literal`` type.
+
+A typo in a status or a code is a mypy error wherever it is used; the runtime tuples below are
+read off the types, so adding a value is one line in its ``Literal`` (and, for a reason code, its
+message in ``REASON_MESSAGES`` beside it: ``tests/cachekeys`` fails when one lacks the other).
+The values are the strings stored in the state database and shown in ``--json`` documents:
+never rename one (existing databases and scripts read them).
+
+``Literal`` rather than ``Enum``: the values stay plain ``str`` at run time, so rows read from
+the database need no conversion (a cached plan reads thousands) and JSON output is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Final, Literal, get_args
+
+# A node run in the run journal (``workflow_node_runs.status``): recorded ``running`` before
+# its handler starts, then finished as one of the others in one transaction.
+RunStatus = Literal["running", "succeeded", "failed", "interrupted"]
+
+# A workspace record (``workspaces.status``): creating → ready | failed → removing.
+WorkspaceStatus = Literal["creating", "ready", "failed", "removing"]
+
+# An entry of the effects journal (``effects.status``): requested → confirmed → deleted.
+EffectStatus = Literal["requested", "confirmed", "deleted"]
+# An effect as ``rig gc`` sees it: journaled, or ``found`` by its provider but never journaled
+# (never stored).
+SeenEffectStatus = Literal[EffectStatus, "found"]
+
+# A task in a plan or in ``rig cache explain``.
+PlanStatus = Literal["cached", "pending"]
+
+# A recorded run as ``rig cache ls`` shows it (``in-doubt``: left running by a dead process).
+CacheEntryStatus = Literal["cached", "invalidated", "running", "in-doubt"]
+
+# A provider check (``SupportsChecks``): ``required`` fails a run in require mode.
+CheckStatus = Literal["ok", "required"]
+
+# Why a task is cached or pending (DESIGN §3); each has its message in REASON_MESSAGES.
+ReasonCode = Literal[
+    "cached",
+    "no-previous-run",
+    "task-changed",
+    "provider-changed",
+    "upstream-changed",
+    "invalidated",
+    "expired",
+    "output-schema-invalid",
+    "artifact-invalid",
+    "upstream-pending",
+    "in-doubt",
+]
+
+REASON_MESSAGES: Final[Mapping[ReasonCode, str]] = {
+    "cached": "cached",
+    "no-previous-run": "no previous run",
+    "task-changed": "task definition changed",
+    "provider-changed": "provider configuration changed",
+    "upstream-changed": "an upstream task ran again",
+    "invalidated": "cache entry was invalidated",
+    "expired": "cache_ttl expired",
+    "output-schema-invalid": "cached output no longer matches the output schema",
+    "artifact-invalid": "cached artifact is no longer valid",
+    "upstream-pending": "upstream output is pending",
+    "in-doubt": "left running by a rig process that is gone",
+}
+
+RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)
+FINISHED_STATUSES: Final[frozenset[RunStatus]] = frozenset(status for status in RUN_STATUSES if status != "running")
+WORKSPACE_STATUSES: Final[tuple[WorkspaceStatus, ...]] = get_args(WorkspaceStatus)
+EFFECT_STATUSES: Final[tuple[EffectStatus, ...]] = get_args(EffectStatus)
+LIVE_EFFECT_STATUSES: Final[tuple[EffectStatus, ...]] = ("requested", "confirmed")  # may exist out there
+REASON_CODES: Final[tuple[ReasonCode, ...]] = get_args(ReasonCode)
+
+__all__ = [
+    "EFFECT_STATUSES",
+    "FINISHED_STATUSES",
+    "LIVE_EFFECT_STATUSES",
+    "REASON_CODES",
+    "REASON_MESSAGES",
+    "RUN_STATUSES",
+    "WORKSPACE_STATUSES",
+    "CacheEntryStatus",
+    "CheckStatus",
+    "EffectStatus",
+    "PlanStatus",
+    "ReasonCode",
+    "RunStatus",
+    "SeenEffectStatus",
+    "WorkspaceStatus",
+]
