@@ -82,20 +82,42 @@ def test_the_migrated_schema_has_the_sqlmodel_tables_and_columns(schema_url: str
     result = store.sync_schema()
     store.close()
     assert result.applied == list(MIGRATION_NAMES)
+    from sqlalchemy.dialects import postgresql
+
     schema = parse_url(schema_url).schema
-    found: dict[str, list[tuple[str, bool]]] = {}
-    for table, column, nullable in rows(
+    found: dict[str, list[tuple[str, str, bool]]] = {}
+    for table, column, data_type, nullable in rows(
         schema_url,
-        "SELECT table_name, column_name, is_nullable FROM information_schema.columns "
+        "SELECT table_name, column_name, data_type, is_nullable FROM information_schema.columns "
         "WHERE table_schema = ? ORDER BY table_name, ordinal_position",
         (schema,),
     ):
-        found.setdefault(table, []).append((column, nullable == "YES"))
+        found.setdefault(table, []).append((column, data_type, nullable == "YES"))
     declared = {
-        name: [(column.name, bool(column.nullable) and not column.primary_key) for column in table.columns]
+        name: [
+            (
+                column.name,
+                column.type.compile(dialect=postgresql.dialect()).lower(),
+                bool(column.nullable) and not column.primary_key,
+            )
+            for column in table.columns
+        ]
         for name, table in SQLModel.metadata.tables.items()
     }
     assert found == declared
+    keys = rows(
+        schema_url,
+        "SELECT k.table_name, k.column_name FROM information_schema.table_constraints c "
+        "JOIN information_schema.key_column_usage k "
+        "ON k.constraint_name = c.constraint_name AND k.table_schema = c.table_schema "
+        "WHERE c.table_schema = ? AND c.constraint_type = 'PRIMARY KEY' ORDER BY k.table_name, k.ordinal_position",
+        (schema,),
+    )
+    assert keys == [
+        (name, column.name)
+        for name, table in sorted(SQLModel.metadata.tables.items())
+        for column in table.primary_key.columns
+    ]
 
 
 def test_a_newer_schema_is_refused_and_left_untouched(schema_url: str, project_dir: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sqlite3
@@ -16,6 +17,7 @@ import pytest
 from rigcli.errors import StateError
 from rigcli.state import STATE_SCHEMA_VERSION, create_state_store
 from rigcli.state.migrations import MIGRATION_NAMES
+from rigcli.state.rows import Columns
 from rigcli.state.workspaces import new_workspace
 
 
@@ -104,6 +106,63 @@ def test_migrated_schema_matches_sqlmodel_tables(tmp_path: Path, project_dir: Pa
     migrated, declared = _shape(Path(store.path)), _shape(reference)
     assert set(declared) == set(SQLModel.metadata.tables)
     assert migrated == declared
+
+
+def _record_columns() -> list[Columns[Any]]:
+    from rigcli.state.effects import EFFECTS
+    from rigcli.state.provider_storage import STORED
+    from rigcli.state.queries import APPLIES
+    from rigcli.state.runs import RUNS
+    from rigcli.state.workspaces import WORKSPACES
+
+    return [RUNS, WORKSPACES, EFFECTS, APPLIES, STORED]
+
+
+def test_each_record_is_exactly_its_tables_columns() -> None:
+    """Rows are mapped by name (state/rows.py): a record's fields are its table's columns, in order."""
+    from sqlmodel import SQLModel
+
+    import rigcli.state.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
+
+    mapped = {codec.table: codec for codec in _record_columns()}
+    # Every table but the key/value metadata has a record type.
+    assert set(SQLModel.metadata.tables) - set(mapped) == {"runtime_metadata"}
+    for table, codec in mapped.items():
+        declared = SQLModel.metadata.tables[table].columns
+        # Columns no field maps are named (unused), and written on insert: never forgotten.
+        assert [*codec.columns, *codec.unused] == [
+            column.name for column in declared if column.name in codec.columns
+        ] + [column.name for column in declared if column.name not in codec.columns], table
+        record = codec.record
+        if not dataclasses.is_dataclass(record):
+            continue  # provider storage's TypedDict (the provider contract): names only
+        types = {item.name: str(item.type) for item in dataclasses.fields(record)}
+        for field, column in zip(codec.fields, codec.columns, strict=True):
+            if column.endswith("_json"):
+                continue  # JSON text: NOT NULL even when the value is null
+            optional = types[field].endswith("| None")
+            assert optional == bool(declared[column].nullable and not declared[column].primary_key), (table, field)
+
+
+def test_a_query_without_a_records_columns_is_refused_by_name(store: Any) -> None:
+    from rigcli.state.runs import RUNS
+
+    run_id = store.start_run(
+        workflow="w",
+        node_path="a",
+        node_name="a",
+        node_kind="task",
+        node_key="k",
+        provider_fingerprint="p",
+        upstream_run_ids=["u"],
+    )
+    with store._read() as db:
+        # Any column order reads the same record: the mapping goes by name, not position.
+        reordered = ", ".join(f'"{column}"' for column in reversed(RUNS.columns))
+        [run] = RUNS.all(db.execute(f"SELECT {reordered} FROM workflow_node_runs"))
+        assert (run.id, run.status, run.upstream_run_ids, run.invalidated) == (run_id, "running", ["u"], False)
+        with pytest.raises(StateError, match="workflow_node_runs lacks the columns workflow, node_path, "):
+            RUNS.all(db.execute("SELECT id, status FROM workflow_node_runs"))
 
 
 def test_legacy_database_is_moved_aside_and_replaced(project_dir: Path) -> None:

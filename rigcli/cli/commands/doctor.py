@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from rigcli.engine.results import ProjectDiagnosis
     from rigcli.provider_api import ProviderDiagnosis
 
-PACKAGES = ("typer", "rich", "pydantic", "sqlmodel", "httpx", "platformdirs")
+PACKAGES = ("typer", "rich", "pydantic", "httpx", "platformdirs")
 
 
 @dataclass(frozen=True)
