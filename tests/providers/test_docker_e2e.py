@@ -97,8 +97,8 @@ def test_the_engine_api_story(containers_project: Rig, docker_daemon: Any) -> No
         return {"applied": applied, "workspace": workspace, "status": status, "removed": removed}
 
     seen = with_engine(containers_project.project, containers_project.env, story)
-    container = seen["workspace"]["ctx"]["container"]
+    container = seen["workspace"].ctx["container"]
     assert seen["status"]["output"].endswith("tests passed\n")
-    assert seen["removed"]["name"] == "dev"
+    assert seen["removed"].name == "dev"
     assert docker_daemon.api.get(f"/containers/{container}/json").status_code == 404
     assert docker_daemon.api.get(f"/images/{seen['applied'].context['base']['image_id']}/json").status_code == 200

@@ -98,7 +98,7 @@ def test_the_engine_api_story(tmp_path: Path) -> None:
     seen = with_engine(project, env, story)
     assert seen["second"].cached_node_count == seen["second"].node_count == 2
     assert seen["first"].context == seen["second"].final_context
-    machine = Path(seen["workspace"]["ctx"]["path"])
+    machine = Path(seen["workspace"].ctx["path"])
     assert seen["status"]["output"] == f"hello, {machine.name}\ntests passed\n"
-    assert seen["removed"]["name"] == "dev"
+    assert seen["removed"].name == "dev"
     assert not machine.exists()
