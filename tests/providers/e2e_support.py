@@ -7,10 +7,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+
+from tests.cli.cli_support import RIG
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -44,10 +45,8 @@ class Rig:
         self.env = env
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        rig = shutil.which("rig")
-        command = [rig] if rig else [sys.executable, "-m", "rigcli"]
         done = subprocess.run(
-            [*command, *args],
+            [RIG, *args],
             cwd=self.project,
             env=self.env,
             stdin=subprocess.DEVNULL,
