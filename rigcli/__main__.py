@@ -1,4 +1,4 @@
-"""Entry point. `rig --version`, completion requests and the hot commands (plan, apply) are
+"""Entry point. `rig --version`, completion requests and the command table's hot commands are
 answered before the Typer app is imported."""
 
 from __future__ import annotations

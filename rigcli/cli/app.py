@@ -1,68 +1,178 @@
-"""The Typer app: options and arguments in, a command body called, an exit code out. No logic here."""
+"""The Typer app, built from the command table: every --help, and the command lines the fast path leaves.
+
+Each command of the table becomes a generated function whose ``__signature__`` carries Typer's
+``Annotated`` parameters; called by Typer, it hands a ``Call`` to ``invoke`` (which runs it). No
+command is written here: add one to ``table.py``.
+"""
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Literal, Optional
 
 import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from rigcli._version import __version__
 from rigcli.cli.argv import hoist
-from rigcli.cli.error_handler import finish, print_error, report_internal_error, run_guarded
-from rigcli.cli.session import GlobalOptions, Session
+from rigcli.cli.error_handler import finish, print_error, report_internal_error
+from rigcli.cli.invoke import run_call
+from rigcli.cli.spec import Argument, Call, Command, Option, Table
+from rigcli.cli.table import TABLE
 
-GLOBAL_HELP = (
-    "Global options (accepted anywhere on the line): -C/--chdir, --config, --state, --json, --workflow, --no-wait."
-)
-CONTEXT = {"help_option_names": ["-h", "--help"]}
-GC_HELP = "Then delete the machines and snapshots nothing refers to any more (rig gc); a terminal is asked."
-PASS_THROUGH = {**CONTEXT, "ignore_unknown_options": True, "allow_extra_args": True, "allow_interspersed_args": False}
+if TYPE_CHECKING:  # click, as vendored inside Typer: the types its help methods take
+    from typer._click import Context as ClickContext
+    from typer._click import HelpFormatter
 
-app = typer.Typer(
-    name="rig",
-    add_completion=False,
-    context_settings=CONTEXT,
-    no_args_is_help=False,
-    rich_markup_mode=None,
-    help="Provision dev machines from a cached workflow of setup tasks, then fork workspaces from it.",
-    epilog=GLOBAL_HELP,
-)
-cache_app = typer.Typer(
-    help="Inspect, invalidate and clear the task cache.",
-    context_settings=CONTEXT,
-    rich_markup_mode=None,
-    no_args_is_help=True,
-)
-app.add_typer(cache_app, name="cache")
-state_app = typer.Typer(
-    help="Move the project's state between SQLite and PostgreSQL.",
-    context_settings=CONTEXT,
-    rich_markup_mode=None,
-    no_args_is_help=True,
-)
-app.add_typer(state_app, name="state")
+Invoke = Callable[[Call], int]
+CONTEXT: dict[str, object] = {"help_option_names": ["-h", "--help"]}
+# The body reads every word itself, --help included (``rig op``: the inputs are the project's).
+PASS_THROUGH: dict[str, object] = {
+    "ignore_unknown_options": True,
+    "allow_extra_args": True,
+    "allow_interspersed_args": False,
+    "help_option_names": [],
+}
+ROOT_EPILOG = "Global options are accepted anywhere on the line, also after the command."
+GLOBALS_TITLE = "Global options (accepted anywhere on the line)"
 
 
-def _opts(ctx: typer.Context) -> GlobalOptions:
-    opts = ctx.find_root().obj
-    assert isinstance(opts, GlobalOptions)
-    return opts
+def build_app(table: Table = TABLE, invoke: Invoke = run_call) -> typer.Typer:
+    """The Typer app for ``table``; its commands hand their ``Call`` to ``invoke``."""
+    command_class, group_class = _classes(table)
+    app = typer.Typer(
+        name=table.name,
+        add_completion=False,
+        context_settings=CONTEXT,
+        rich_markup_mode=None,
+        help=table.help,
+        epilog=ROOT_EPILOG,
+        cls=group_class,
+    )
+    app.callback()(_root_callback(table))
+    _add_commands(app, table.commands, (), invoke, command_class, group_class)
+    return app
 
 
-def _with_options(ctx: typer.Context, body: Callable[[GlobalOptions], int]) -> int:
-    opts = _opts(ctx)
-    return run_guarded(lambda: body(opts))
+@functools.lru_cache(maxsize=4)  # a test parses thousands of lines with one app
+def build_command(table: Table = TABLE, invoke: Invoke = run_call) -> TyperGroup:
+    """The click command Typer makes of the app, its commands listed in the table's order."""
+    command = typer.main.get_command(build_app(table, invoke))
+    assert isinstance(command, TyperGroup)
+    _order(command, table.root)
+    return command
 
 
-def _with_session(ctx: typer.Context, body: Callable[[Session], int]) -> int:
-    opts = _opts(ctx)
+def _order(group: TyperGroup, spec: Command) -> None:
+    order = [name for item in spec.commands for name in item.names]
+    group.commands = {name: group.commands[name] for name in sorted(group.commands, key=order.index)}
+    for item in spec.commands:
+        sub = group.commands[item.name]
+        if item.commands and isinstance(sub, TyperGroup):
+            _order(sub, item)
 
-    def guarded() -> int:
-        with Session(opts) as session:
-            return body(session)
 
-    return run_guarded(guarded)
+def _add_commands(
+    parent: typer.Typer,
+    commands: tuple[Command, ...],
+    path: tuple[str, ...],
+    invoke: Invoke,
+    command_class: type[TyperCommand],
+    group_class: type[TyperGroup],
+) -> None:
+    for command in commands:
+        where = (*path, command.name)
+        if command.commands:
+            group = typer.Typer(context_settings=CONTEXT, rich_markup_mode=None, no_args_is_help=True, cls=group_class)
+            _add_commands(group, command.commands, where, invoke, command_class, group_class)
+            parent.add_typer(group, name=command.name, help=command.summary, short_help=command.summary)
+            continue
+        callback = _command_callback(where, command, invoke)
+        settings = PASS_THROUGH if command.pass_through else CONTEXT
+        long_help = command.summary
+        if command.examples:
+            long_help += "\n\n\b\n" + command.examples_text()  # \b: click keeps the block's lines as they are
+        parent.command(
+            command.name,
+            help=long_help,
+            short_help=command.summary,  # shown whole in lists (wrapped, never cut)
+            hidden=command.hidden,
+            context_settings=settings,
+            cls=command_class,
+        )(callback)
+        for alias in command.aliases:  # the same command under another name; only the name is listed
+            parent.command(alias, help=long_help, hidden=True, context_settings=settings, cls=command_class)(callback)
+
+
+def _command_callback(path: tuple[str, ...], command: Command, invoke: Invoke) -> Callable[..., int]:
+    many = {item.dest for item in command.arguments if item.variadic} | {
+        item.dest for item in command.options if item.repeat
+    }
+
+    def callback(ctx: typer.Context, **kwargs: object) -> int:
+        opts = ctx.find_root().obj
+        values = {name: _tuple(value) if name in many else value for name, value in kwargs.items()}
+        return invoke(Call(path, command.body, command.needs, values, opts))
+
+    context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    params = [_argument(item) for item in command.arguments] + [_option(item) for item in command.options]
+    callback.__signature__ = inspect.Signature([context, *params])  # type: ignore[attr-defined]
+    return callback
+
+
+def _root_callback(table: Table) -> Callable[..., None]:
+    eager = {item.dest for item in table.options if item.eager}
+
+    def root(ctx: typer.Context, **kwargs: object) -> None:
+        ctx.obj = table.options_type(**{name: value for name, value in kwargs.items() if name not in eager})
+
+    context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
+    root.__signature__ = inspect.Signature([context, *(_option(item) for item in table.options)])  # type: ignore[attr-defined]
+    return root
+
+
+def _tuple(value: object) -> tuple[object, ...]:
+    return tuple(value) if isinstance(value, (list, tuple)) else ()
+
+
+def _scalar(kind: str, choices: tuple[str, ...]) -> object:
+    if choices:
+        return Literal[choices]
+    return int if kind == "int" else str
+
+
+def _option(option: Option) -> inspect.Parameter:
+    if option.eager:
+        info = typer.Option(*option.spellings, help=option.help, is_eager=True, callback=_show_version)
+        return _keyword(option.dest, bool, info, False)
+    if option.flag:
+        return _keyword(
+            option.dest, bool, typer.Option(*option.spellings, help=option.help, hidden=option.hidden), False
+        )
+    value = _scalar(option.kind, option.choices)
+    if option.arity > 1:
+        value = tuple.__class_getitem__((value,) * option.arity)
+    if option.repeat:
+        value = list.__class_getitem__(value)
+    metavar = option.metavar or "|".join(option.choices)
+    info = typer.Option(*option.spellings, help=option.help, metavar=metavar, hidden=option.hidden, show_default=False)
+    if option.required:
+        return _keyword(option.dest, value, info, inspect.Parameter.empty)
+    return _keyword(option.dest, Optional[value], info, None if option.repeat else option.default)  # noqa: UP045
+
+
+def _argument(argument: Argument) -> inspect.Parameter:
+    info = typer.Argument(metavar=argument.metavar, help=argument.help, hidden=argument.hidden, show_default=False)
+    value: object = list[str] if argument.variadic else str
+    if argument.required:
+        return _keyword(argument.dest, value, info, inspect.Parameter.empty)
+    return _keyword(argument.dest, Optional[value], info, None)  # noqa: UP045
+
+
+def _keyword(name: str, value: object, info: object, default: object) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=Annotated[value, info])
 
 
 def _show_version(value: bool) -> None:
@@ -71,245 +181,68 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
-def root(
-    ctx: typer.Context,
-    chdir: Annotated[
-        str | None, typer.Option("--chdir", "-C", help="Use DIR/rig_config.py (no upward search).", metavar="DIR")
-    ] = None,
-    config: Annotated[str | None, typer.Option("--config", help="Use this config file.", metavar="FILE")] = None,
-    state: Annotated[
-        str | None,
-        typer.Option("--state", help="Use this state: a SQLite file or a postgresql:// URL.", metavar="FILE|URL"),
-    ] = None,
-    json: Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout.")] = False,
-    workflow: Annotated[str | None, typer.Option("--workflow", help="Select a workflow.", metavar="W")] = None,
-    no_wait: Annotated[bool, typer.Option("--no-wait", help="Exit with code 4 if the state is locked.")] = False,
-    version: Annotated[
-        bool, typer.Option("--version", "-V", help="Print the version.", is_eager=True, callback=_show_version)
-    ] = False,
-) -> None:
-    ctx.obj = GlobalOptions(chdir=chdir, config=config, state=state, json=json, workflow=workflow, no_wait=no_wait)
+def _classes(table: Table) -> tuple[type[TyperCommand], type[TyperGroup]]:
+    """Command and group classes whose help ends with the table's global options."""
+    rows = [(item.shown, item.help) for item in table.options if not item.hidden and not item.eager]
 
+    def globals_section(ctx: ClickContext, formatter: HelpFormatter) -> None:
+        if ctx.parent is None:  # the root lists them among its own options
+            return
+        with formatter.section(GLOBALS_TITLE):
+            formatter.write_dl(rows)
 
-@app.command(help="Write a starter rig_config.py (local provider) and ignore .rig/ in git.")
-def init(ctx: typer.Context) -> int:
-    from rigcli.cli.commands.project import init as body
+    class RigCommand(TyperCommand):
+        def format_options(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+            params = self.get_params(ctx)
+            arguments = [_argument_row(item) for item in params if isinstance(item, TyperArgument)]
+            options = [item.get_help_record(ctx) for item in params if item.param_type_name == "option"]
+            for title, rows in (("Arguments", arguments), ("Options", options)):
+                shown = [row for row in rows if row is not None]
+                if shown:
+                    with formatter.section(title):
+                        formatter.write_dl(shown)
 
-    return _with_options(ctx, body)
+        def collect_usage_pieces(self, ctx: ClickContext) -> list[str]:
+            pieces = [self.options_metavar] if self.options_metavar else []
+            return pieces + [_argument_usage(item) for item in self.get_params(ctx) if isinstance(item, TyperArgument)]
 
+        def format_epilog(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+            globals_section(ctx, formatter)
 
-@app.command(help="Show which tasks are cached or pending, and why.")
-def plan(ctx: typer.Context) -> int:
-    from rigcli.cli.commands.workflow import plan as body
+    class RigGroup(TyperGroup):
+        def format_epilog(self, ctx: ClickContext, formatter: HelpFormatter) -> None:
+            super().format_epilog(ctx, formatter)
+            globals_section(ctx, formatter)
 
-    return _with_session(ctx, body)
+    return RigCommand, RigGroup
 
 
-@app.command(help="Run the pending tasks of a workflow.")
-def apply(
-    ctx: typer.Context,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan; change nothing.")] = False,
-) -> int:
-    from rigcli.cli.commands.workflow import apply as body
+def _argument_row(param: TyperArgument) -> tuple[str, str] | None:
+    """An argument as help shows it: its metavar (no type: every argument is text) and its help."""
+    if param.hidden:
+        return None
+    return _repeated(str(param.metavar), param.nargs), (param.help or "") + ("  [required]" if param.required else "")
 
-    return _with_session(ctx, lambda session: body(session, dry_run=dry_run))
 
+def _argument_usage(param: TyperArgument) -> str:
+    """NAME, [NAME], NAME... or [NAME]...: the usual spelling (Typer's own writes {NAME} for required)."""
+    name = str(param.metavar) if param.required else f"[{param.metavar}]"
+    return _repeated(name, param.nargs)
 
-def fork(ctx: typer.Context, name: Annotated[str | None, typer.Argument(help="Workspace name.")] = None) -> int:
-    from rigcli.cli.commands.workflow import fork as body
 
-    return _with_session(ctx, lambda session: body(session, name))
+def _repeated(name: str, nargs: int) -> str:
+    """A variadic argument's name says so, unless its metavar already does (``CMD [ARG...]``)."""
+    return name if nargs == 1 or "..." in name else name + "..."
 
 
-app.command("fork", help="Create a workspace from the prepared workflow (alias: create).")(fork)
-app.command("create", help="Alias of fork.", hidden=True)(fork)
-
-
-OP_HELP = """Run a workspace or workflow operation (alias: run).
-
-\b
-  rig op WORKSPACE OPERATION [INPUTS]   a workspace operation
-  rig op WORKSPACE/OPERATION [INPUTS]   the same, unambiguous
-  rig op OPERATION [INPUTS]             a workflow-level operation
-  rig op WORKSPACE --help               the workspace's operations
-  rig op WORKSPACE OPERATION --help     the operation's inputs
-"""
-
-
-def op(
-    ctx: typer.Context,
-    args: Annotated[list[str] | None, typer.Argument(hidden=True, metavar="TARGET [INPUTS]")] = None,
-) -> int:
-    from rigcli.cli.commands.operation import op as body
-
-    return _with_session(ctx, lambda session: body(session, args or []))
-
-
-# --help reaches the command body, which lists the project's operations (or a workspace's).
-OP_CONTEXT = {**PASS_THROUGH, "help_option_names": []}
-app.command(
-    "op", help=OP_HELP, short_help="Run a workspace or workflow operation (alias: run).", context_settings=OP_CONTEXT
-)(op)
-app.command("run", help="Alias of op.", hidden=True, context_settings=OP_CONTEXT)(op)
-
-
-@app.command(help="Remove a workspace (its remove hook runs first), or every workspace with --all.")
-def rm(
-    ctx: typer.Context,
-    name: Annotated[str | None, typer.Argument(help="Workspace name.")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Remove every workspace.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-    force: Annotated[
-        bool,
-        typer.Option("--force", help="Forget the workspace even if its remove hook fails; leftovers go to rig gc."),
-    ] = False,
-    missing_ok: Annotated[
-        bool, typer.Option("--missing-ok", help="A workspace that does not exist is not an error.")
-    ] = False,
-) -> int:
-    from rigcli.cli.commands.workspace import rm as body
-
-    return _with_session(
-        ctx, lambda session: body(session, name, all_=all_, yes=yes, force=force, missing_ok=missing_ok)
-    )
-
-
-@app.command(help="List workflows and workspaces, snapshots, or the project's configuration.")
-def ls(
-    ctx: typer.Context,
-    target: Annotated[str | None, typer.Argument(help="workspaces (default), snapshots or config.")] = None,
-) -> int:
-    from rigcli.cli.commands.listing import ls as body
-
-    return _with_session(ctx, lambda session: body(session, target))
-
-
-@cache_app.command("ls", help="List cache entries.")
-def cache_ls(ctx: typer.Context) -> int:
-    from rigcli.cli.commands.cache import cache_ls as body
-
-    return _with_session(ctx, body)
-
-
-@cache_app.command(help="Explain why tasks are cached or pending.")
-def explain(ctx: typer.Context, task: Annotated[str | None, typer.Argument(help="Task path or name.")] = None) -> int:
-    from rigcli.cli.commands.cache import explain as body
-
-    return _with_session(ctx, lambda session: body(session, task))
-
-
-@cache_app.command(help="Mark a task's cached run (and runs built on it) stale, or every task with --all.")
-def invalidate(
-    ctx: typer.Context,
-    task: Annotated[str | None, typer.Argument(help="Task path or name.")] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Invalidate every task of the workflow.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-    collect: Annotated[bool, typer.Option("--gc", help=GC_HELP)] = False,
-) -> int:
-    from rigcli.cli.commands.cache import invalidate as body
-
-    return _with_session(ctx, lambda session: body(session, task, all_=all_, yes=yes, collect=collect))
-
-
-@cache_app.command(help="Delete cached runs: local and global, or only one of them.")
-def clear(
-    ctx: typer.Context,
-    local: Annotated[bool, typer.Option("--local", help="Only this project's cache.")] = False,
-    global_: Annotated[bool, typer.Option("--global", help="Only global fragment caches.")] = False,
-    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
-    collect: Annotated[bool, typer.Option("--gc", help=GC_HELP)] = False,
-) -> int:
-    from rigcli.cli.commands.cache import clear as body
-
-    return _with_session(ctx, lambda session: body(session, local=local, global_=global_, yes=yes, collect=collect))
-
-
-@app.command(help="Delete machines, snapshots, containers and images that nothing refers to (no confirmation).")
-def gc(
-    ctx: typer.Context,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="List what would be deleted; delete nothing.")] = False,
-) -> int:
-    from rigcli.cli.commands.gc import gc as body
-
-    return _with_session(ctx, lambda session: body(session, dry_run=dry_run))
-
-
-@app.command(help="Manage a provider's per-user state: rig providers PROVIDER clear.")
-def providers(
-    ctx: typer.Context,
-    provider: Annotated[str, typer.Argument(help="Provider id, e.g. local or docker.")],
-    action: Annotated[str, typer.Argument(help="clear: forget the provider's host storage.")],
-) -> int:
-    from rigcli.cli.commands.project import providers as body
-
-    return _with_options(ctx, lambda opts: body(opts, provider, action))
-
-
-@app.command(help="Find rig projects at or below the current directory.")
-def projects(ctx: typer.Context) -> int:
-    from rigcli.cli.commands.project import projects as body
-
-    return _with_options(ctx, body)
-
-
-@state_app.command(
-    "copy",
-    help="Copy the project's state (runs, workspaces, provider storage, effects, "
-    "metadata) into an empty SQLite file or PostgreSQL schema; the source is only read.",
-)
-def state_copy(
-    ctx: typer.Context,
-    to: Annotated[
-        str, typer.Option("--to", help="The target: a SQLite file or a postgresql:// URL.", metavar="URL_OR_PATH")
-    ],
-) -> int:
-    from rigcli.cli.commands.state import copy as body
-
-    return _with_options(ctx, lambda opts: body(opts, to))
-
-
-@app.command(help="Show versions, paths, the project, its state backend and lock, and Docker reachability.")
-def doctor(ctx: typer.Context) -> int:
-    from rigcli.cli.commands.doctor import doctor as body
-
-    return _with_options(ctx, body)
-
-
-@app.command(help="Print a shell completion script (bash, zsh or fish; default from $SHELL).")
-def completion(
-    ctx: typer.Context, shell: Annotated[str | None, typer.Argument(help="bash, zsh or fish.")] = None
-) -> int:
-    from rigcli.cli.complete_scripts import print_script
-
-    return _with_options(ctx, lambda opts: print_script(shell))
-
-
-@app.command(help="Print the version.")
-def version(ctx: typer.Context) -> int:
-    from rigcli.cli.commands.project import version as body
-
-    return _with_options(ctx, body)
-
-
-@app.command("help", help="Show help for rig or one of its commands.")
-def help_command(command: Annotated[list[str] | None, typer.Argument(help="Command.")] = None) -> int:
-    return run([*(command or []), "--help"])
-
-
-# Every command's --help ends with the global options, which Typer only shows on the root.
-for _info in [*app.registered_commands, *cache_app.registered_commands, *state_app.registered_commands]:
-    _info.epilog = _info.epilog or GLOBAL_HELP
-
-
-def run(argv: list[str]) -> int:
+def run(argv: list[str], *, table: Table = TABLE, invoke: Invoke = run_call) -> int:
     """Parse and run one command line; every failure becomes an exit code and one stderr line."""
-    args = hoist(argv).argv
+    args = hoist(argv, table).argv
     if not args:
         args = ["--help"]
-    command = typer.main.get_command(app)
+    command = build_command(table, invoke)
     try:
-        result: Any = command.main(args=args, prog_name="rig", standalone_mode=False)
+        result: object = command.main(args=args, prog_name="rig", standalone_mode=False)
     except typer.TyperException as exc:  # click usage errors, vendored by Typer
         if type(exc).__name__ == "NoArgsIsHelpError":  # `rig cache` alone: its help, not an error
             print(exc.format_message())
@@ -324,4 +257,4 @@ def run(argv: list[str]) -> int:
     return finish(result if isinstance(result, int) else 0)
 
 
-__all__ = ["app", "run"]
+__all__ = ["build_app", "build_command", "run"]

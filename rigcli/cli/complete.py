@@ -1,8 +1,9 @@
 """The hidden ``rig __complete --shell SH --index I -- WORDS...`` endpoint the completion scripts call.
 
-Commands and options come from the Typer app itself; project data from complete_sources. The
-answer is one candidate per line (``value`` for bash, ``value<TAB>description`` for zsh and
-fish). It never fails loudly: any problem means fewer candidates and exit code 0.
+Commands, options and where their values come from are read from the command table (no Typer);
+project data from complete_sources. The answer is one candidate per line (``value`` for bash,
+``value<TAB>description`` for zsh and fish). It never fails loudly: any problem means fewer
+candidates and exit code 0.
 """
 
 from __future__ import annotations
@@ -10,120 +11,82 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from rigcli.cli.argv import VALUE_OPTIONS, hoist
+from rigcli.cli.argv import hoist
 from rigcli.cli.complete_sources import Item, OperationSpec, ProjectSource, paths, provider_ids
-from rigcli.cli.opargs import InputField
+from rigcli.cli.spec import Command, Option, Source, Table
+from rigcli.cli.table import TABLE
 
-ALIASES = {"create": "fork", "run": "op"}
-LS_TARGETS = [
-    ("workspaces", "workflows and their workspaces"),
-    ("snapshots", "recorded snapshots"),
-    ("config", "the project's configuration"),
-]
-SHELLS = [("bash", "shell"), ("zsh", "shell"), ("fish", "shell")]
+if TYPE_CHECKING:
+    from rigcli.cli.opargs import InputField
 
-
-@dataclass
-class CommandSpec:
-    name: str
-    help: str = ""
-    options: dict[str, tuple[str, bool]] = field(default_factory=dict)  # spelling -> (help, takes a value)
-    subcommands: dict[str, CommandSpec] = field(default_factory=dict)
-    hidden: bool = False
-
-
-def command_tree() -> CommandSpec:
-    """The app's commands and options, read from the Typer app so completion never drifts from it."""
-    import typer
-
-    from rigcli.cli.app import app
-
-    return _spec("rig", typer.main.get_command(app))
-
-
-def _spec(name: str, command: object) -> CommandSpec:
-    spec = CommandSpec(
-        name, (getattr(command, "help", None) or "").split("\n")[0], hidden=bool(getattr(command, "hidden", False))
-    )
-    for param in getattr(command, "params", ()):
-        if getattr(param, "param_type_name", "") != "option" or getattr(param, "hidden", False):
-            continue
-        takes_value = not getattr(param, "is_flag", False)
-        for spelling in [*param.opts, *getattr(param, "secondary_opts", [])]:
-            spec.options[spelling] = ((getattr(param, "help", None) or "").split("\n")[0], takes_value)
-    spec.options.setdefault("--help", ("Show help.", False))
-    for sub_name, sub in (getattr(command, "commands", None) or {}).items():
-        spec.subcommands[sub_name] = _spec(sub_name, sub)
-    return spec
+HELP = Option(("--help",), "help", "Show help.")
 
 
 @dataclass
 class Position:
     """What the words before the cursor say: command path, positionals and the option awaiting a value."""
 
-    command: str | None = None
-    sub: str | None = None
+    command: Command | None = None  # the innermost command named so far (a group while its sub is missing)
     positionals: list[str] = field(default_factory=list)
-    op_words: list[str] = field(default_factory=list)
-    pending_option: str | None = None
+    pending_option: Option | None = None
     globals: dict[str, str] = field(default_factory=dict)
+    unknown: bool = False  # the words name no command: nothing sensible to offer
 
 
-def read_position(tree: CommandSpec, words: Sequence[str]) -> Position:
-    hoisted = hoist(list(words))  # global options sit anywhere, exactly as on a real run
+def read_position(table: Table, words: Sequence[str]) -> Position:
+    hoisted = hoist(list(words), table)  # global options sit anywhere, exactly as on a real run
     pos = Position(globals={key: value for key, value in hoisted.values.items() if isinstance(value, str)})
     words = hoisted.rest
+    only_positionals = False
     index = 0
     while index < len(words):
         word = words[index]
         index += 1
+        option = table.option(word)
+        if option is not None and not option.flag:  # hoist leaves one in place only when its value is missing
+            pos.pending_option = option
+            continue
+        current = pos.command or table.root
+        if current.pass_through or only_positionals or not word.startswith("-"):
+            sub = current.subcommand(word) if current.commands else None
+            if sub is not None:
+                pos.command = sub
+            elif pos.command is not None:
+                pos.positionals.append(word)
+            else:
+                pos.unknown = True
+            continue
+        if word == "--":
+            only_positionals = True
+            continue
         name, has_value, _ = word.partition("=")
-        if word in VALUE_OPTIONS:  # hoist leaves a value option in place only when its value is missing
-            pos.pending_option = word
-            continue
-        if pos.command == "op":
-            pos.op_words.append(word)
-            continue
-        if word.startswith("-"):
-            owner = _current(tree, pos)
-            takes_value = owner.options.get(name, ("", False))[1] or tree.options.get(name, ("", False))[1]
-            if takes_value and not has_value:
-                if index < len(words):
-                    index += 1
-                else:
-                    pos.pending_option = name
-            continue
-        if pos.command is None:
-            pos.command = ALIASES.get(word, word)
-        elif pos.sub is None and tree.subcommands.get(pos.command, CommandSpec("")).subcommands:
-            pos.sub = word
-        else:
-            pos.positionals.append(word)
+        own = current.option(name)
+        if own is not None and not own.flag and not has_value:
+            if index + own.arity <= len(words):
+                index += own.arity
+            else:
+                pos.pending_option = own
     return pos
 
 
-def _current(tree: CommandSpec, pos: Position) -> CommandSpec:
-    command = tree.subcommands.get(pos.command or "")
-    if command is None:
-        return tree
-    return command.subcommands.get(pos.sub or "", command)
+def _options(table: Table, pos: Position) -> list[Item]:
+    own = pos.command or table.root
+    shown = [*own.options, HELP]
+    if own is not table.root:  # root-only flags make no sense after a command
+        shown += [item for item in table.options if not item.eager]
+    return [
+        (spelling, item.help)
+        for item in shown
+        if not item.hidden
+        for spelling in item.spellings
+        if spelling.startswith("--")
+    ]
 
 
-def _options(tree: CommandSpec, pos: Position) -> list[Item]:
-    own = _current(tree, pos)
-    items = [(name, about) for name, (about, _) in own.options.items() if name.startswith("--")]
-    if own is not tree:  # root-only flags make no sense after a command
-        items += [
-            (name, about)
-            for name, (about, _) in tree.options.items()
-            if name.startswith("--") and name not in ("--help", "--version")
-        ]
-    return items
-
-
-def candidates(tree: CommandSpec, words: Sequence[str], current: str) -> list[Item]:
-    pos = read_position(tree, words)
+def candidates(table: Table, words: Sequence[str], current: str) -> list[Item]:
+    pos = read_position(table, words)
     source = ProjectSource(
         workflow=pos.globals.get("workflow"),
         chdir=pos.globals.get("chdir"),
@@ -131,56 +94,75 @@ def candidates(tree: CommandSpec, words: Sequence[str], current: str) -> list[It
         state=pos.globals.get("state"),
     )
     if pos.pending_option is not None:
-        return _option_values(pos.pending_option, current, source)
-    if pos.command == "op":
-        return _op(tree, pos, current, source)
+        return _option_values(table, pos.pending_option, current, source)
+    if pos.unknown:
+        return []
+    command = pos.command
+    if command is not None and command.pass_through and command.arguments[0].complete == "operation":
+        return _op(table, pos, current, source)
     if current.startswith("-"):
         name, eq, value = current.partition("=")
-        if eq:
-            return [(f"{name}={item}", about) for item, about in _option_values(name, value, source)]
-        return _options(tree, pos)
-    found = _positionals(tree, pos, source)
+        option = (command or table.root).option(name) or table.option(name)
+        if eq and option is not None:
+            return [(f"{name}={item}", about) for item, about in _option_values(table, option, value, source)]
+        return _options(table, pos)
+    found = _positionals(table, pos, current, source)
     if found is None:  # nothing positional goes here: offer the options instead
-        return [] if current else _options(tree, pos)
+        return [] if current else _options(table, pos)
     return found
 
 
-def _option_values(option: str, current: str, source: ProjectSource) -> list[Item]:
-    if option == "--workflow":
+def _option_values(table: Table, option: Option, current: str, source: ProjectSource) -> list[Item]:
+    if option.choices:
+        return [(choice, "choice") for choice in option.choices]
+    if option.complete is None:
+        return []
+    return _source(table, option.complete, current, source, [])
+
+
+def _source(table: Table, name: Source, current: str, source: ProjectSource, before: list[str]) -> list[Item]:
+    """The values a named source offers (``before``: the positionals already given, for ``commands``)."""
+    if name == "workspaces":
+        return source.workspaces()
+    if name in ("tasks", "valid-tasks"):
+        return source.task_paths(valid_only=name == "valid-tasks")
+    if name == "workflows":
         return source.workflows()
-    if option in ("-C", "--chdir"):
-        return paths(current, dirs_only=True)
-    if option in ("--config", "--state", "--to"):
-        return paths(current, dirs_only=False)
+    if name == "providers":
+        return provider_ids()
+    if name in ("dirs", "files"):
+        return paths(current, dirs_only=name == "dirs")
+    if name == "commands":
+        group = table.root
+        for word in before:
+            group = group.subcommand(word) or group
+        return [(item.name, item.summary) for item in group.commands if not item.hidden]
     return []
 
 
-def _positionals(tree: CommandSpec, pos: Position, source: ProjectSource) -> list[Item] | None:
+def _positionals(table: Table, pos: Position, current: str, source: ProjectSource) -> list[Item] | None:
     """Candidates for the next positional; None when this command takes no known positional here."""
-    command, count = pos.command, len(pos.positionals)
-    if command is None or command == "help":
-        return [(name, spec.help) for name, spec in tree.subcommands.items() if not spec.hidden]
-    if command in ("cache", "state") and pos.sub is None:
-        return [(name, spec.help) for name, spec in tree.subcommands[command].subcommands.items()]
-    if command == "cache" and pos.sub in ("explain", "invalidate") and count == 0:
-        return source.task_paths(valid_only=pos.sub == "invalidate")
-    if command == "rm" and count == 0:
-        return source.workspaces()
-    if command == "ls" and count == 0:
-        return LS_TARGETS
-    if command == "providers" and count == 0:
-        return provider_ids()
-    if command == "providers" and count == 1:
-        return [("clear", "forget this provider's host storage")]
-    if command == "completion" and count == 0:
-        return SHELLS
-    return None
+    command = pos.command or table.root
+    if command.commands:
+        return [(item.name, item.summary) for item in command.commands if not item.hidden]
+    count = len(pos.positionals)
+    arguments = command.arguments
+    argument = arguments[count] if count < len(arguments) else None
+    if argument is None and arguments and arguments[-1].variadic:
+        argument = arguments[-1]
+    if argument is None:
+        return None
+    if argument.suggest:
+        return list(argument.suggest)
+    if argument.complete is None:
+        return None
+    return _source(table, argument.complete, current, source, pos.positionals)
 
 
-def _op(tree: CommandSpec, pos: Position, current: str, source: ProjectSource) -> list[Item]:
-    words = pos.op_words
+def _op(table: Table, pos: Position, current: str, source: ProjectSource) -> list[Item]:
+    words = pos.positionals
     if not words:
-        return _options(tree, pos) if current.startswith("-") else _op_targets(current, source)
+        return _options(table, pos) if current.startswith("-") else _op_targets(current, source)
     spec, after = _resolve_op(words, source)
     if spec is None:
         workspaces = {name for name, _ in source.workspaces()}
@@ -266,7 +248,7 @@ def complete(shell: str, index: int, words: list[str]) -> list[Item]:
             words = [*words[:at], *words[at + 1 :]] if at < index else [*words[:at], ""]
             index -= 1 if at < index else 0
     current = words[index] if index < len(words) else ""
-    found = candidates(command_tree(), words[1:index], current)
+    found = candidates(TABLE, words[1:index], current)
     return [item for item in dict.fromkeys(found) if item[0].startswith(current)]
 
 
@@ -283,4 +265,4 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-__all__ = ["CommandSpec", "candidates", "command_tree", "complete", "main", "read_position"]
+__all__ = ["candidates", "complete", "main", "read_position"]

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
-from rigcli.cli.opargs import InputField, fields_from_schema
 from rigcli.discovery import ProjectLocation, find_project
 from rigcli.layout import STATE_URL_ENV
 
 if TYPE_CHECKING:
     from rigcli.authoring.nodes import SequenceNode
+    from rigcli.cli.opargs import InputField
     from rigcli.records import WorkspaceRecord
     from rigcli.state.api import StateStore
 
@@ -82,6 +82,8 @@ class ProjectSource:
 
     def operations(self, *, workspace: bool) -> list[OperationSpec]:
         def read() -> list[OperationSpec]:
+            from rigcli.cli.opargs import fields_from_schema  # pydantic: only once operations are asked for
+
             specs = []
             for item in self._selected():
                 definitions = item.workspace_operations if workspace else item.operations

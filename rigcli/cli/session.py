@@ -6,38 +6,20 @@ import contextlib
 import errno
 import signal
 from collections.abc import Callable, Coroutine, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.children import ChildGuard
 from rigcli.cli.interrupts import Interrupted, Interrupts, interrupted_error
+from rigcli.cli.spec import GlobalOptions  # the options reach a Session parsed by the command table
 from rigcli.cli.terminal_host import CliHost
 from rigcli.discovery import ProjectLocation, find_project
 from rigcli.errors import AmbiguousWorkflowError, AmbiguousWorkspaceError, InterruptedRunError
 from rigcli.events import Event, StateLockTakeover, StateLockWaiting, StateWarning
-from rigcli.host import stdio_is_terminal
 
 if TYPE_CHECKING:
     from rigcli.engine.api import Engine
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class GlobalOptions:
-    """The options given before the command (``-C``, ``--config``, ``--state``, ``--json``, ...)."""
-
-    chdir: str | None = None
-    config: str | None = None
-    state: str | None = None
-    json: bool = False
-    workflow: str | None = None
-    no_wait: bool = False
-
-    @property
-    def interactive(self) -> bool:
-        """Prompts and pickers are allowed: a terminal on stdin and stderr, and not --json."""
-        return not self.json and stdio_is_terminal()
 
 
 def _terminal_text(text: str) -> str:

@@ -145,11 +145,13 @@ def _prompt(session: Session, item: InputField, op_id: str) -> object:
 
 def _project_help(session: Session) -> int:
     """``rig op --help``: how to call it, then the project's operations (when there is a project)."""
-    from rigcli.cli.app import OP_HELP
+    from rigcli.cli.table import TABLE
     from rigcli.render.tables import print_message
 
-    usage = "\n".join(line for line in OP_HELP.strip().splitlines() if line != "\b")  # \b: click's no-rewrap mark
-    print_message(f"Usage: rig op TARGET [INPUTS]\n\n{usage}", err=False)
+    spec = TABLE.root.subcommand("op")
+    assert spec is not None
+    usage = " ".join(item.metavar for item in spec.arguments)
+    print_message(f"Usage: rig op {usage}\n\n{spec.summary}\n\n{spec.examples_text()}", err=False)
     try:
         engine = session.engine
         workflows = [session.workflow_filter()] if session.opts.workflow else engine.workflow_names()

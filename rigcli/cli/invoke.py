@@ -1,0 +1,34 @@
+"""Running a Call: import its body, give it a Session (or only the options), map what it raises."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+
+from rigcli.cli.error_handler import run_guarded
+from rigcli.cli.spec import Call
+
+
+def load_body(path: str) -> Callable[..., int]:
+    """The function ``module:name`` names, imported now (bodies are imported only when they run)."""
+    module, _, name = path.partition(":")
+    body: Callable[..., int] = getattr(importlib.import_module(module), name)
+    return body
+
+
+def run_call(call: Call, argv: list[str] | None = None) -> int:
+    """Run the call's body inside the one error handler; its exit code (``finish`` is the caller's)."""
+
+    def guarded() -> int:
+        body = load_body(call.body)
+        if call.needs == "options":
+            return body(call.opts, **call.kwargs)
+        from rigcli.cli.session import Session
+
+        with Session(call.opts) as session:
+            return body(session, **call.kwargs)
+
+    return run_guarded(guarded, argv=argv)
+
+
+__all__ = ["load_body", "run_call"]

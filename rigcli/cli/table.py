@@ -1,0 +1,233 @@
+"""rig's command line, spelled once: global options, commands, their arguments, options and aliases.
+
+Built from it: the Typer app and every ``--help`` (``app.py``), the fast path for hot commands
+(``argv.py``, ``fast.py``), completion (``complete.py``) and ``rig help --json``. A new command
+is a row here plus its body. Import-cheap on purpose: it is read on every command line.
+"""
+
+from __future__ import annotations
+
+from rigcli.cli.spec import Argument, Command, GlobalOptions, Option, Table
+
+GLOBAL_OPTIONS = (
+    Option(("--chdir", "-C"), "chdir", "Use DIR/rig_config.py (no upward search).", metavar="DIR", complete="dirs"),
+    Option(("--config",), "config", "Use this config file.", metavar="FILE", complete="files"),
+    Option(
+        ("--state",),
+        "state",
+        "Use this state: a SQLite file or a postgresql:// URL.",
+        metavar="FILE|URL",
+        complete="files",
+    ),
+    Option(("--json",), "json", "Print one JSON document on stdout."),
+    Option(("--workflow",), "workflow", "Select a workflow.", metavar="W", complete="workflows"),
+    Option(("--no-wait",), "no_wait", "Exit with code 4 if the state is locked."),
+    Option(("--version", "-V"), "version", "Print the version.", eager=True),
+)
+
+YES = Option(("--yes", "-y"), "yes", "Do not ask for confirmation.")
+GC = Option(
+    ("--gc",),
+    "collect",
+    "Then delete the machines and snapshots nothing refers to any more (rig gc); a terminal is asked.",
+)
+TASK = Argument("task", "TASK", "Task path or name.", complete="tasks")
+WORKSPACE = Argument("name", "NAME", "Workspace name.")
+
+CACHE = Command(
+    "cache",
+    "Inspect, invalidate and clear the task cache.",
+    commands=(
+        Command("ls", "List cache entries.", "rigcli.cli.commands.cache:cache_ls"),
+        Command(
+            "explain",
+            "Explain why tasks are cached or pending.",
+            "rigcli.cli.commands.cache:explain",
+            arguments=(TASK,),
+        ),
+        Command(
+            "invalidate",
+            "Mark a task's cached run (and runs built on it) stale, or every task with --all.",
+            "rigcli.cli.commands.cache:invalidate",
+            arguments=(TASK._replace(complete="valid-tasks"),),
+            options=(Option(("--all",), "all_", "Invalidate every task of the workflow."), YES, GC),
+        ),
+        Command(
+            "clear",
+            "Delete cached runs: local and global, or only one of them.",
+            "rigcli.cli.commands.cache:clear",
+            options=(
+                Option(("--local",), "local", "Only this project's cache."),
+                Option(("--global",), "global_", "Only global fragment caches."),
+                YES,
+                GC,
+            ),
+        ),
+    ),
+)
+
+STATE = Command(
+    "state",
+    "Move the project's state between SQLite and PostgreSQL.",
+    commands=(
+        Command(
+            "copy",
+            "Copy the project's state (runs, workspaces, provider storage, effects, metadata) into an empty "
+            "SQLite file or PostgreSQL schema; the source is only read.",
+            "rigcli.cli.commands.state:copy",
+            needs="options",
+            options=(
+                Option(
+                    ("--to",),
+                    "to",
+                    "The target: a SQLite file or a postgresql:// URL.",
+                    metavar="URL_OR_PATH",
+                    required=True,
+                    complete="files",
+                ),
+            ),
+        ),
+    ),
+)
+
+COMMANDS = (
+    Command(
+        "init",
+        "Write a starter rig_config.py (local provider) and ignore .rig/ in git.",
+        "rigcli.cli.commands.project:init",
+        needs="options",
+    ),
+    Command("plan", "Show which tasks are cached or pending, and why.", "rigcli.cli.commands.workflow:plan", hot=True),
+    Command(
+        "apply",
+        "Run the pending tasks of a workflow.",
+        "rigcli.cli.commands.workflow:apply",
+        options=(Option(("--dry-run",), "dry_run", "Show the plan; change nothing."),),
+        hot=True,
+    ),
+    Command(
+        "fork",
+        "Create a workspace from the prepared workflow.",
+        "rigcli.cli.commands.workflow:fork",
+        arguments=(WORKSPACE,),
+        aliases=("create",),
+        hot=True,
+    ),
+    Command(
+        "op",
+        "Run a workspace or workflow operation.",
+        "rigcli.cli.commands.operation:op",
+        arguments=(Argument("args", "TARGET [INPUTS]", "", variadic=True, complete="operation", hidden=True),),
+        aliases=("run",),
+        hot=True,
+        pass_through=True,
+        examples=(
+            ("rig op WORKSPACE OPERATION [INPUTS]", "a workspace operation"),
+            ("rig op WORKSPACE/OPERATION [INPUTS]", "the same, unambiguous"),
+            ("rig op OPERATION [INPUTS]", "a workflow-level operation"),
+            ("rig op WORKSPACE --help", "the workspace's operations"),
+            ("rig op WORKSPACE OPERATION --help", "the operation's inputs"),
+        ),
+    ),
+    Command(
+        "rm",
+        "Remove a workspace (its remove hook runs first), or every workspace with --all.",
+        "rigcli.cli.commands.workspace:rm",
+        arguments=(WORKSPACE._replace(complete="workspaces"),),
+        options=(
+            Option(("--all",), "all_", "Remove every workspace."),
+            YES,
+            Option(
+                ("--force",), "force", "Forget the workspace even if its remove hook fails; leftovers go to rig gc."
+            ),
+            Option(("--missing-ok",), "missing_ok", "A workspace that does not exist is not an error."),
+        ),
+        hot=True,
+    ),
+    Command(
+        "ls",
+        "List workflows and workspaces, snapshots, or the project's configuration.",
+        "rigcli.cli.commands.listing:ls",
+        arguments=(
+            Argument(
+                "target",
+                "TARGET",
+                "workspaces (default), snapshots or config.",
+                suggest=(
+                    ("workspaces", "workflows and their workspaces"),
+                    ("snapshots", "recorded snapshots"),
+                    ("config", "the project's configuration"),
+                ),
+            ),
+        ),
+        hot=True,
+    ),
+    CACHE,
+    Command(
+        "gc",
+        "Delete machines, snapshots, containers and images that nothing refers to (no confirmation).",
+        "rigcli.cli.commands.gc:gc",
+        options=(Option(("--dry-run",), "dry_run", "List what would be deleted; delete nothing."),),
+    ),
+    STATE,
+    Command(
+        "providers",
+        "Manage a provider's per-user state: rig providers PROVIDER clear.",
+        "rigcli.cli.commands.project:providers",
+        needs="options",
+        arguments=(
+            Argument(
+                "provider_id", "PROVIDER", "Provider id, e.g. local or docker.", required=True, complete="providers"
+            ),
+            Argument(
+                "action",
+                "ACTION",
+                "clear: forget the provider's host storage.",
+                required=True,
+                suggest=(("clear", "forget this provider's host storage"),),
+            ),
+        ),
+    ),
+    Command(
+        "projects",
+        "Find rig projects at or below the current directory.",
+        "rigcli.cli.commands.project:projects",
+        needs="options",
+    ),
+    Command(
+        "doctor",
+        "Show versions, paths, the project, its state backend and lock, and Docker reachability.",
+        "rigcli.cli.commands.doctor:doctor",
+        needs="options",
+    ),
+    Command(
+        "completion",
+        "Print a shell completion script (bash, zsh or fish; default from $SHELL).",
+        "rigcli.cli.complete_scripts:completion",
+        needs="options",
+        arguments=(
+            Argument(
+                "shell", "SHELL", "bash, zsh or fish.", suggest=(("bash", "shell"), ("zsh", "shell"), ("fish", "shell"))
+            ),
+        ),
+    ),
+    Command("version", "Print the version.", "rigcli.cli.commands.project:version", needs="options", hot=True),
+    Command(
+        "help",
+        "Show help for rig or one of its commands.",
+        "rigcli.cli.commands.help:help_command",
+        needs="options",
+        arguments=(Argument("command", "COMMAND", "Command.", variadic=True, complete="commands"),),
+        hot=True,
+    ),
+)
+
+TABLE = Table(
+    "rig",
+    "Provision dev machines from a cached workflow of setup tasks, then fork workspaces from it.",
+    GLOBAL_OPTIONS,
+    COMMANDS,
+    GlobalOptions,
+)
+
+__all__ = ["COMMANDS", "GLOBAL_OPTIONS", "TABLE"]
