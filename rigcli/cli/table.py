@@ -214,7 +214,7 @@ COMMANDS = (
     Command("version", "Print the version.", "rigcli.cli.commands.project:version", needs="options", hot=True),
     Command(
         "help",
-        "Show help for rig or one of its commands.",
+        "Show help for rig or one of its commands (--json: the commands as JSON).",
         "rigcli.cli.commands.help:help_command",
         needs="options",
         arguments=(Argument("command", "COMMAND", "Command.", variadic=True, complete="commands"),),
