@@ -1,0 +1,173 @@
+"""The table can say the day-two command line (DESIGN §11), and both readers of it agree on every line.
+
+Nothing here is a command rig has yet: a copy of the table grows the commands and global options
+DESIGN §11 names, the Typer app and the fast path are built from that copy, and the parity check
+runs on it. Bodies are named but never called.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import pytest
+
+from rigcli.cli.argv import match
+from rigcli.cli.spec import Argument, Command, Option, Table
+from rigcli.cli.table import TABLE
+from tests.cli.table_lines import argv_lines, fast_path, mismatches, typer_calls
+
+BODY = "rigcli.cli.commands.workflow:plan"  # never called: the check captures the call
+WS = Argument("name", "WS", "Workspace name.", required=True, complete="workspaces")
+SOME = Argument("names", "WS", "Workspace names.", variadic=True, complete="workspaces")
+ALL = Option(("--all",), "all_", "Every workspace.")
+DRY_RUN = Option(("--dry-run",), "dry_run", "Change nothing.")
+FOLLOW = Option(("--follow", "-f"), "follow", "Keep reading.")
+
+
+class DayTwoOptions(NamedTuple):
+    chdir: str | None = None
+    config: str | None = None
+    state: str | None = None
+    json: bool = False
+    workflow: str | None = None
+    no_wait: bool = False
+    progress: str = "auto"
+    json_stream: bool = False
+
+
+GLOBALS = (
+    *TABLE.options,
+    Option(("--progress",), "progress", "How progress is shown.", choices=("auto", "tty", "plain"), default="auto"),
+    Option(("--json-stream",), "json_stream", "One JSON event per line, the summary last."),
+)
+
+NEW = (
+    Command("shell", "A shell inside the workspace.", BODY, arguments=(WS,), hot=True),
+    Command(
+        "exec",
+        "Run a command inside the workspace.",
+        BODY,
+        arguments=(WS, Argument("argv", "CMD [ARG...]", "The command.", required=True, variadic=True)),
+        hot=True,
+    ),
+    Command("stop", "Stop workspaces.", BODY, arguments=(SOME,), options=(ALL,), hot=True),
+    Command("start", "Start workspaces.", BODY, arguments=(SOME,), options=(ALL,), hot=True),
+    Command("diff", "Why the workspace is outdated.", BODY, arguments=(WS,), hot=True),
+    Command(
+        "reap", "Remove or stop what expired.", BODY, options=(Option(("--dry-run",), "dry_run", "Change nothing."),)
+    ),
+    Command(
+        "logs",
+        "Stored output of the last run of a task.",
+        BODY,
+        arguments=(Argument("task", "TASK", "Task path.", complete="tasks"),),
+        options=(
+            Option(("--run",), "run", "This run.", metavar="ID"),
+            Option(("--follow", "-f"), "follow", "Keep reading."),
+        ),
+        hot=True,
+    ),
+    Command(
+        "runs",
+        "Run history.",
+        BODY,
+        arguments=(Argument("run", "RUN", "The run (with --timeline)."),),
+        options=(
+            Option(("--timeline",), "timeline", "The run's timeline."),
+            Option(("--stats",), "stats", "Per-task statistics."),
+            Option(("--format",), "format", "Write a picture.", metavar="svg FILE", arity=2),
+        ),
+        hot=True,
+    ),
+    Command(
+        "graph",
+        "The workflow as a picture.",
+        BODY,
+        options=(Option(("--format",), "format", "Picture format.", choices=("tree", "dot", "mermaid")),),
+        hot=True,
+    ),
+)
+
+GROWN = {
+    "plan": (Option(("--detailed-exitcode",), "detailed_exitcode", "Exit 2 when something is pending."),),
+    "apply": (
+        Option(("--expect-cached",), "expect_cached", "Run nothing; exit 5 when something is pending."),
+        Option(("--only",), "only", "This task and its pending upstream.", metavar="TASK", repeat=True),
+    ),
+    "fork": (
+        Option(("--replace",), "replace", "Remake NAME from the current snapshot."),
+        Option(("--from",), "source", "Fork a live workspace.", metavar="WS", complete="workspaces"),
+        Option(("--count", "-n"), "count", "NAME-1 ... NAME-N.", metavar="N", kind="int"),
+        Option(("--ttl",), "ttl", "Expiry.", metavar="DURATION"),
+    ),
+    "ls": (Option(("--no-probe",), "no_probe", "Do not probe live status."),),
+    "gc": (Option(("--forget-unreachable",), "forget_unreachable", "Forget what no provider can reach."),),
+}
+STATE_MORE = (
+    Command("check", "Check the state.", BODY, hot=True),
+    Command("recover", "Recover the state.", BODY, hot=True),
+)
+
+
+def day_two_table() -> Table:
+    commands = []
+    for command in TABLE.commands:
+        if command.name in GROWN:
+            command = command._replace(options=(*command.options, *GROWN[command.name]), hot=True)
+        if command.name == "state":
+            command = command._replace(commands=(*command.commands, *STATE_MORE))
+        commands.append(command)
+    return TABLE._replace(options=GLOBALS, commands=(*commands, *NEW), options_type=DayTwoOptions)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def table() -> Table:
+    return day_two_table()
+
+
+def test_both_readers_agree_on_every_day_two_line(table: Table) -> None:
+    lines = argv_lines(table)
+    problems = mismatches(typer_calls(table, lines), fast_path(table))
+    assert not problems, "\n".join(problems[:30])
+    assert len(lines) > 4000
+
+
+@pytest.mark.parametrize(
+    ("words", "kwargs", "opts"),
+    [
+        (["exec", "dev", "--", "ls", "-la", "--json"], {"name": "dev", "argv": ("ls", "-la", "--json")}, {}),
+        (["--progress=plain", "stop", "--all"], {"names": (), "all_": True}, {"progress": "plain"}),
+        (["stop", "a", "b", "--json-stream"], {"names": ("a", "b"), "all_": False}, {"json_stream": True}),
+        (
+            ["fork", "x", "--from", "dev", "-n3", "--ttl", "8h", "--replace"],
+            {"name": "x", "source": "dev", "count": 3, "ttl": "8h", "replace": True},
+            {},
+        ),
+        (["apply", "--only", "a", "--only", "b"], {"dry_run": False, "expect_cached": False, "only": ("a", "b")}, {}),
+        (
+            ["runs", "--timeline", "r1", "--format", "svg", "t.svg"],
+            {"run": "r1", "timeline": True, "stats": False, "format": ("svg", "t.svg")},
+            {},
+        ),
+        (["graph", "--format", "dot"], {"format": "dot"}, {}),
+        (["state", "recover"], {}, {}),
+    ],
+)
+def test_day_two_lines_mean_what_design_says(
+    table: Table, words: list[str], kwargs: dict[str, object], opts: dict[str, object]
+) -> None:
+    call = match(words, table)
+    assert call is not None
+    assert {name: call.kwargs[name] for name in kwargs} == kwargs
+    assert call.opts == DayTwoOptions(**opts)  # type: ignore[arg-type]
+    assert type(call.opts) is DayTwoOptions
+
+
+@pytest.mark.parametrize(
+    "words",
+    [["exec", "dev"], ["graph", "--format", "png"], ["fork", "x", "--count", "many"], ["--progress", "loud", "plan"]],
+)
+def test_day_two_mistakes_go_to_typer(table: Table, words: list[str]) -> None:
+    assert match(words, table) is None
+    (call, said), *_ = typer_calls(table, [tuple(words)]).values()
+    assert call is None and said.startswith("error: ")
