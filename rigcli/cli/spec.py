@@ -1,15 +1,19 @@
 """The vocabulary of the command table: options, arguments, commands, and the call a command line makes.
 
 ``table.py`` spells rig's command line in these words; ``app.py`` builds Typer from it,
-``argv.py`` parses hot command lines with it, ``complete.py`` completes from it. Named tuples,
-not dataclasses: a frozen dataclass generates its methods when its module is imported (about a
-millisecond each), and this module is read on every command line. No Typer here.
+``argv.py`` parses hot command lines with it, ``complete.py`` completes from it. No Typer here.
+
+Plain classes with a written-out ``__init__``, not dataclasses or named tuples: those generate
+and compile code each time their module is imported (a named tuple of 13 fields costs as many
+instructions as the rest of this module and the table together), and this module is read on
+every command line. ``Value`` gives them equality, a hash and ``replace``; ``Final`` lets mypy
+refuse any later assignment.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, NamedTuple
+from typing import Final, Literal, TypeVar
 
 # Where completion finds an argument's or option's values (cli/complete.py maps each to a reader).
 Source = Literal[
@@ -18,24 +22,64 @@ Source = Literal[
 # What a command body takes first: a Session (the project, loaded on first use) or only the options.
 Needs = Literal["session", "options"]
 Scalar = Literal["str", "int"]
+V = TypeVar("V", bound="Value")
 
 
-class Option(NamedTuple):
+class Value:
+    """Equal, hashable and printed by the fields ``__init__`` sets; ``replace`` copies with changes."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and vars(other) == vars(self)
+
+    def __hash__(self) -> int:
+        return hash((type(self), *vars(self).values()))
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={value!r}" for name, value in vars(self).items())
+        return f"{type(self).__name__}({fields})"
+
+    def replace(self: V, **changes: object) -> V:
+        unknown = changes.keys() - vars(self).keys()
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field {', '.join(sorted(unknown))}")
+        copy = object.__new__(type(self))
+        vars(copy).update(vars(self), **changes)
+        return copy
+
+
+class Option(Value):
     """An option: its spellings, the body parameter it fills, and what it takes."""
 
-    spellings: tuple[str, ...]  # "--yes", "-y": long first; a single-letter one may carry its value glued ("-CDIR")
-    dest: str  # the body's keyword parameter (and the GlobalOptions field, for a global option)
-    help: str
-    metavar: str | None = None  # takes a value when set (or with choices), shown as this; else a flag
-    kind: Scalar = "str"  # the value's type (bodies receive it converted)
-    choices: tuple[str, ...] = ()  # the only values accepted (and offered by completion); shown a|b|c
-    default: str | int | None = None  # for a value option that is not given
-    required: bool = False
-    repeat: bool = False  # may be given several times; the body gets a tuple of every value
-    arity: int = 1  # words one occurrence takes (``--format svg FILE`` takes 2; the body gets a tuple)
-    complete: Source | None = None
-    hidden: bool = False
-    eager: bool = False  # answered on its own when given (``--version``), whatever else the line says
+    def __init__(
+        self,
+        spellings: tuple[str, ...],
+        dest: str,
+        help: str,
+        *,
+        metavar: str | None = None,
+        kind: Scalar = "str",
+        choices: tuple[str, ...] = (),
+        default: str | int | None = None,
+        required: bool = False,
+        repeat: bool = False,
+        arity: int = 1,
+        complete: Source | None = None,
+        hidden: bool = False,
+        eager: bool = False,
+    ) -> None:
+        self.spellings: Final = spellings  # "--yes", "-y": long first; "-C" may carry its value glued ("-CDIR")
+        self.dest: Final = dest  # the body's keyword parameter (and the GlobalOptions field, for a global option)
+        self.help: Final = help
+        self.metavar: Final = metavar  # takes a value when set (or with choices), shown as this; else a flag
+        self.kind: Final = kind  # the value's type (bodies receive it converted)
+        self.choices: Final = choices  # the only values accepted (and offered by completion); shown a|b|c
+        self.default: Final = default  # for a value option that is not given
+        self.required: Final = required
+        self.repeat: Final = repeat  # may be given several times; the body gets a tuple of every value
+        self.arity: Final = arity  # words one occurrence takes (``--format svg FILE``: 2; the body gets a tuple)
+        self.complete: Final = complete
+        self.hidden: Final = hidden
+        self.eager: Final = eager  # answered on its own when given (``--version``), whatever else the line says
 
     @property
     def flag(self) -> bool:
@@ -48,36 +92,64 @@ class Option(NamedTuple):
         return ", ".join(sorted(self.spellings, key=len)) + (f" {value}" if value else "")
 
 
-class Argument(NamedTuple):
+class Argument(Value):
     """A positional argument, in the order the command takes them."""
 
-    dest: str
-    metavar: str
-    help: str
-    required: bool = False
-    variadic: bool = False  # takes every remaining word (the body gets a tuple); the last argument only
-    complete: Source | None = None
-    suggest: tuple[tuple[str, str], ...] = ()  # (value, description) completion offers; not enforced
-    hidden: bool = False
+    def __init__(
+        self,
+        dest: str,
+        metavar: str,
+        help: str,
+        *,
+        required: bool = False,
+        variadic: bool = False,
+        complete: Source | None = None,
+        suggest: tuple[tuple[str, str], ...] = (),
+        hidden: bool = False,
+    ) -> None:
+        self.dest: Final = dest
+        self.metavar: Final = metavar
+        self.help: Final = help
+        self.required: Final = required
+        self.variadic: Final = variadic  # takes every remaining word (the body gets a tuple); the last argument only
+        self.complete: Final = complete
+        self.suggest: Final = suggest  # (value, description) pairs completion offers; not enforced
+        self.hidden: Final = hidden
 
 
-class Command(NamedTuple):
+class Command(Value):
     """A command (or, with ``commands``, a group of sub-commands) and the body it calls."""
 
-    name: str
-    help: str  # one sentence: the help list, completion and ``rig help --json`` show it whole
-    body: str = ""  # "module:function", imported only when the command runs; "" for a group
-    needs: Needs = "session"
-    arguments: tuple[Argument, ...] = ()
-    options: tuple[Option, ...] = ()
-    aliases: tuple[str, ...] = ()  # other names: same body, same parameters, hidden from lists
-    hidden: bool = False
-    hot: bool = False  # dispatched by the fast path without Typer (plain, valid lines; help goes to Typer)
-    # Every word after the command goes untouched to the (one, variadic) argument: --help too,
-    # which the body answers itself. For ``rig op``, whose inputs are the project's.
-    pass_through: bool = False
-    examples: tuple[tuple[str, str], ...] = ()  # (command line, what it does), shown in the help
-    commands: tuple[Command, ...] = ()  # a group's sub-commands
+    def __init__(
+        self,
+        name: str,
+        help: str,
+        body: str = "",
+        *,
+        needs: Needs = "session",
+        arguments: tuple[Argument, ...] = (),
+        options: tuple[Option, ...] = (),
+        aliases: tuple[str, ...] = (),
+        hidden: bool = False,
+        hot: bool = False,
+        pass_through: bool = False,
+        examples: tuple[tuple[str, str], ...] = (),
+        commands: tuple[Command, ...] = (),
+    ) -> None:
+        self.name: Final = name
+        self.help: Final = help  # one sentence: the help list, completion and `rig help --json` show it whole
+        self.body: Final = body  # "module:function", imported only when the command runs; "" for a group
+        self.needs: Final = needs
+        self.arguments: Final = arguments
+        self.options: Final = options
+        self.aliases: Final = aliases  # other names: same body, same parameters, hidden from lists
+        self.hidden: Final = hidden
+        self.hot: Final = hot  # dispatched by the fast path without Typer (plain, valid lines; help goes to Typer)
+        # Every word after the command goes untouched to the (one, variadic) argument, --help too,
+        # which the body answers itself. For `rig op`, whose inputs are the project's.
+        self.pass_through: Final = pass_through
+        self.examples: Final = examples  # (command line, what it does), shown in the help
+        self.commands: Final = commands  # a group's sub-commands
 
     @property
     def summary(self) -> str:
@@ -102,14 +174,54 @@ class Command(NamedTuple):
         return "\n".join(f"  {line.ljust(width)}   {about}" for line, about in self.examples)
 
 
-class Table(NamedTuple):
+class GlobalOptions(Value):
+    """The global options of one command line (``-C``, ``--config``, ``--state``, ``--json``, ...).
+
+    One parameter per option of ``table.GLOBAL_OPTIONS`` but ``--version``, named by its
+    ``dest``, with its default (a test checks they agree).
+    """
+
+    def __init__(
+        self,
+        *,
+        chdir: str | None = None,
+        config: str | None = None,
+        state: str | None = None,
+        json: bool = False,
+        workflow: str | None = None,
+        no_wait: bool = False,
+    ) -> None:
+        self.chdir: Final = chdir
+        self.config: Final = config
+        self.state: Final = state
+        self.json: Final = json
+        self.workflow: Final = workflow
+        self.no_wait: Final = no_wait
+
+    @property
+    def interactive(self) -> bool:
+        """Prompts and pickers are allowed: a terminal on stdin and stderr, and not --json."""
+        from rigcli.host import stdio_is_terminal
+
+        return not self.json and stdio_is_terminal()
+
+
+class Table(Value):
     """The whole command line: global options (accepted anywhere before ``--``) and commands."""
 
-    name: str
-    help: str
-    options: tuple[Option, ...]
-    commands: tuple[Command, ...]
-    options_type: Callable[..., GlobalOptions]  # makes the record of the global options from their values
+    def __init__(
+        self,
+        name: str,
+        help: str,
+        options: tuple[Option, ...],
+        commands: tuple[Command, ...],
+        options_type: Callable[..., GlobalOptions],  # makes the record of the global options from their values
+    ) -> None:
+        self.name: Final = name
+        self.help: Final = help
+        self.options: Final = options
+        self.commands: Final = commands
+        self.options_type: Final = options_type
 
     @property
     def root(self) -> Command:
@@ -120,40 +232,21 @@ class Table(NamedTuple):
         return next((item for item in self.options if spelling in item.spellings), None)
 
 
-class GlobalOptions(NamedTuple):
-    """The global options of one command line (``-C``, ``--config``, ``--state``, ``--json``, ...).
-
-    One field per option of ``table.GLOBAL_OPTIONS`` but ``--version``, named by its ``dest``,
-    with its default (a test checks they agree).
-    """
-
-    chdir: str | None = None
-    config: str | None = None
-    state: str | None = None
-    json: bool = False
-    workflow: str | None = None
-    no_wait: bool = False
-
-    @property
-    def interactive(self) -> bool:
-        """Prompts and pickers are allowed: a terminal on stdin and stderr, and not --json."""
-        from rigcli.host import stdio_is_terminal
-
-        return not self.json and stdio_is_terminal()
-
-
-class Call(NamedTuple):
+class Call(Value):
     """What a command line asks for: which body, with which parameters, under which global options.
 
-    The fast path and the Typer app each produce one from the same argv; the parity test
-    checks they produce the same.
+    The fast path and the Typer app each make one of the same argv; the parity test checks they
+    make the same.
     """
 
-    path: tuple[str, ...]  # the command's canonical names, e.g. ("cache", "invalidate")
-    body: str
-    needs: Needs
-    kwargs: dict[str, object]
-    opts: GlobalOptions
+    def __init__(
+        self, path: tuple[str, ...], body: str, needs: Needs, kwargs: dict[str, object], opts: GlobalOptions
+    ) -> None:
+        self.path: Final = path  # the command's canonical names, e.g. ("cache", "invalidate")
+        self.body: Final = body
+        self.needs: Final = needs
+        self.kwargs: Final = kwargs
+        self.opts: Final = opts
 
 
-__all__ = ["Argument", "Call", "Command", "GlobalOptions", "Needs", "Option", "Source", "Table"]
+__all__ = ["Argument", "Call", "Command", "GlobalOptions", "Needs", "Option", "Source", "Table", "Value"]

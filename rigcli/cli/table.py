@@ -49,7 +49,7 @@ CACHE = Command(
             "invalidate",
             "Mark a task's cached run (and runs built on it) stale, or every task with --all.",
             "rigcli.cli.commands.cache:invalidate",
-            arguments=(TASK._replace(complete="valid-tasks"),),
+            arguments=(TASK.replace(complete="valid-tasks"),),
             options=(Option(("--all",), "all_", "Invalidate every task of the workflow."), YES, GC),
         ),
         Command(
@@ -133,7 +133,7 @@ COMMANDS = (
         "rm",
         "Remove a workspace (its remove hook runs first), or every workspace with --all.",
         "rigcli.cli.commands.workspace:rm",
-        arguments=(WORKSPACE._replace(complete="workspaces"),),
+        arguments=(WORKSPACE.replace(complete="workspaces"),),
         options=(
             Option(("--all",), "all_", "Remove every workspace."),
             YES,

@@ -58,7 +58,7 @@ def _aliases(table: Table) -> Iterator[tuple[str, str]]:
 
 def _without_alias(commands: tuple[Command, ...], alias: str) -> tuple[Command, ...]:
     return tuple(
-        item._replace(
+        item.replace(
             aliases=tuple(name for name in item.aliases if name != alias), commands=_without_alias(item.commands, alias)
         )
         for item in commands
@@ -68,7 +68,7 @@ def _without_alias(commands: tuple[Command, ...], alias: str) -> tuple[Command, 
 @pytest.mark.parametrize(("command", "alias"), list(_aliases(TABLE)))
 def test_the_check_fails_when_the_fast_path_loses_an_alias(expected: Expected, command: str, alias: str) -> None:
     # The fast path reads its own copy of the table without the alias; Typer keeps it.
-    broken = TABLE._replace(commands=_without_alias(TABLE.commands, alias))
+    broken = TABLE.replace(commands=_without_alias(TABLE.commands, alias))
     problems = mismatches(expected, fast_path(broken))
     assert problems, f"removing alias {alias} of {command} from the fast path went unnoticed"
     assert all(alias in problem.partition(":")[0].split() for problem in problems)
@@ -79,9 +79,9 @@ def test_the_check_fails_when_the_fast_path_loses_an_alias(expected: Expected, c
 )
 def test_the_check_fails_when_the_fast_path_loses_a_global_option(expected: Expected, spelling: str) -> None:
     options = tuple(
-        item._replace(spellings=tuple(name for name in item.spellings if name != spelling)) for item in TABLE.options
+        item.replace(spellings=tuple(name for name in item.spellings if name != spelling)) for item in TABLE.options
     )
-    problems = mismatches(expected, fast_path(TABLE._replace(options=options)))
+    problems = mismatches(expected, fast_path(TABLE.replace(options=options)))
     assert problems, f"removing {spelling} from the fast path went unnoticed"
     assert all(spelling in problem for problem in problems)
 
@@ -151,7 +151,7 @@ def test_every_body_takes_exactly_the_table_parameters(command: Command) -> None
 
 
 def test_global_options_are_the_fields_of_global_options() -> None:
-    fields = {name: GlobalOptions._field_defaults.get(name) for name in GlobalOptions._fields}
+    fields = {name: param.default for name, param in inspect.signature(GlobalOptions).parameters.items()}
     options = {item.dest: False if item.flag else item.default for item in TABLE.options if not item.eager}
     assert options == fields
 

@@ -113,11 +113,11 @@ def day_two_table() -> Table:
     commands = []
     for command in TABLE.commands:
         if command.name in GROWN:
-            command = command._replace(options=(*command.options, *GROWN[command.name]), hot=True)
+            command = command.replace(options=(*command.options, *GROWN[command.name]), hot=True)
         if command.name == "state":
-            command = command._replace(commands=(*command.commands, *STATE_MORE))
+            command = command.replace(commands=(*command.commands, *STATE_MORE))
         commands.append(command)
-    return TABLE._replace(options=GLOBALS, commands=(*commands, *NEW), options_type=DayTwoOptions)  # type: ignore[arg-type]
+    return TABLE.replace(options=GLOBALS, commands=(*commands, *NEW), options_type=DayTwoOptions)
 
 
 @pytest.fixture(scope="module")
@@ -159,7 +159,7 @@ def test_day_two_lines_mean_what_design_says(
     call = match(words, table)
     assert call is not None
     assert {name: call.kwargs[name] for name in kwargs} == kwargs
-    assert call.opts == DayTwoOptions(**opts)  # type: ignore[arg-type]
+    assert call.opts == DayTwoOptions(**opts)
     assert type(call.opts) is DayTwoOptions
 
 
