@@ -10,18 +10,18 @@ anything it does not fully understand goes to Typer, which says what is wrong.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 from rigcli.cli.spec import Argument, Call, Command, Option, Table
 from rigcli.cli.table import TABLE
 
 
-class Hoisted(NamedTuple):
+class Hoisted:
     """The command line split into global options (in front) and everything else (in order)."""
 
-    globals: list[str]
-    rest: list[str]
-    values: dict[str, str | bool]  # dest -> the raw value (True for a flag); the last one given wins
+    def __init__(self) -> None:
+        self.globals: list[str] = []
+        self.rest: list[str] = []
+        self.values: dict[str, str | bool] = {}  # dest -> the raw value (True for a flag); the last one wins
 
     @property
     def argv(self) -> list[str]:
@@ -34,7 +34,7 @@ def hoist(argv: Sequence[str], table: Table = TABLE) -> Hoisted:
     A value option with its value missing at the very end is left in place so the parser
     reports it the usual way.
     """
-    result = Hoisted([], [], {})
+    result = Hoisted()
     index = 0
     while index < len(argv):
         token = argv[index]
