@@ -20,6 +20,7 @@ from types import CodeType, ModuleType
 from rigcli.authoring.nodes import SequenceNode
 from rigcli.authoring.project import ProjectConfig
 from rigcli.authoring.values import ProviderDefinition
+from rigcli.discovery import load_dotenv_file
 from rigcli.errors import ConfigError, RigError, describe_exception
 from rigcli.layout import CONFIG_FILE
 
@@ -33,22 +34,6 @@ class LoadedConfig:
     workflows: tuple[SequenceNode, ...]
     providers: Mapping[str, ProviderDefinition]
     module: ModuleType
-
-
-def load_dotenv_file(project_dir: Path) -> None:
-    env_file = project_dir / ".env"
-    if env_file.is_file():
-        from dotenv import load_dotenv
-
-        try:
-            load_dotenv(env_file, override=False)
-        except UnicodeDecodeError as exc:
-            raise ConfigError(
-                f"{env_file} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
-                "save it as UTF-8"
-            ) from None
-        except OSError as exc:
-            raise ConfigError(f"Cannot read {env_file}: {exc.strerror or exc}") from None
 
 
 def load_config(config_path: Path, project_dir: Path) -> LoadedConfig:

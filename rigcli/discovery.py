@@ -1,13 +1,20 @@
-"""Find the project: rig_config.py upward from cwd, in a --chdir directory, or named by --config."""
+"""Find the project (rig_config.py upward from cwd, in a --chdir directory, or named by --config) and its state.
+
+``locate_state`` is how every command learns where the project's state lives: it loads the
+project's ``.env`` (never overriding variables already set) and asks the one rule,
+``rigcli.state_location.resolve_state_location``.
+"""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from rigcli.errors import ConfigError
-from rigcli.layout import CONFIG_FILE, STATE_DIR, default_state_path, is_state_url
+from rigcli.layout import CONFIG_FILE, STATE_DIR
+from rigcli.state_location import StateGiven, StateLocation, resolve_state_location
 
 # Directories `rig projects` never descends into: VCS data, rig state, dependency and build trees.
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "venv", "dist", "build", "__pycache__"})
@@ -15,25 +22,15 @@ SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "venv", "dist
 
 @dataclass(frozen=True)
 class ProjectLocation:
-    """Where a project lives; ``state_path`` is None when the default ``.rig/state.sqlite`` applies.
+    """Where a project lives, and the ``--state`` given for it (as written, resolved by ``locate_state``).
 
-    ``state_url`` is a ``--state`` that names a PostgreSQL database instead of a file (then
-    ``state_path`` is None); ``RIG_STATE_URL`` is the state room's to read, after ``.env`` loads.
+    ``base`` is the directory commands work from (``-C``, else the working directory).
     """
 
     project_dir: Path
     config_path: Path
-    state_path: Path | None = None
-    state_url: str | None = None
-
-    @property
-    def effective_state_path(self) -> Path:
-        return self.state_path or Path(default_state_path(self.project_dir))
-
-    @property
-    def state_location(self) -> str | Path | None:
-        """What ``--state`` named: a URL as written, a file made absolute, or None."""
-        return self.state_url or self.state_path
+    state_given: StateGiven | None = None
+    base: Path | None = None
 
     def to_json(self) -> dict[str, str]:
         return {"project_dir": str(self.project_dir), "config_path": str(self.config_path)}
@@ -55,22 +52,49 @@ def find_project(
 ) -> ProjectLocation:
     """Locate rig_config.py the way DESIGN §2 says; raise ConfigError with the next step when absent."""
     base = base_dir(chdir, cwd=cwd)
-    state_url = state if state and is_state_url(state) else None
-    state_path = (base / state).resolve() if state and state_url is None else None
+    given = StateGiven(state, str(base)) if state and state.strip() else None
     if config is not None:
         config_path = (base / config).resolve()
         if not config_path.is_file():
             raise ConfigError(f"Config file {config_path} does not exist.")
-        return ProjectLocation(config_path.parent, config_path, state_path, state_url)
+        return ProjectLocation(config_path.parent, config_path, given, base)
     if chdir is not None:
         config_path = base / CONFIG_FILE
         if not config_path.is_file():
             raise ConfigError(f'No {CONFIG_FILE} found in {base}. Run "rig init" to create one.')
-        return ProjectLocation(base, config_path, state_path, state_url)
+        return ProjectLocation(base, config_path, given, base)
     found = search_upward(base)
     if found is None:
         raise ConfigError(f'No {CONFIG_FILE} found from {base} upward. Run "rig init" to create one.')
-    return ProjectLocation(found, found / CONFIG_FILE, state_path, state_url)
+    return ProjectLocation(found, found / CONFIG_FILE, given, base)
+
+
+def locate_state(project: ProjectLocation, environ: Mapping[str, str] | None = None) -> StateLocation:
+    """Where ``project``'s state lives: ``--state``, else ``RIG_STATE_URL`` from the environment or
+    the project's ``.env``, else ``<project>/.rig/state.sqlite`` (see state_location.py).
+
+    Loads the project's ``.env`` into ``os.environ`` first (DESIGN §2: set variables win); the
+    config's import would load it anyway. Raises StateLocationError for a location that cannot be state.
+    """
+    load_dotenv_file(project.project_dir)
+    return resolve_state_location(project.project_dir, given=project.state_given, environ=environ)
+
+
+def load_dotenv_file(project_dir: Path) -> None:
+    """Load ``<project>/.env`` into ``os.environ`` without overriding variables already set."""
+    env_file = project_dir / ".env"
+    if env_file.is_file():
+        from dotenv import load_dotenv
+
+        try:
+            load_dotenv(env_file, override=False)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(
+                f"{env_file} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+                "save it as UTF-8"
+            ) from None
+        except OSError as exc:
+            raise ConfigError(f"Cannot read {env_file}: {exc.strerror or exc}") from None
 
 
 def search_upward(start: Path) -> Path | None:
@@ -99,6 +123,8 @@ __all__ = [
     "ProjectLocation",
     "base_dir",
     "find_project",
+    "load_dotenv_file",
+    "locate_state",
     "scan_projects",
     "search_upward",
 ]

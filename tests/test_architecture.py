@@ -3,7 +3,7 @@
 Rooms, lowest first (a module may import its own room and the rooms below it):
 
     foundation  errors, jsonutil, statuses, records, events, event_bus, streams, children, layout, masking,
-                _version
+                state_location, _version
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
     keys        graph, fingerprint/, cachekeys
     state       state/
@@ -39,6 +39,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.children",
             "rigcli.layout",
             "rigcli.masking",
+            "rigcli.state_location",
         ),
     ),
     (

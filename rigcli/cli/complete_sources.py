@@ -1,7 +1,10 @@
 """What completion offers from the project: workflows, operations and their inputs, workspaces, tasks.
 
-Every source is safe: any failure (no project, a broken config, a locked or missing state file)
-yields an empty list, and a config that prints while it loads cannot reach the shell.
+Workspaces and cached tasks come from the state every command reads (``discovery.locate_state``:
+the same flags, environment and ``.env``), opened read-only; a missing SQLite file is not created
+and a PostgreSQL server gets a short connect timeout. Every source is safe: any failure (no
+project, a broken config, a locked or missing state) yields an empty list, and a config that
+prints while it loads cannot reach the shell.
 """
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.discovery import ProjectLocation, find_project
-from rigcli.layout import STATE_URL_ENV
 
 if TYPE_CHECKING:
     from rigcli.authoring.nodes import SequenceNode
@@ -24,6 +26,8 @@ if TYPE_CHECKING:
     from rigcli.state.api import StateStore
 
 T = TypeVar("T")
+# A Tab press waits at most this long for a PostgreSQL state server (rig's commands wait longer).
+TAB_CONNECT_TIMEOUT_S = 3
 Item = tuple[str, str]  # (value, description)
 
 
@@ -100,21 +104,23 @@ class ProjectSource:
     @cached_property
     def _store(self) -> StateStore | None:
         location = self.location
-        # Never create a state database just because someone pressed Tab, nor wait on a network
-        # one: with PostgreSQL state (--state URL or RIG_STATE_URL) Tab offers no workspaces.
-        if location is None or location.state_url or os.environ.get(STATE_URL_ENV):
-            return None
-        if not location.effective_state_path.exists():
+        if location is None:
             return None
 
         def open_store() -> StateStore | None:
-            from rigcli.state import create_state_store
+            from rigcli.discovery import locate_state
+            from rigcli.state.factory import open_state
+            from rigcli.state_location import SQLiteState
 
-            return create_state_store(
-                project_dir=location.project_dir,
-                state_path=location.effective_state_path,
-                config_path=location.config_path,
+            where = locate_state(location)  # the state `rig ls` reads: same flags, environment and .env
+            if isinstance(where, SQLiteState) and not os.path.isfile(where.path):
+                return None  # never create a state database just because someone pressed Tab
+            return open_state(
+                where,
+                project_dir=str(location.project_dir),
+                config_path=str(location.config_path),
                 read_only=True,
+                connect_timeout=TAB_CONNECT_TIMEOUT_S,
             )
 
         return _safe(open_store, None)

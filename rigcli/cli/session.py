@@ -12,12 +12,13 @@ from rigcli.children import ChildGuard
 from rigcli.cli.interrupts import Interrupted, Interrupts, interrupted_error
 from rigcli.cli.spec import GlobalOptions  # the options reach a Session parsed by the command table
 from rigcli.cli.terminal_host import CliHost
-from rigcli.discovery import ProjectLocation, find_project
+from rigcli.discovery import ProjectLocation, find_project, locate_state
 from rigcli.errors import AmbiguousWorkflowError, AmbiguousWorkspaceError, InterruptedRunError
 from rigcli.events import Event, StateLockTakeover, StateLockWaiting, StateWarning
 
 if TYPE_CHECKING:
     from rigcli.engine.api import Engine
+    from rigcli.state_location import StateLocation
 
 T = TypeVar("T")
 
@@ -37,6 +38,7 @@ class Session:
         self.opts = opts
         self.host = CliHost()
         self._location: ProjectLocation | None = None
+        self._state: StateLocation | None = None
         self._engine: Engine | None = None
         self._watching = False
         self._output_lost: int | None = None  # errno of a failed write of ours: nobody reads what we print
@@ -75,6 +77,13 @@ class Session:
         return self._location
 
     @property
+    def state(self) -> StateLocation:
+        """Where the project's state lives (``--state``, ``RIG_STATE_URL`` here or in ``.env``, or ``.rig/``)."""
+        if self._state is None:
+            self._state = locate_state(self.location)
+        return self._state
+
+    @property
     def engine(self) -> Engine:
         if self._engine is None:
             from rigcli.engine import create_engine
@@ -83,7 +92,7 @@ class Session:
             engine = create_engine(
                 location.project_dir,
                 config_path=location.config_path,
-                state_path=location.state_location,
+                state_path=self.state,
                 local=self.host,
                 lock_wait=not self.opts.no_wait,
             )

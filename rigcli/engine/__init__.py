@@ -18,13 +18,14 @@ if TYPE_CHECKING:
     from rigcli.provider_api import ProviderPlugin
     from rigcli.state.api import StateStore
     from rigcli.state.factory import StateFactory
+    from rigcli.state_location import StateGiven, StateLocation
 
 
 def create_engine(
     project_dir: str | Path,
     *,
     config_path: str | Path | None = None,
-    state_path: str | Path | None = None,
+    state_path: StateLocation | StateGiven | str | Path | None = None,
     providers: Iterable[ProviderPlugin] = (),
     provider_factory: ProviderFactory | None = None,
     local: SuppliedHost | None = None,
@@ -38,7 +39,8 @@ def create_engine(
     """An engine for the project in ``project_dir``; call ``await engine.load()`` before use.
 
     :param config_path: the config file (default ``<project_dir>/rig_config.py``).
-    :param state_path: the project's state database (default ``<project_dir>/.rig/state.sqlite``).
+    :param state_path: the project's state: a path, a ``postgresql://`` URL or a resolved location
+        (default: ``$RIG_STATE_URL``, else ``<project_dir>/.rig/state.sqlite``).
     :param providers: provider plugins to use before the ``rig.providers`` entry points.
     :param provider_factory: ``factory(setup) -> controller`` for provider ids no plugin claims.
     :param local: the host's capabilities (prompts, ``open``, attached ``run``): a LocalHost, or an

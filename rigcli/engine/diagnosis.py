@@ -16,7 +16,6 @@ from rigcli.engine.providers import Plugins
 from rigcli.engine.results import ConfiguredProvider, ProjectDiagnosis
 from rigcli.errors import RigError, describe_exception
 from rigcli.jsonutil import JsonValue
-from rigcli.layout import default_state_path, is_state_url
 from rigcli.provider_api import ProviderDiagnosis, ProviderPlugin, SupportsDiagnosis
 
 
@@ -64,7 +63,7 @@ class Diagnosis:
         self.project = project
 
     def diagnose(self) -> ProjectDiagnosis:
-        from rigcli.config_loader import load_dotenv_file
+        from rigcli.discovery import load_dotenv_file
 
         project = self.project
         load_dotenv_file(project.project_dir)  # RIG_STATE_URL may live in the project's .env
@@ -78,21 +77,22 @@ class Diagnosis:
 
     def _state(self) -> dict[str, JsonValue]:
         """Backend, masked location, server and schema versions, lock holder; creates and waits for nothing."""
-        from rigcli.state.factory import open_state_store, resolve_state_location
-        from rigcli.state.postgres.url import mask_url
+        from rigcli.state.factory import open_state
+        from rigcli.state_location import StateLocationError
 
         project = self.project
-        where = resolve_state_location(str(project.project_dir), project.state_path)
-        remote = where is not None and is_state_url(where)
-        shown = mask_url(where) if where is not None and remote else where or default_state_path(project.project_dir)
         try:
-            store = open_state_store(None, project_dir=str(project.project_dir), state_path=where, read_only=True)
+            where = project.state_location()
+        except StateLocationError as exc:
+            return {"backend": exc.backend, "url": exc.shown, "error": str(exc)}
+        try:
+            store = open_state(where, project_dir=str(project.project_dir), read_only=True)
             try:
                 return store.status().to_json()
             finally:
                 store.close()
         except RigError as exc:
-            return {"backend": "postgresql" if remote else "sqlite", "url": shown, "error": str(exc)}
+            return {"backend": where.backend, "url": where.display, "error": str(exc)}
 
     def _providers(self) -> list[ConfiguredProvider]:
         """Each distinct provider definition the workflows use, diagnosed with its resolved config."""

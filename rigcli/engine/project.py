@@ -24,11 +24,12 @@ from rigcli.errors import AmbiguousWorkflowError, NotFoundError, RigError
 from rigcli.event_bus import EventBus, EventListener
 from rigcli.events import Event, StateWarning
 from rigcli.graph import CompiledWorkflow, compile_workflow
-from rigcli.layout import CONFIG_FILE, STATE_DIR, is_state_url
+from rigcli.layout import CONFIG_FILE, STATE_DIR
 from rigcli.provider_api import Cancellation, ProviderPlugin
 from rigcli.records import NodeRun
 from rigcli.state.api import StateStatus, StateStore
-from rigcli.state.factory import StateFactory, open_state_store
+from rigcli.state.factory import StateFactory, open_state, open_state_store
+from rigcli.state_location import SQLiteState, StateGiven, StateLocation, given_state, resolve_state_location
 
 
 @dataclass
@@ -50,7 +51,7 @@ class Project:
         project_dir: str | Path,
         *,
         config_path: str | Path | None = None,
-        state_path: str | Path | None = None,
+        state_path: StateLocation | StateGiven | str | Path | None = None,
         providers: Iterable[ProviderPlugin] = (),
         provider_factory: ProviderFactory | None = None,
         local: SuppliedHost | None = None,
@@ -63,8 +64,9 @@ class Project:
     ) -> None:
         self.project_dir = Path(project_dir).absolute()
         self.config_path = Path(config_path).absolute() if config_path else self.project_dir / CONFIG_FILE
-        # A PostgreSQL URL stays as written; a path is made absolute against the cwd.
-        self.state_path = None if state_path is None else _state_location(state_path)
+        # Decided when asked (state_location), so a state that cannot be used is reported where
+        # the caller wants it, and RIG_STATE_URL is read after load() has loaded the project's .env.
+        self._state_given = given_state(state_path)
         self.provider_factory = provider_factory
         self.plugins = list(providers)
         self.local = adapt_local(local)
@@ -120,7 +122,7 @@ class Project:
             self._state_factory,
             project_dir=str(self.project_dir),
             config_path=str(self.config_path),
-            state_path=self.state_path,
+            state_path=self.state_location(),
         )
         for warning in store.sync_schema().warnings:
             self.emit(StateWarning(message=warning))
@@ -129,7 +131,7 @@ class Project:
                 store.set_metadata(key, value)
         stores = Stores(
             store,
-            open_store=lambda path: open_state_store(None, project_dir=str(self.project_dir), state_path=str(path)),
+            open_store=lambda path: open_state(SQLiteState(str(path)), project_dir=str(self.project_dir)),
             locator=self._locator,
             lock_wait=self._lock_wait,
             emit=self.emit,
@@ -150,6 +152,11 @@ class Project:
             effects=lambda provider_id, owner: StoreEffects(store, provider_id, owner),
         )
         return store, stores, hub
+
+    def state_location(self) -> StateLocation:
+        """Where the project's state lives (the one rule, state_location.py): what was given, else
+        ``RIG_STATE_URL`` (load() reads the project's .env first), else ``.rig/state.sqlite``."""
+        return resolve_state_location(self.project_dir, given=self._state_given)
 
     def _machines_dir(self, store: StateStore) -> Path:
         """Where providers keep local files (the ``local`` provider's machines): beside a SQLite
@@ -272,11 +279,6 @@ def _declare_secrets(workflows: Iterable[CompiledWorkflow]) -> None:
                 if id(definition) not in seen:
                     seen.add(id(definition))
                     definition.declare_secrets()
-
-
-def _state_location(state_path: str | Path) -> str:
-    text = str(state_path)
-    return text if is_state_url(text) else str(Path(state_path).absolute())
 
 
 __all__ = ["LoadedProject", "Project"]

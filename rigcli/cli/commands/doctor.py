@@ -123,7 +123,8 @@ def collect(opts: GlobalOptions) -> Report:
         location = find_project(chdir=opts.chdir, config=opts.config, state=opts.state)
     except RigError as exc:
         return Report(installation, plugins.installed(), diagnose_defaults(plugins), None, str(exc))
-    engine = create_engine(location.project_dir, config_path=location.config_path, state_path=location.state_location)
+    # The --state as given: the engine's diagnosis resolves it and reports one it cannot use.
+    engine = create_engine(location.project_dir, config_path=location.config_path, state_path=location.state_given)
     try:
         project = engine.diagnose()
     finally:
@@ -142,7 +143,8 @@ def _state_text(state: dict[str, Any]) -> list[tuple[str, str]]:
     from rigcli.records import describe_holder
 
     if state.get("error"):
-        return [("state", f"{state['url']} ({state['backend']}): {state['error']}")]
+        backend = f" ({state['backend']})" if state["backend"] else ""
+        return [("state", f"{state['url']}{backend}: {state['error']}")]
     server = f"PostgreSQL {state['server_version']}" if state["backend"] == "postgresql" else "SQLite"
     version = f"schema version {state['schema_version']}" if state["exists"] else "not created yet"
     lock = state.get("lock")

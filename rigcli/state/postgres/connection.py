@@ -136,7 +136,7 @@ def _settings(url: PostgresURL, schema: str, application_name: str) -> dict[str,
     given = psycopg.conninfo.conninfo_to_dict(url.conninfo)
     extra = {key: value for key, value in KEEPALIVES.items() if key not in given}
     if "connect_timeout" not in given and "PGCONNECT_TIMEOUT" not in os.environ:
-        extra["connect_timeout"] = CONNECT_TIMEOUT
+        extra["connect_timeout"] = url.connect_timeout or CONNECT_TIMEOUT
     if "application_name" not in given and "PGAPPNAME" not in os.environ:
         extra["application_name"] = application_name
     # search_path names the project's schema, so the state modules' SQL needs no schema prefix.

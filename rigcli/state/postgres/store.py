@@ -13,6 +13,7 @@ A global fragment's runs live in the fragments schema, told apart by their ``wor
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -243,10 +244,20 @@ def _version() -> str:
 
 
 def create_postgres_store(
-    url: str, *, project_dir: str, config_path: str | None = None, read_only: bool = False
+    url: str,
+    *,
+    project_dir: str,
+    config_path: str | None = None,
+    read_only: bool = False,
+    connect_timeout: int | None = None,
 ) -> PostgresStateStore:
-    """The project store named by a ``postgresql://`` URL; nothing is connected yet."""
+    """The project store named by a ``postgresql://`` URL; nothing is connected yet.
+
+    ``connect_timeout`` (seconds) replaces rig's default bound when the URL sets none.
+    """
     parsed = parse_url(url)
+    if connect_timeout is not None:
+        parsed = dataclasses.replace(parsed, connect_timeout=str(connect_timeout))
     return PostgresStateStore(
         parsed, schema=parsed.schema, project_dir=project_dir, config_path=config_path, read_only=read_only
     )

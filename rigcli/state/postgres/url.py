@@ -11,20 +11,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from urllib.parse import SplitResult, parse_qsl, quote, unquote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from rigcli.errors import StateError
-from rigcli.layout import is_state_url
+from rigcli.state_location import MASK, is_state_url, mask_url, unsplit_url
 
 DEFAULT_SCHEMA = "rig"
 DEFAULT_FRAGMENTS_SCHEMA = "rig_fragments"
 RIG_PARAMETERS = ("schema", "fragments_schema")
-MASK = "***"
 # Lowercase identifiers only: they need no quoting anywhere (search_path, pg_namespace lookups),
 # and PostgreSQL would fold an unquoted "Team" to "team" behind the user's back.
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-# libpq parameters whose values are secrets, masked wherever a URL is shown.
-_SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
 
 
 @dataclass(frozen=True)
@@ -36,6 +33,7 @@ class PostgresURL:
     fragments_schema: str
     masked: str
     password: str | None  # from the URL itself, kept only to scrub it out of driver messages
+    connect_timeout: str | None = None  # rig's bound on connecting when the URL and PGCONNECT_TIMEOUT set none
 
     def scrub(self, text: str) -> str:
         """``text`` with the password (plain or percent-encoded) replaced by ``***``."""
@@ -53,36 +51,6 @@ def _check_schema(name: str, parameter: str, masked: str) -> str:
         )
         raise StateError(msg)
     return name
-
-
-def _unsplit(parts: SplitResult, *, netloc: str, query: str) -> str:
-    # Not urlunsplit: it drops an empty authority, and "postgresql:///db?host=/run/postgresql"
-    # (a unix socket) must keep its "//".
-    text = f"{parts.scheme}://{netloc}{parts.path}"
-    text += f"?{query}" if query else ""
-    return text + (f"#{parts.fragment}" if parts.fragment else "")
-
-
-def mask_url(url: str) -> str:
-    """The URL with its password (in the user part or a ``password=`` parameter) shown as ``***``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return re.sub(r"(//[^:/@]*:)[^@]*@", rf"\g<1>{MASK}@", url)
-    netloc = parts.netloc
-    if "@" in netloc:
-        userinfo, _, hostinfo = netloc.rpartition("@")
-        if ":" in userinfo:
-            userinfo = f"{userinfo.split(':', 1)[0]}:{MASK}"
-        netloc = f"{userinfo}@{hostinfo}"
-    query = parts.query
-    if query:
-        pairs = [
-            (key, MASK if key in _SECRET_PARAMETERS else value)
-            for key, value in parse_qsl(query, keep_blank_values=True)
-        ]
-        query = urlencode(pairs, safe="/*")
-    return _unsplit(parts, netloc=netloc, query=query)
 
 
 def parse_url(url: str) -> PostgresURL:
@@ -106,7 +74,7 @@ def parse_url(url: str) -> PostgresURL:
     if ":" in userinfo:
         password = unquote(userinfo.split(":", 1)[1])
     password = password or next((value for key, value in rest if key == "password"), None)
-    conninfo = _unsplit(parts, netloc=parts.netloc, query=urlencode(rest, safe="/"))
+    conninfo = unsplit_url(parts, netloc=parts.netloc, query=urlencode(rest, safe="/"))
     return PostgresURL(conninfo=conninfo, schema=schema, fragments_schema=fragments, masked=masked, password=password)
 
 
