@@ -36,14 +36,9 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'rigcli' has no attribute {name!r}")
-    import importlib
+    from rigcli.speed.imports import lazy_attribute
 
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+    return lazy_attribute(__name__, name, _LAZY, globals())
 
 
 __all__ = [

@@ -23,6 +23,7 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.discovery import load_dotenv_file
 from rigcli.errors import ConfigError, RigError, describe_exception
 from rigcli.layout import CONFIG_FILE
+from rigcli.speed.imports import forget_module, install_module
 
 
 @dataclass(frozen=True)
@@ -113,9 +114,9 @@ def _forget_project_modules(project_dir: Path) -> None:
         top = name.partition(".")[0]
         if top in shadowed:
             if not _is_installed(file):
-                del sys.modules[name]
+                forget_module(name)
         elif not file.startswith(interpreter) and os.path.realpath(file).startswith(roots):
-            del sys.modules[name]
+            forget_module(name)
 
 
 def _import_fresh(config_path: Path, project_dir: Path) -> ModuleType:
@@ -126,7 +127,7 @@ def _import_fresh(config_path: Path, project_dir: Path) -> ModuleType:
     if spec is None or spec.loader is None:
         raise ConfigError(f"{config_path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
+    install_module(module_name, module)
     project_entry = str(project_dir)
     sys.path.insert(0, project_entry)
     finder = _ProjectFinder(os.path.realpath(project_dir))

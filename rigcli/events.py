@@ -18,25 +18,19 @@ from typing import ClassVar
 
 from rigcli.jsonutil import JsonValue, to_plain_json
 from rigcli.records import LockHolder
+from rigcli.speed.immutable import WriteOnce
 
 ProviderEventData = Mapping[str, object]  # what a provider hands to ``context.emit``
 
 
 @dataclass(eq=False, repr=False)
-class Event:
-    """Base of every event; subclasses set ``KIND`` and declare their fields."""
+class Event(WriteOnce):
+    """Base of every event; subclasses set ``KIND`` and declare their fields.
+
+    Immutable through ``WriteOnce`` rather than ``frozen=True`` (see rigcli/speed/immutable.py).
+    """
 
     KIND: ClassVar[str] = ""
-
-    # Immutable, but not through frozen=True: that generates two more functions per class, and
-    # ~30 event classes are imported by every command. A field is set once, by __init__.
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in self.__dict__ or name not in self.__dataclass_fields__:
-            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-        object.__setattr__(self, name, value)
-
-    def __delattr__(self, name: str) -> None:
-        raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
     @property
     def kind(self) -> str:

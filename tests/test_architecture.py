@@ -2,7 +2,7 @@
 
 Rooms, lowest first (a module may import its own room and the rooms below it):
 
-    foundation  errors, jsonutil, statuses, records, events, event_bus, streams, children, layout, masking,
+    foundation  speed/, errors, jsonutil, statuses, records, events, event_bus, streams, children, layout, masking,
                 state_location, _version
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
     keys        graph, fingerprint/, cachekeys
@@ -12,7 +12,13 @@ Rooms, lowest first (a module may import its own room and the rooms below it):
     cli         cli/, __main__, the rigcli package itself
 
 Providers (providers/) may import only the provider contract (provider_api, provider_kit) and
-the foundation. Every import counts, including those inside functions (rig imports lazily).
+the foundation (the speed room included). Every import counts, including those inside functions
+(rig imports lazily).
+
+The speed room (rigcli/speed/) sits at the very bottom: it imports nothing of rig's outside
+itself, and it alone may touch the garbage collector (``gc``) or write ``sys.modules``
+(assignment, ``del``, ``.pop``, ``.setdefault``, ``.update`` ...): those techniques live there,
+each with the reason it exists, instead of in whichever room needed one.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         "foundation",
         (
+            "rigcli.speed",
             "rigcli._version",
             "rigcli.errors",
             "rigcli.jsonutil",
@@ -60,7 +67,10 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("render", ("rigcli.render",)),
     ("cli", ("rigcli.cli", "rigcli.__main__", "rigcli")),
 )
-PROVIDER_ALLOWED = ("rigcli.provider_api", "rigcli.provider_kit", *ROOMS[0][1])
+PROVIDER_ALLOWED = ("rigcli.provider_api", "rigcli.provider_kit", *ROOMS[0][1])  # the speed room included
+SPEED_ROOM = "rigcli.speed"
+# Calling one of these on sys.modules writes it.
+_MODULES_WRITERS = frozenset({"pop", "popitem", "setdefault", "update", "clear", "__setitem__", "__delitem__"})
 # Third-party and stdlib modules that belong to one room only.
 CONFINED = {
     "typer": ("rigcli.cli",),
@@ -78,11 +88,12 @@ TESTS_ONLY = ("rigcli.state.tables",)  # rig's own modules that only tests may i
 class Violation:
     module: str
     line: int
-    imported: str
+    imported: str  # the module imported, or the use of a speed technique ("gc.collect", "del sys.modules")
     why: str
+    verb: str = "imports"
 
     def __str__(self) -> str:
-        return f"{self.module}:{self.line} imports {self.imported}: {self.why}"
+        return f"{self.module}:{self.line} {self.verb} {self.imported}: {self.why}"
 
 
 def _within(module: str, prefix: str) -> bool:
@@ -147,6 +158,75 @@ def check(modules: Mapping[str, str]) -> list[Violation]:
     return found
 
 
+def speed_violations(modules: Mapping[str, str]) -> list[Violation]:
+    """``gc`` use and ``sys.modules`` writes outside the speed room; rig imports from inside it."""
+    found: list[Violation] = []
+    for module, source in sorted(modules.items()):
+        name = module.removesuffix(".__init__")
+        if _within(name, SPEED_ROOM):
+            found += [
+                Violation(name, line, imported, "the speed room imports nothing of rig's outside itself")
+                for line, imported in imports_of(source, module)
+                if imported.split(".")[0] == "rigcli" and not _within(imported, SPEED_ROOM)
+            ]
+            continue
+        if name.startswith(("rigcli", "providers")):
+            found += [
+                Violation(name, line, what, why, "uses") for line, what, why in _speed_techniques(ast.parse(source))
+            ]
+    return found
+
+
+def _speed_techniques(tree: ast.AST) -> Iterable[tuple[int, str, str]]:
+    """(line, what, why) for each use of ``gc`` and each write to ``sys.modules`` in ``tree``."""
+    gc_names, sys_names, modules_names = set(), set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "gc":
+                    gc_names.add(alias.asname or "gc")
+                    yield node.lineno, "import gc", "gc belongs to rigcli.speed (gc_policy) only"
+                elif alias.name == "sys":
+                    sys_names.add(alias.asname or "sys")
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module in ("gc", "sys"):
+            for alias in node.names:
+                if node.module == "gc":
+                    yield node.lineno, f"from gc import {alias.name}", "gc belongs to rigcli.speed (gc_policy) only"
+                elif alias.name == "modules":
+                    modules_names.add(alias.asname or "modules")
+
+    def is_modules(expr: ast.expr) -> bool:
+        if isinstance(expr, ast.Name):
+            return expr.id in modules_names
+        return (
+            isinstance(expr, ast.Attribute)
+            and expr.attr == "modules"
+            and isinstance(expr.value, ast.Name)
+            and expr.value.id in sys_names
+        )
+
+    why = "sys.modules is written only in rigcli.speed (imports)"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in gc_names:
+            yield node.lineno, f"gc.{node.attr}", "gc belongs to rigcli.speed (gc_policy) only"
+        targets: list[ast.expr] = []
+        if isinstance(node, (ast.Assign, ast.Delete)):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+            targets = [node.target]
+        for target in targets:
+            if (isinstance(target, ast.Subscript) and is_modules(target.value)) or is_modules(target):
+                verb = "del" if isinstance(node, ast.Delete) else "assigns"
+                yield node.lineno, f"{verb} sys.modules", why
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _MODULES_WRITERS
+            and is_modules(node.func.value)
+        ):
+            yield node.lineno, f"sys.modules.{node.func.attr}", why
+
+
 def _tree_modules() -> dict[str, str]:
     modules: dict[str, str] = {}
     for top in ("rigcli", "providers"):
@@ -185,4 +265,35 @@ def test_the_check_catches_a_forbidden_import() -> None:
         ("providers.local.store", "rigcli.state.create_state_store"),
         ("rigcli.state.migrations", "sqlmodel"),
         ("rigcli.state.migrations", "rigcli.state.tables"),
+    }
+
+
+def test_gc_and_sys_modules_writes_live_in_the_speed_room_only() -> None:
+    violations = speed_violations(_tree_modules())
+    assert [str(item) for item in violations] == []
+
+
+def test_the_check_catches_gc_and_sys_modules_writes_outside_the_speed_room() -> None:
+    modules = _tree_modules()
+    modules["rigcli.engine.planner"] += "\ndef _tidy():\n    import gc\n    gc.collect()\n"
+    modules["rigcli.cli.session"] += "\nfrom gc import freeze\n"
+    modules["rigcli.config_loader"] += "\ndef _drop(name):\n    del sys.modules[name]\n"
+    modules["rigcli.state.store"] += "\nimport sys as system\nsystem.modules['x'] = None\n"
+    modules["rigcli.render.live"] += "\nimport sys\nsys.modules.pop('x', None)\nsys.modules.setdefault('y', None)\n"
+    modules["rigcli.graph"] += "\nfrom sys import modules as loaded\nloaded.update({})\n"
+    modules["providers.docker.client"] += "\nsys.modules['trio'] = None\n"
+    modules["rigcli.speed.gc_policy"] += "\nfrom rigcli.errors import RigError\n"
+    found = {(item.module, item.imported) for item in speed_violations(modules)}
+    assert found == {
+        ("rigcli.engine.planner", "import gc"),
+        ("rigcli.engine.planner", "gc.collect"),
+        ("rigcli.cli.session", "from gc import freeze"),
+        ("rigcli.config_loader", "del sys.modules"),
+        ("rigcli.state.store", "assigns sys.modules"),
+        ("rigcli.render.live", "sys.modules.pop"),
+        ("rigcli.render.live", "sys.modules.setdefault"),
+        ("rigcli.graph", "sys.modules.update"),
+        ("providers.docker.client", "assigns sys.modules"),
+        ("rigcli.speed.gc_policy", "rigcli.errors"),
+        ("rigcli.speed.gc_policy", "rigcli.errors.RigError"),
     }

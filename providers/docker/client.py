@@ -13,20 +13,18 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, Protocol
 
+from rigcli.speed.imports import import_hiding, mark_absent
+
 # httpx's package imports its command-line client (and with it Rich, Click and Pygments)
 # whenever those are installed, as they are beside rig. rig never runs that client, and
 # importing it costs more than all of a fork's requests; marked absent, httpx skips it.
 if "httpx" not in sys.modules:
-    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
+    mark_absent("httpx._main")
 # httpcore (httpx's transport, imported by the first client) imports trio whenever it is installed,
 # for its async API under trio; rig's client is synchronous, and that import costs a third of a
 # fork. trio is hidden only while httpcore loads, so a handler can still import and use it.
-if "httpcore" not in sys.modules and "trio" not in sys.modules:
-    sys.modules["trio"] = None  # type: ignore[assignment]
-    try:
-        import httpcore  # noqa: F401
-    finally:
-        del sys.modules["trio"]
+if "httpcore" not in sys.modules:
+    import_hiding("httpcore", hidden=("trio",))
 
 import httpx
 

@@ -149,7 +149,7 @@ class ProjectSource:
 
 def provider_ids() -> list[Item]:
     def read() -> list[Item]:
-        from rigcli.engine.plugin_index import PROVIDERS_GROUP, entry_point_values
+        from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values
         from rigcli.state.paths import plugin_index_file
 
         return [(name, "provider") for name in entry_point_values(PROVIDERS_GROUP, plugin_index_file())]

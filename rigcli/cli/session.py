@@ -120,7 +120,7 @@ class Session:
         lock ends, the running task is cancelled so its node is recorded ``interrupted``, nothing
         new starts), and the command exits 128 + the signal's number. A second signal leaves at once.
         """
-        from rigcli.engine.driver import is_cancellation
+        from rigcli.speed.coroutines import is_cancellation
 
         interrupts = self._interrupts
         interrupts.install()

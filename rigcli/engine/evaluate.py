@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from rigcli.cachekeys import CACHED, judge_in_doubt, judge_run, reason
-from rigcli.engine.driver import need_event_loop
 from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
 from rigcli.engine.results import PlanNode
 from rigcli.engine.session import ProviderSession
@@ -22,6 +21,7 @@ from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
 from rigcli.jsonutil import JsonValue, canonical_json
 from rigcli.provider_api import find_artifacts
 from rigcli.records import NodeRun, Reason, utc_datetime
+from rigcli.speed.coroutines import need_event_loop
 from rigcli.statuses import PlanStatus
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 
-from rigcli.engine.driver import need_event_loop
 from rigcli.engine.effects import Owner
 from rigcli.engine.invoke import NamedContext, build_kwargs, call_handler, freeze
 from rigcli.engine.project import Project
@@ -12,6 +11,7 @@ from rigcli.engine.session import ProviderSession
 from rigcli.graph import CompiledWorkflow, HookSpec
 from rigcli.host import operation_consent
 from rigcli.jsonutil import JsonValue
+from rigcli.speed.coroutines import need_event_loop
 
 
 async def run_hook(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rigcli.engine.driver import is_cancellation
 from rigcli.engine.evaluate import Evaluation, RunIndex
 from rigcli.engine.project import Project
 from rigcli.engine.results import ApplyResult, WorkflowPlan
@@ -17,6 +16,7 @@ from rigcli.errors import TaskError
 from rigcli.events import PlanCreated, WorkflowApplyCompleted, WorkflowApplyStarted
 from rigcli.graph import CompiledWorkflow
 from rigcli.jsonutil import JsonValue
+from rigcli.speed.coroutines import is_cancellation
 
 MAX_EVALUATIONS = 9  # passes of one apply; a task that invalidates on every pass stops it with an error
 

@@ -10,9 +10,6 @@ from pathlib import Path
 from typing import TypeVar
 
 from rigcli.authoring.values import ProviderDefinition, SecretValue
-from rigcli.engine.plugin_index import PROVIDERS_GROUP as ENTRY_POINT_GROUP
-from rigcli.engine.plugin_index import entry_point_values
-from rigcli.engine.plugin_index import load as load_entry_point
 from rigcli.errors import ProviderError, RigError, describe_exception
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import (
@@ -25,6 +22,9 @@ from rigcli.provider_api import (
     ProviderSetup,
     UnjournaledEffects,
 )
+from rigcli.speed.entry_points import PROVIDERS_GROUP as ENTRY_POINT_GROUP
+from rigcli.speed.entry_points import entry_point_values
+from rigcli.speed.entry_points import load as load_entry_point
 
 T = TypeVar("T")
 ProviderFactory = Callable[[ProviderSetup], "ProviderController | Awaitable[ProviderController]"]

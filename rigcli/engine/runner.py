@@ -1,6 +1,6 @@
 """The event loop an engine runs on when it is called from synchronous code (the CLI).
 
-A coroutine is driven by hand while it needs no loop (``driver.py``: a cached plan never
+A coroutine is driven by hand while it needs no loop (``speed/coroutines.py``: a cached plan never
 imports asyncio); at its first ``need_event_loop()`` the rest runs on a loop the runner owns,
 kept for the engine's life (engine state such as provider controllers spans calls) and closed
 with it. The caller may pass ``on_loop``, told ``True`` right before project code may run on the
@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import TYPE_CHECKING, TypeVar
 
-from rigcli.engine.driver import drive
+from rigcli.speed.coroutines import drive
 
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop, Task
@@ -36,15 +36,10 @@ class Runner:
 
     def _finish_on_loop(self, rest: Awaitable[T], on_loop: Callable[[bool], None] | None) -> T:
         import asyncio
-        import gc
 
-        # The entry point paused collection while nothing ran; work creates garbage. What loading
-        # allocated lives until rig exits: frozen first, the collections to come do not walk it
-        # (the first one would otherwise visit every object made since start, ~10 ms). Only then:
-        # later, the heap also holds what handlers made, which must stay collectable.
-        if not gc.isenabled():
-            gc.freeze()
-            gc.enable()
+        from rigcli.speed.gc_policy import resume_collection
+
+        resume_collection()  # project code is about to run: it makes garbage to collect
         if self._loop is None:
             self._loop = asyncio.new_event_loop()
         loop = self._loop

@@ -10,7 +10,8 @@ from typing import Protocol
 from rigcli.events import CommandOutput, Event
 from rigcli.render.console import live_enabled, no_color, stderr_console
 from rigcli.render.lines import EventFormatter
-from rigcli.render.plain import is_terminal, write_lines
+from rigcli.render.plain import is_terminal
+from rigcli.speed.tables import write_lines
 from rigcli.streams import real_stderr
 
 

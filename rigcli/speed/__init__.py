@@ -1,0 +1,58 @@
+"""The speed room: every start-up and hot-path technique rig uses, in one place, each with why it exists.
+
+The budget (DESIGN §9; the README's Performance table, measured by ``python -m benchmarks``
+against a regular install — a wheel in a venv of its own, whose ``python -c pass`` is the
+Python baseline):
+
+- ``rig --version`` ≤ 2× ``python -c pass`` (DESIGN allows 4×);
+- no-op ``rig plan`` of 200 cached tasks ≤ 6× ``python -c pass``;
+- no-op ``rig apply`` of 200 cached tasks ≤ 0.5× a no-op ``terraform apply`` of 200
+  ``terraform_data``; ``rig apply`` of 200 pending trivial tasks ≤ 0.5× terraform creating them;
+- plan cost linear in nodes (20,000 vs 2,000 cached tasks ≤ 10×); a human plan of 20,000 nodes,
+  piped, ≤ 2× the same with ``--json``; the machine rows (exec output, forks, PostgreSQL) as the
+  README lists them.
+
+Where a cached plan's time goes: the interpreter's own start (the baseline), then imports — about
+two thirds of the rest — then loading the config, fingerprinting and one query per store. So the
+rule everywhere is: import a heavy module (Typer, Rich, pydantic, asyncio, httpx, sqlalchemy,
+psycopg) only in the function that needs it, and keep per-class import work small: a
+``@dataclass`` generates its methods with ``exec`` at import. Counted in instructions (``python
+-c pass`` is ~38M), a two-field frozen dataclass costs ~3.1M, a plain one ~1.6M, one with
+``eq=False, repr=False`` ~0.9M, a ``NamedTuple`` ~0.6M, a plain class with ``__slots__`` ~0.1M.
+A cached plan creates 83 dataclasses, ~30 % of its CPU time: the biggest lever left.
+
+The techniques, what each is for, and what it saves (each switched off on its own, interleaved
+runs of a regular install; CPU milliseconds of the whole command, measured on 2 cores shared with
+other work — load average ~12, so absolute figures are 2–3× a quiet machine's; the shares hold):
+
+``gc_policy``
+    No cyclic collection while a command only loads (it would free nothing), none over the
+    heap at exit; before project code runs, what loading made is frozen and collection resumes.
+    Cached plan: −18 ms (−11 %), of which freezing at exit −15; an apply that runs one task:
+    −49 ms (−21 %), of which the freeze before resuming −15.
+``coroutines``
+    The engine's coroutines are driven by hand until they await ``need_event_loop()``: a cached
+    plan or a no-op apply never imports asyncio nor makes a loop (nor arms the child guard).
+    Cached plan: −23 ms (−14 %).
+``entry_points``
+    The ``rig.providers`` entry points are remembered in ``$RIG_HOME`` keyed by what ``sys.path``
+    holds, instead of importlib.metadata reading every installed distribution. Plan of a
+    project with a provider: −19 ms (−12 %).
+``tables``
+    One description of a view (styled lines and tables); off a terminal it is written without
+    Rich. Human ``rig plan`` of 2,000 nodes, piped: 253 ms instead of 1,135 (4.5× less).
+``immutable``
+    ``WriteOnce``: immutable events without ``frozen=True``. Executing ``events.py`` (28 event
+    classes): 5.1 ms instead of 12.7.
+``imports``
+    Lazy package attributes (``from rigcli import workflow`` imports only the authoring DSL;
+    made eager, ``rig --version`` would cost +249 ms, pydantic included); ``mark_absent`` keeps
+    httpx from importing its command-line client (Rich, Click, Pygments where Click is installed;
+    ~0.3 ms here, where it is not); ``import_hiding`` keeps httpcore from importing trio while it
+    loads (not installed here, so not re-measured; a third of a docker fork where it was); and the
+    config loader's fresh imports. The only writes to ``sys.modules`` in rig.
+
+This package sits below every room (tests/test_architecture.py): it imports nothing of rig's
+outside itself, and it alone calls ``gc`` or writes ``sys.modules``. Import its modules directly
+(``from rigcli.speed.coroutines import drive``); this file imports nothing.
+"""

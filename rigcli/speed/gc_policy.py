@@ -1,0 +1,60 @@
+"""When the cyclic garbage collector runs: not while a command only loads, not at exit, always under project code.
+
+A command allocates, before it runs anything, only what lives until it ends: modules, the config,
+the compiled graph, the plan. Collections in that phase free nothing and each walks the whole
+young heap; the interpreter's collections at shutdown walk everything rig imported. So:
+
+- ``paused_while_loading()`` (the entry point) turns collection off until the command either
+  ends or hands over to project code, and gives an embedding host collection back afterwards,
+  with nothing left frozen;
+- ``resume_collection()`` (the engine's runner, right before a handler, hook or operation runs) first
+  freezes what loading made, so the collections to come never walk it, then turns collection
+  back on: a long apply's cyclic garbage is always collected;
+- ``freeze_at_exit()`` freezes the whole heap as the interpreter exits, so its final
+  collections skip it.
+
+Only this module calls ``gc`` (tests/test_architecture.py holds every other module to that).
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_at_exit: list[bool] = []  # registered already (a host may call main() many times)
+
+
+def freeze_at_exit() -> None:
+    """Freeze the heap when the interpreter exits (harmless in a host: it is exiting too)."""
+    if not _at_exit:
+        _at_exit.append(True)
+        atexit.register(gc.freeze)
+
+
+@contextmanager
+def paused_while_loading() -> Iterator[None]:
+    """No collection inside the block unless ``resume_collection`` turns it on; restored after."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if collecting:
+            gc.unfreeze()  # what resume_collection froze: a host that calls us again gets it back
+            gc.enable()
+
+
+def resume_collection() -> None:
+    """Project code is about to run: set aside what loading made, then collect as usual.
+
+    Only the first call freezes: later, the heap also holds what handlers made, which must stay
+    collectable.
+    """
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
+__all__ = ["freeze_at_exit", "paused_while_loading", "resume_collection"]
