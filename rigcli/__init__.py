@@ -6,10 +6,11 @@ cached ``rig plan`` stay fast.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rigcli._version import __version__
 
+# Not typing.TYPE_CHECKING: importing typing is most of what `rig --version` would cost rig itself
+# (rigcli/speed/__init__.py); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rigcli.authoring.inputs import Arg, WorkspaceRef
     from rigcli.authoring.nodes import task

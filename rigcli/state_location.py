@@ -13,11 +13,9 @@ Pure decisions and ``stat`` calls only: nothing is created, opened or imported h
 from __future__ import annotations
 
 import os
-import re
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Literal
+from typing import TYPE_CHECKING, Final
 
 from rigcli.errors import StateError
 from rigcli.layout import STATE_URL_ENV, default_state_path
@@ -27,7 +25,7 @@ if TYPE_CHECKING:
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 MASK = "***"
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 # libpq parameters whose values are secrets, masked wherever a URL is shown.
 _SECRET_PARAMETERS = frozenset({"password", "sslpassword"})
 _KINDS = (
@@ -39,12 +37,17 @@ _KINDS = (
 )
 
 
-@dataclass(frozen=True)
+# Plain slotted classes, not dataclasses or NamedTuples: every command imports this module, and
+# a frozen dataclass costs its import ~3M instructions of generated code, a NamedTuple ~0.6M, a
+# class like these ~0.1M (see rigcli/speed/__init__.py). They are values: nothing assigns to them.
 class SQLiteState:
     """State in a SQLite file at ``path`` (absolute; symlinks kept as written)."""
 
-    path: str
-    backend: ClassVar[Literal["sqlite"]] = "sqlite"
+    __slots__ = ("path",)
+    backend: Final = "sqlite"
+
+    def __init__(self, path: str) -> None:
+        self.path = path
 
     @property
     def target(self) -> str:
@@ -56,16 +59,27 @@ class SQLiteState:
         """What is shown to people: the path."""
         return self.path
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SQLiteState) and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash((SQLiteState, self.path))
+
     def __str__(self) -> str:
         return self.display
 
+    def __repr__(self) -> str:
+        return f"SQLiteState({self.path!r})"
 
-@dataclass(frozen=True)
+
 class PostgresState:
     """State in a PostgreSQL database; ``url`` may hold a password, so only ``display`` is ever shown."""
 
-    url: str = field(repr=False)
-    backend: ClassVar[Literal["postgresql"]] = "postgresql"
+    __slots__ = ("url",)
+    backend: Final = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        self.url = url
 
     @property
     def target(self) -> str:
@@ -75,6 +89,12 @@ class PostgresState:
     def display(self) -> str:
         """``postgresql://user:***@host:port/db``."""
         return mask_url(self.url)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PostgresState) and other.url == self.url
+
+    def __hash__(self) -> int:
+        return hash((PostgresState, self.url))
 
     def __str__(self) -> str:
         return self.display
@@ -86,13 +106,19 @@ class PostgresState:
 StateLocation = SQLiteState | PostgresState
 
 
-@dataclass(frozen=True)
 class StateGiven:
     """A location as a person wrote it (``--state``), kept to be resolved later, and the directory
     a relative path in it is relative to (``-C``, else the working directory at the time)."""
 
-    text: str
-    base: str
+    __slots__ = ("base", "text")
+
+    def __init__(self, text: str, base: str) -> None:
+        self.text = text
+        self.base = base
+
+    def __repr__(self) -> str:
+        shown = mask_url(self.text) if url_scheme(self.text) else self.text
+        return f"StateGiven({shown!r}, {self.base!r})"
 
 
 def given_state(
@@ -123,9 +149,12 @@ def is_state_url(location: object) -> bool:
 
 
 def url_scheme(text: str) -> str | None:
-    """The lowercased scheme of ``scheme://...``, or None for anything that is not shaped like a URL."""
-    match = _SCHEME.match(text)
-    return match.group(1).lower() if match else None
+    """The lowercased scheme of ``scheme://...`` (RFC 3986: a letter, then letters, digits, ``+.-``),
+    or None for anything that is not shaped like a URL."""
+    scheme, sep, _ = text.partition("://")
+    if not sep or not scheme[:1].isalpha() or not scheme.isascii() or not set(scheme) <= _SCHEME_CHARS:
+        return None
+    return scheme.lower()
 
 
 def resolve_state_location(
@@ -224,6 +253,8 @@ def mask_url(url: str) -> str:
     try:
         parts = urlsplit(url)
     except ValueError:
+        import re
+
         return re.sub(r"(//[^:/@]*:)[^@]*@", rf"\g<1>{MASK}@", url)
     netloc = parts.netloc
     if "@" in netloc:

@@ -11,7 +11,6 @@ import hashlib
 import json
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -109,6 +108,8 @@ class HostStorage:
         return records
 
     def _save(self, records: dict[str, HostRecord]) -> None:
+        import tempfile  # only a write needs it (with shutil and random: ~2 ms a cached plan never pays)
+
         document = {"provider_id": self.provider_id, "records": records}
         payload = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)
         # A temp file in the same directory, fsynced, then renamed over: readers and crashes see
