@@ -11,10 +11,11 @@ import time
 import traceback
 from pathlib import Path
 
+from benchmarks import install
 from benchmarks.cases import CLI_CASES
-from benchmarks.fixtures import SetupError, precompile
+from benchmarks.fixtures import SetupError, precompile, time_installation
 from benchmarks.machine_cases import MACHINE_CASES
-from benchmarks.report import describe_machine, document, header, summary, table
+from benchmarks.report import describe_install, describe_machine, document, header, summary, table
 from benchmarks.suite import Case, Context, Row
 from benchmarks.team_cases import TEAM_CASES
 
@@ -41,6 +42,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--timeout", type=float, default=120.0, help="seconds one run may take (default 120)")
     parser.add_argument("--workdir", type=Path, help="where to make the temp dir for fixtures (default: $TMPDIR)")
     parser.add_argument("--keep", action="store_true", help="keep the fixtures' temp dir")
+    parser.add_argument(
+        "--rig",
+        choices=(*install.KINDS, "both"),
+        default="regular",
+        help="which rig to time: a regular (non-editable) install of this checkout in a venv of its own, "
+        "as users have it, with that venv's python as the baseline (default); the rig beside this "
+        "interpreter (editable in a checkout); or both, one after the other",
+    )
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=install.default_cache(),
+        help="where the regular install's venv (its dependencies) is kept between runs (default: %(default)s)",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when any row fails its target")
     parser.add_argument("--list", action="store_true", help="list the cases and exit")
     args = parser.parse_args(argv)
@@ -80,31 +95,54 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{case.name:16} {case.title}  [baseline: {case.baseline}; target {case.target.text()}]")
         return 0
     selected = [BY_NAME[name] for name in dict.fromkeys(args.case)] if args.case else CASES
+    kinds = list(install.KINDS) if args.rig == "both" else [args.rig]
     options = {
         "quick": args.quick,
         "repeat": args.repeat,
         "warmup": args.warmup,
         "timeout": args.timeout,
         "cases": [case.name for case in selected],
+        "rig": args.rig,
     }
     started = time.perf_counter()
-    precompile()
     machine = describe_machine()
-    if not args.json:
-        print(header(machine, options), flush=True)
+    machine["installs"] = []
     root = Path(tempfile.mkdtemp(prefix="rig-bench-", dir=args.workdir))
     rows: list[Row] = []
     try:
-        ctx = Context(
-            root=root, quick=args.quick, repeat=args.repeat, warmup=args.warmup, timeout=args.timeout, log=log
-        )
-        for case in selected:
-            rows.extend(run_case(ctx, case))
+        for kind in kinds:
+            log(f"rig: {kind} install")
+            try:
+                timed = install.regular(args.cache, log) if kind == "regular" else install.editable()
+            except SetupError as error:
+                rows += [case.row(status="fail", note=f"{kind} install: {error}", install=kind) for case in selected]
+                continue
+            time_installation(list(timed.rig), timed.python)
+            if kind == "editable":
+                precompile()  # a regular install's bytecode was written by pip
+            machine["installs"].append(describe_install(kind))
+            ctx = Context(
+                root=root / kind,
+                quick=args.quick,
+                repeat=args.repeat,
+                warmup=args.warmup,
+                timeout=args.timeout,
+                log=log,
+            )
+            ctx.root.mkdir()
+            for case in selected:
+                for row in run_case(ctx, case):
+                    row.install = kind
+                    rows.append(row)
     finally:
         if args.keep:
             log(f"fixtures kept in {root}")
         else:
             shutil.rmtree(root, ignore_errors=True)
+    if machine["installs"]:  # the first timed rig, where a reader of one install looks for it
+        machine.update({key: value for key, value in machine["installs"][0].items() if key != "install"})
+    if not args.json:
+        print(header(machine, options), flush=True)
     elapsed = time.perf_counter() - started
     if args.json:
         print(json.dumps(document(machine, options, rows, elapsed), indent=2))

@@ -20,7 +20,7 @@ class SetupError(RuntimeError):
     """A fixture could not be built; the case is reported as failed with this message."""
 
 
-def rig_argv() -> list[str]:
+def beside_this_interpreter() -> list[str]:
     """The console script installed next to this interpreter; a shim on PATH would add its own startup."""
     beside = Path(sys.executable).parent / "rig"
     if beside.is_file():
@@ -31,11 +31,38 @@ def rig_argv() -> list[str]:
     return [sys.executable, "-m", "rigcli"]
 
 
+@dataclass
+class Timed:
+    """The rig this run times and the interpreter of its ``python -c pass`` baseline (install.py picks them)."""
+
+    rig: list[str]
+    python: str
+
+
+TIMED = Timed(beside_this_interpreter(), sys.executable)
+
+
+def rig_argv() -> list[str]:
+    """How to start the rig being timed."""
+    return list(TIMED.rig)
+
+
+def python_executable() -> str:
+    """The interpreter the timed rig runs on: its ``python -c pass`` is the Python baseline."""
+    return TIMED.python
+
+
+def time_installation(rig: list[str], python: str) -> None:
+    """From now on, time ``rig`` and compare it with ``python``."""
+    TIMED.rig, TIMED.python = list(rig), python
+
+
 def base_env() -> dict[str, str]:
     """The caller's environment without anything that changes rig's behaviour or adds a per-run cost."""
     env = {key: value for key, value in os.environ.items() if not key.startswith("RIG_")}
     # With it set, an editable install recompiles its sources on every run, which no user pays.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("PYTHONPATH", None)  # the timed rig imports what its own install holds, nothing else
     env.update({"RIG_NO_BROWSER": "1", "NO_COLOR": "1"})
     return env
 
@@ -274,10 +301,13 @@ __all__ = [
     "SetupError",
     "TerraformProject",
     "base_env",
+    "beside_this_interpreter",
     "chain_config",
     "parallel_config",
     "precompile",
+    "python_executable",
     "rig_argv",
     "run_checked",
     "snapshot_tree_config",
+    "time_installation",
 ]

@@ -7,11 +7,10 @@ import os
 import platform
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.fixtures import REPO_ROOT, base_env, rig_argv
+from benchmarks.fixtures import REPO_ROOT, base_env, python_executable, rig_argv
 from benchmarks.suite import Row
 
 NOTE_WIDTH = 100  # the JSON document keeps the whole note
@@ -52,6 +51,17 @@ def _rig_checkout() -> Path:
     return Path(spec.origin).parents[1] if spec is not None and spec.origin else REPO_ROOT
 
 
+def describe_install(kind: str) -> dict[str, Any]:
+    """The rig being timed and its interpreter (the ``python -c pass`` baseline)."""
+    version = _output([python_executable(), "-c", "import platform; print(platform.python_version())"])
+    return {
+        "install": kind,
+        "python": f"{version or platform.python_version()} ({python_executable()})",
+        "rig": _output([*rig_argv(), "--version"]) or "unknown",
+        "rig_command": " ".join(rig_argv()),
+    }
+
+
 def describe_machine() -> dict[str, Any]:
     checkout = str(_rig_checkout())
     commit = _output(["git", "rev-parse", "--short", "HEAD"], cwd=checkout)
@@ -63,9 +73,6 @@ def describe_machine() -> dict[str, Any]:
         "cores": os.cpu_count(),
         "cpu": _cpu_model(),
         "platform": platform.platform(),
-        "python": f"{platform.python_version()} ({sys.executable})",
-        "rig": _output([*rig_argv(), "--version"]) or "unknown",
-        "rig_command": " ".join(rig_argv()),
         "rig_source": checkout,
         "git_commit": commit or "unknown",
         "terraform": _output([terraform, "version"]).splitlines()[0] if terraform else None,
@@ -78,14 +85,14 @@ def _seconds(value: float | None) -> str:
     return f"{value * 1000:.0f} ms" if value < 1 else f"{value:.2f} s"
 
 
-def _cells(row: Row) -> list[str]:
+def _cells(row: Row, show_install: bool) -> list[str]:
     rss = "—"
     if row.rig is not None or row.baseline is not None:
         rig_mb = f"{row.rig.peak_rss_mb:.0f}" if row.rig else "—"
         base_mb = f"{row.baseline.peak_rss_mb:.0f}" if row.baseline else "—"
         rss = f"{rig_mb} / {base_mb} MB"
     return [
-        row.title,
+        f"{row.title} ({row.install})" if show_install else row.title,
         _seconds(row.rig.median_s if row.rig else None),
         _seconds(row.baseline.median_s if row.baseline else None),
         "—" if row.ratio is None else f"{row.ratio:.2f}",
@@ -98,7 +105,8 @@ def _cells(row: Row) -> list[str]:
 
 def table(rows: list[Row]) -> str:
     """A Markdown table, aligned for reading in a terminal and pasteable as is."""
-    body = [list(COLUMNS), *(_cells(row) for row in rows)]
+    show_install = len({row.install for row in rows}) > 1
+    body = [list(COLUMNS), *(_cells(row, show_install) for row in rows)]
     widths = [max(len(cells[index]) for cells in body) for index in range(len(COLUMNS))]
     numeric = {1, 2, 3}
 
@@ -114,9 +122,14 @@ def table(rows: list[Row]) -> str:
 def header(machine: dict[str, Any], options: dict[str, Any]) -> str:
     lines = [
         f"machine: {machine['cores']} cores, {machine['cpu']}, {machine['platform']}",
-        f"python:  {machine['python']}",
-        f"rig:     {machine['rig']}, commit {machine['git_commit']} in {machine['rig_source']}",
-        f"command: {machine['rig_command']}",
+        f"source:  commit {machine['git_commit']} in {machine['rig_source']}",
+    ]
+    for timed in machine["installs"]:
+        lines += [
+            f"rig ({timed['install']} install): {timed['rig']}, {timed['rig_command']}",
+            f"  baseline python: {timed['python']}",
+        ]
+    lines += [
         f"terraform: {machine['terraform'] or 'not found'}",
         f"runs:    {options['warmup']} warm-up + {options['repeat']} timed per command, interleaved; "
         f"timeout {options['timeout']:g} s per run{'; quick sizes' if options['quick'] else ''}",
@@ -138,4 +151,4 @@ def document(machine: dict[str, Any], options: dict[str, Any], rows: list[Row], 
     }
 
 
-__all__ = ["describe_machine", "document", "header", "summary", "table"]
+__all__ = ["describe_install", "describe_machine", "document", "header", "summary", "table"]

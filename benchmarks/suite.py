@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import statistics
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from benchmarks.fixtures import base_env
+from benchmarks.fixtures import base_env, python_executable
 from benchmarks.measure import Command, Invocation, Series, run_interleaved
 
 Status = Literal["pass", "fail", "skip"]
@@ -75,10 +74,12 @@ class Row:
     baseline: Side | None = None
     ratio: float | None = None
     note: str = ""
+    install: str = ""  # which rig was timed: "regular" or "editable" (benchmarks/install.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "case": self.case,
+            "install": self.install,
             "title": self.title,
             "baseline_title": self.baseline_title,
             "target": self.target.text(),
@@ -132,8 +133,8 @@ class Context:
         return self._shared[key]
 
     def python_pass(self) -> Command:
-        # The interpreter itself, never a shim on PATH that adds its own startup.
-        return Command("python -c pass", [Invocation([sys.executable, "-c", "pass"], self.root, base_env())])
+        # The timed rig's own interpreter, never a shim on PATH that adds its own startup.
+        return Command("python -c pass", [Invocation([python_executable(), "-c", "pass"], self.root, base_env())])
 
     def measure(self, commands: list[Command]) -> list[Series]:
         labels = " vs ".join(command.label for command in commands)

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from rigcli._version import __version__
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CASES = ("version", "plan-noop")
 
@@ -24,7 +26,7 @@ def test_a_quick_json_run_reports_every_selected_case_with_numeric_ratios(tmp_pa
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=240,
+        timeout=600,  # the first run on a machine installs rig's dependencies into a venv of its own
         check=False,
     )
     assert done.returncode == 0, done.stderr
@@ -32,8 +34,16 @@ def test_a_quick_json_run_reports_every_selected_case_with_numeric_ratios(tmp_pa
 
     assert set(report) == {"machine", "options", "rows", "elapsed_s"}
     assert report["options"]["quick"] is True and report["options"]["cases"] == list(CASES)
+    # Timed as users install it: a regular install in a venv of its own, not the rig beside this interpreter.
+    assert report["options"]["rig"] == "regular"
+    [timed] = report["machine"]["installs"]
+    assert timed["install"] == "regular" and timed["rig"] == __version__
+    rig_bin = Path(timed["rig_command"]).parent
+    assert rig_bin != Path(sys.executable).parent
+    assert timed["python"].endswith(f"({rig_bin / 'python'})")
     assert isinstance(report["machine"]["cores"], int) and report["machine"]["python"]
     assert [row["case"] for row in report["rows"]] == list(CASES)
+    assert {row["install"] for row in report["rows"]} == {"regular"}
     for row in report["rows"]:
         # Timings are the machine's business; the shape and the arithmetic are ours.
         assert row["status"] in {"pass", "fail"}, row
