@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import secrets
-import shutil
 import signal
 import subprocess
 import time
@@ -14,7 +13,7 @@ from typing import Any
 
 import pytest
 from docker_endpoints import ssh_processes
-from e2e_support import rig_env
+from e2e_support import RIG, rig_env
 from provider_helpers import wait_until
 
 CONFIG = """
@@ -49,7 +48,7 @@ class Interrupted:
         for name in [name for name, value in daemon.env.items() if value is None]:
             env.pop(name, None)
         self.process = subprocess.Popen(
-            [shutil.which("rig") or "rig", "apply"], cwd=self.project, env=env, stdin=subprocess.DEVNULL,
+            [RIG, "apply"], cwd=self.project, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
 import pexpect
 import pytest
-from e2e_support import Rig, copy_example, provider_storage, rig_env, statuses, with_engine
+from e2e_support import RIG, Rig, copy_example, provider_storage, rig_env, statuses, with_engine
 
 
 @pytest.fixture
@@ -68,8 +67,7 @@ def test_the_cli_story_apply_cache_rebuild_fork_operate_remove(quickstart: Rig) 
 
 def test_the_shell_operation_opens_the_users_terminal_in_the_machine(quickstart: Rig) -> None:
     machine = quickstart.json("fork", "dev")["ctx"]["machine"]
-    rig = shutil.which("rig")
-    command, args = (rig, ["op", "dev", "shell"]) if rig else (sys.executable, ["-m", "rigcli", "op", "dev", "shell"])
+    command, args = RIG, ["op", "dev", "shell"]
     env = {**quickstart.env, "SHELL": "/bin/sh", "PS1": "$ "}
     child = pexpect.spawn(command, args, cwd=str(quickstart.project), env=env, encoding="utf-8", timeout=60)
     child.sendline('echo "inside-$RIG_MACHINE_ID-$(basename "$PWD")"; exit 0')
