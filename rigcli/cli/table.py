@@ -90,6 +90,29 @@ STATE = Command(
     ),
 )
 
+# -- pictures: rig graph ------------------------------------------------------------------------
+GRAPH = Command(
+    "graph",
+    "Show the workflow as a graph: a tree of its tasks with their cache status, or Graphviz DOT or Mermaid.",
+    "rigcli.cli.commands.pictures:graph",
+    options=(
+        Option(
+            ("--format",),
+            "format",
+            "tree (default), dot (Graphviz) or mermaid (renders in Markdown).",
+            choices=("tree", "dot", "mermaid"),
+        ),
+    ),
+    hot=True,
+    examples=(
+        ("rig graph", "the tree, with each task's cache status and reason"),
+        ("rig graph --format dot | dot -Tsvg > graph.svg", "a picture with Graphviz"),
+        ("rig graph --format mermaid", "a flowchart to paste into a README or a pull request"),
+        ("rig --json graph", "nodes and edges as JSON"),
+    ),
+)
+# -- end of pictures ---------------------------------------------------------------------------
+
 COMMANDS = (
     Command(
         "init",
@@ -163,6 +186,7 @@ COMMANDS = (
         hot=True,
     ),
     CACHE,
+    GRAPH,
     Command(
         "gc",
         "Delete machines, snapshots, containers and images that nothing refers to (no confirmation).",

@@ -32,6 +32,7 @@ from rigcli.engine.results import (
     WorkflowPlan,
     WorkflowSummary,
 )
+from rigcli.engine.shape import WorkflowGraph
 from rigcli.event_bus import EventListener
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import Cancellation
@@ -95,6 +96,12 @@ class Engine(Protocol):
     async def plan(self, workflow: str | None = None) -> WorkflowPlan: ...
     async def apply(self, workflow: str | None = None, dry_run: bool = False) -> ApplyResult: ...
     def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]: ...
+
+    # -- pictures (rig graph) ----------------------------------------------------------------------
+    async def graph(self, workflow: str | None = None) -> WorkflowGraph:
+        """The workflow's tasks with their plan verdicts, grouped as sequences and parallel branches,
+        and the edges of its execution order (engine/shape.py)."""
+        ...
 
     # -- workspaces -------------------------------------------------------------------------------
     async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord: ...

@@ -8,6 +8,7 @@
 - ``CacheAdmin`` (cache_admin.py): cache entries, explain, invalidate, clear, snapshots;
 - ``Garbage`` (garbage.py): ``rig gc``;
 - ``Diagnosis`` (diagnosis.py): ``rig doctor``'s view of the project;
+- ``Pictures`` (pictures.py): ``rig graph``, and a run's timeline and statistics;
 - ``Runner`` (runner.py): the event loop the engine's coroutines run on when called from
   synchronous code.
 
@@ -23,6 +24,7 @@ from rigcli.engine.cache_admin import CacheAdmin
 from rigcli.engine.diagnosis import Diagnosis
 from rigcli.engine.garbage import Garbage
 from rigcli.engine.operations import Operations
+from rigcli.engine.pictures import Pictures
 from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.results import (
@@ -38,6 +40,7 @@ from rigcli.engine.results import (
     WorkflowSummary,
 )
 from rigcli.engine.runner import Runner
+from rigcli.engine.shape import WorkflowGraph
 from rigcli.engine.workspaces import Workspaces
 from rigcli.event_bus import EventListener
 from rigcli.jsonutil import JsonValue
@@ -62,6 +65,7 @@ class ProjectEngine:
         self.cache = CacheAdmin(project, self.planner)
         self.garbage = Garbage(project)
         self.diagnosis = Diagnosis(project)
+        self.pictures = Pictures(project, self.planner)
 
     # -- lifetime, events and the event loop ------------------------------------------------------
     async def load(self) -> None:
@@ -111,6 +115,10 @@ class ProjectEngine:
 
     def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]:
         return self.project.node_runs(workflow)
+
+    # -- pictures -------------------------------------------------------------------------------------
+    async def graph(self, workflow: str | None = None) -> WorkflowGraph:
+        return await self.pictures.graph(workflow)
 
     # -- workspaces ---------------------------------------------------------------------------------
     async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
