@@ -33,6 +33,7 @@ from rigcli.engine.results import (
     WorkflowSummary,
 )
 from rigcli.engine.shape import WorkflowGraph
+from rigcli.engine.timing import RunStats, Timeline
 from rigcli.event_bus import EventListener
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import Cancellation
@@ -97,10 +98,19 @@ class Engine(Protocol):
     async def apply(self, workflow: str | None = None, dry_run: bool = False) -> ApplyResult: ...
     def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]: ...
 
-    # -- pictures (rig graph) ----------------------------------------------------------------------
+    # -- pictures: rig graph, rig runs --timeline / --stats ----------------------------------------
     async def graph(self, workflow: str | None = None) -> WorkflowGraph:
         """The workflow's tasks with their plan verdicts, grouped as sequences and parallel branches,
         and the edges of its execution order (engine/shape.py)."""
+        ...
+
+    def timeline(self, run: str | None = None, workflow: str | None = None) -> Timeline:
+        """The apply ``run`` names (its id or short id, or one of its runs'), else the newest, on a time
+        axis with its critical path (engine/timing.py). NotFoundError when there is none."""
+        ...
+
+    def run_stats(self, workflow: str | None = None, last: int = 20) -> RunStats:
+        """Each task's runs, cache hit rate and durations over the last ``last`` applies."""
         ...
 
     # -- workspaces -------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from rigcli.engine.results import (
 )
 from rigcli.engine.runner import Runner
 from rigcli.engine.shape import WorkflowGraph
+from rigcli.engine.timing import RunStats, Timeline
 from rigcli.engine.workspaces import Workspaces
 from rigcli.event_bus import EventListener
 from rigcli.jsonutil import JsonValue
@@ -119,6 +120,12 @@ class ProjectEngine:
     # -- pictures -------------------------------------------------------------------------------------
     async def graph(self, workflow: str | None = None) -> WorkflowGraph:
         return await self.pictures.graph(workflow)
+
+    def timeline(self, run: str | None = None, workflow: str | None = None) -> Timeline:
+        return self.pictures.timeline(run, workflow)
+
+    def run_stats(self, workflow: str | None = None, last: int = 20) -> RunStats:
+        return self.pictures.run_stats(workflow, last)
 
     # -- workspaces ---------------------------------------------------------------------------------
     async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
