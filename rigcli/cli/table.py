@@ -111,6 +111,31 @@ GRAPH = Command(
         ("rig --json graph", "nodes and edges as JSON"),
     ),
 )
+RUNS = Command(
+    "runs",
+    "Show where an apply's time went (--timeline) or how each task fares across applies (--stats).",
+    "rigcli.cli.commands.pictures:runs",
+    arguments=(Argument("run", "RUN", "The apply (its id or the short id rig shows); default: the last."),),
+    options=(
+        Option(("--timeline",), "timeline", "The apply as a timeline: a bar per task, the critical path marked."),
+        Option(("--stats",), "stats", "Per task: runs, cache hit rate, median and p95 duration."),
+        Option(
+            ("--format",),
+            "format",
+            "Write the timeline to FILE as a standalone SVG picture.",
+            metavar="svg FILE",
+            arity=2,
+            complete="files",
+        ),
+        Option(("--last",), "last", "How many applies --stats covers.", metavar="N", kind="int", default=20),
+    ),
+    hot=True,
+    examples=(
+        ("rig runs --timeline", "the last apply: a bar per task on one time axis"),
+        ("rig runs --timeline 1f2e3d4c --format svg apply.svg", "that apply as an SVG picture"),
+        ("rig runs --stats --last 50", "runs, cache hits, median and p95 per task"),
+    ),
+)
 # -- end of pictures ---------------------------------------------------------------------------
 
 COMMANDS = (
@@ -187,6 +212,7 @@ COMMANDS = (
     ),
     CACHE,
     GRAPH,
+    RUNS,
     Command(
         "gc",
         "Delete machines, snapshots, containers and images that nothing refers to (no confirmation).",

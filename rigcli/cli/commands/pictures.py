@@ -1,10 +1,11 @@
-"""rig graph: the selected workflow as a tree, a Graphviz DOT or a Mermaid document, or JSON."""
+"""rig graph (the workflow as a tree, Graphviz DOT, Mermaid or JSON) and rig runs --timeline / --stats."""
 
 from __future__ import annotations
 
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
-from rigcli.errors import UsageError
+from rigcli.errors import InputError, UsageError
+from rigcli.records import short_run_id
 from rigcli.streams import real_stdout
 
 GRAPH_FORMATS = ("tree", "dot", "mermaid")
@@ -30,4 +31,68 @@ def graph(session: Session, *, format: str | None = None) -> int:
     return 0
 
 
-__all__ = ["GRAPH_FORMATS", "graph"]
+def runs(
+    session: Session,
+    run: str | None,
+    *,
+    timeline: bool = False,
+    stats: bool = False,
+    format: tuple[str, str] | None = None,
+    last: int = 20,
+) -> int:
+    if timeline and stats:
+        raise UsageError("Choose --timeline or --stats, not both")
+    if format is not None and not timeline:
+        raise UsageError("--format svg FILE draws a timeline: add --timeline")
+    if stats:
+        if run is not None:
+            raise UsageError("--stats covers the last applies (--last N), not one: drop RUN")
+        return _stats(session, last)
+    if timeline:
+        return _timeline(session, run, format)
+    raise UsageError("rig runs needs --timeline [RUN] or --stats")
+
+
+def _timeline(session: Session, run: str | None, format: tuple[str, str] | None) -> int:
+    if format is not None and format[0] != "svg":
+        raise UsageError(f"Unknown timeline format {format[0]}: the one format is svg (--format svg FILE)")
+    engine = session.engine
+    drawn = session.with_workflow(lambda workflow: engine.timeline(run=run, workflow=workflow))
+    if format is not None:
+        from pathlib import Path
+
+        from rigcli.render.svg import timeline_svg
+
+        target = Path(format[1])
+        try:
+            target.write_text(timeline_svg(drawn), encoding="utf-8")
+        except OSError as exc:
+            raise InputError(f"Cannot write {target}: {exc.strerror or exc}") from None
+        if not session.opts.json:
+            from rigcli.render.tables import print_message
+
+            print_message(f"Wrote the timeline of apply {short_run_id(drawn.run_id)} to {target}")
+    if session.opts.json:
+        emit_json(drawn.to_json())
+    elif format is None:
+        from rigcli.render.timeline import print_timeline
+
+        print_timeline(drawn)
+    return 0
+
+
+def _stats(session: Session, last: int) -> int:
+    if last < 1:
+        raise UsageError("--last takes a number of applies, at least 1")
+    engine = session.engine
+    stats = session.with_workflow(lambda workflow: engine.run_stats(workflow=workflow, last=last))
+    if session.opts.json:
+        emit_json(stats.to_json())
+        return 0
+    from rigcli.render.timeline import print_stats
+
+    print_stats(stats)
+    return 0
+
+
+__all__ = ["GRAPH_FORMATS", "graph", "runs"]
