@@ -97,6 +97,17 @@ def run_parallel(ctx: Context, case: Case) -> list[Row]:
     return [ctx.compare(case, rig, baseline)]
 
 
+# -- pictures ----------------------------------------------------------------------------------
+def run_graph(ctx: Context, case: Case) -> list[Row]:
+    tasks = ctx.size(2_000, 200)
+    project = cached_project(ctx, tasks)
+    rig = Command("rig graph (piped)", [project.invocation("graph", plain=True)])
+    baseline = Command("rig --json plan", [project.invocation("--json", "plan")])
+    return [ctx.compare(case, rig, baseline, title=f"`rig graph` of {tasks:,} nodes, piped")]
+
+
+# -- end of pictures ---------------------------------------------------------------------------
+
 CLI_CASES = [
     Case(
         "apply-noop",
@@ -135,6 +146,7 @@ CLI_CASES = [
         run_apply_create,
     ),
     Case("parallel", "4 parallel branches of a 0.5 s task", "one 0.5 s task", Target(max_ratio=1.3), run_parallel),
+    Case("graph", "`rig graph` of 2,000 nodes, piped", "`rig --json plan` of it", Target(max_ratio=2), run_graph),
 ]
 
 __all__ = ["CLI_CASES", "cached_project"]
