@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pexpect
 import pydot
 import pytest
 
-from tests.cli.cli_support import RIG, Result, env_with_rig, run_rig, write_project
+from tests.cli.cli_support import REPO_ROOT, RIG, Result, env_with_rig, run_rig, write_project
 
 # pydot's parser calls pyparsing's old names; that is pydot's business, not this test's.
 pytestmark = pytest.mark.filterwarnings("ignore:'[a-zA-Z]+' deprecated")
@@ -263,3 +264,17 @@ def test_completion_knows_graph_and_its_formats(project: Path) -> None:
     assert "graph" in complete("rig", "gr")
     assert complete("rig", "graph", "--format", "") == ["tree", "dot", "mermaid"]
     assert "--format" in complete("rig", "graph", "-")
+
+
+def test_readme_mermaid_graph_is_what_rig_graph_prints_for_the_quickstart(tmp_path: Path) -> None:
+    project = tmp_path / "quickstart"
+    shutil.copytree(
+        REPO_ROOT / "examples" / "quickstart", project, ignore=shutil.ignore_patterns(".rig", "__pycache__")
+    )
+    env = {"NO_COLOR": "1", "RIG_HOME": str(tmp_path / "home"), "RIG_HOST_STORAGE_DIR": str(tmp_path / "storage")}
+    assert run_rig("apply", cwd=project, env=env, subprocess=True).returncode == 0
+    mermaid = run_rig("graph", "--format", "mermaid", cwd=project, env=env, subprocess=True)
+    assert mermaid.returncode == 0, mermaid
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Seeing a workflow", 1)[1]
+    assert f"```mermaid\n{mermaid.stdout}```" in section
