@@ -140,6 +140,24 @@ def test_timeline_on_a_100_column_terminal_draws_bars_that_fit(applied: Path) ->
     assert any(line.startswith("critical path") and "long.second" in line for line in lines)
 
 
+def test_timeline_on_a_terminal_with_no_color_is_the_plain_table(applied: Path) -> None:
+    child = pexpect.spawn(
+        RIG,
+        ["runs", "--timeline"],
+        cwd=str(applied),
+        env=env_with_rig({"TERM": "xterm-256color", "NO_COLOR": "1"}),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 100),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    screen = str(child.before)
+    assert "\x1b[" not in screen and "█" not in screen
+    assert "critical path: setup -> long.first -> long.second -> join" in screen.replace("\r\n", "\n").splitlines()
+
+
 def test_timeline_svg_is_well_formed_with_one_bar_per_task(applied: Path, tmp_path: Path) -> None:
     target = tmp_path / "apply.svg"
     result = rig(applied, "runs", "--timeline", "--format", "svg", str(target))
@@ -195,6 +213,14 @@ def test_stats_after_three_applies(tmp_path: Path) -> None:
     last_two = {task["path"]: task for task in rig(project, "--json", "runs", "--stats", "--last", "2").json["tasks"]}
     assert last_two["fixed"]["runs"] == 2 and last_two["fixed"]["cache_hit_rate"] == 1.0
     assert last_two["fixed"]["median_seconds"] is None  # cached runs have no duration
+    # The last apply's timeline: ``fixed`` a zero-width mark at the start, ``changing`` the whole path.
+    last = rig(project, "--json", "runs", "--timeline").json
+    assert [(node["path"], node["status"], node["cached"]) for node in last["nodes"]] == [
+        ("fixed", "cached", True),
+        ("changing", "succeeded", False),
+    ]
+    assert last["nodes"][0]["start"] == last["nodes"][0]["end"] == 0.0
+    assert last["critical_path"] == ["changing"]
     table = rig(project, "runs", "--stats")
     assert table.returncode == 0, table
     lines = table.stdout.splitlines()
