@@ -31,6 +31,8 @@ class Pictures:
         return workflow_graph(selected.name, selected.steps, plan.nodes)
 
     def _applies(self, selected: CompiledWorkflow) -> list[ApplyTimes]:
+        """The workflow's applies, newest first: the one place the timeline and statistics read them
+        from (the run journal, until the state keeps a history of applies of its own)."""
         return journal_applies(self.project, selected)
 
     def timeline(self, run: str | None = None, workflow: str | None = None) -> Timeline:
