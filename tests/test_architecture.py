@@ -3,7 +3,7 @@
 Rooms, lowest first (a module may import its own room and the rooms below it):
 
     foundation  speed/, errors, jsonutil, statuses, records, events, event_bus, streams, children, layout, masking,
-                state_location, _version
+                sanitize, state_location, _version
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
     keys        graph, fingerprint/, cachekeys
     state       state/
@@ -47,6 +47,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.layout",
             "rigcli.masking",
             "rigcli.state_location",
+            "rigcli.sanitize",
         ),
     ),
     (

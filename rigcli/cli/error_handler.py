@@ -28,7 +28,7 @@ def print_error(message: str) -> None:
     The one way errors reach the user, so secrets are masked here, and control sequences are
     removed: messages quote names and text from the project and from the command line.
     """
-    from rigcli.render.sanitize import sanitize
+    from rigcli.sanitize import sanitize
 
     first, *more = sanitize(mask_text(str(message))).strip().splitlines() or [""]
     lines = [f"error: {first}", *(f"  {line}" for line in more)]
@@ -51,7 +51,7 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
         return body()
     except Declined as exc:
         # The user said no: not an error, but the command did not do what it was asked to.
-        from rigcli.render.sanitize import sanitize
+        from rigcli.sanitize import sanitize
 
         sys.stderr.write(sanitize(mask_text(str(exc))) + "\n")
         sys.stderr.flush()

@@ -24,9 +24,9 @@ T = TypeVar("T")
 
 
 def _terminal_text(text: str) -> str:
-    """Raw task output as it may reach a terminal: colour at most (see render/sanitize.py)."""
+    """Raw task output as it may reach a terminal: colour at most (see sanitize.py)."""
     from rigcli.render.console import no_color
-    from rigcli.render.sanitize import sanitize
+    from rigcli.sanitize import sanitize
 
     return sanitize(text, colour=not no_color())
 

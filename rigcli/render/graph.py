@@ -16,7 +16,7 @@ from rigcli.engine.shape import GraphItem, WorkflowGraph
 from rigcli.masking import mask_text
 from rigcli.records import short_run_id
 from rigcli.render.plain import plain_stdout
-from rigcli.render.sanitize import sanitize
+from rigcli.sanitize import sanitize
 from rigcli.speed.tables import cell_width, write_lines
 
 UNICODE_GUIDES = ("├── ", "└── ", "│   ", "    ")

@@ -36,7 +36,7 @@ from rigcli.events import (
     WorkspaceRemoveStarted,
 )
 from rigcli.records import LockHolder, held_for
-from rigcli.render.sanitize import sanitize
+from rigcli.sanitize import sanitize
 
 E = TypeVar("E", bound=Event)
 

@@ -9,7 +9,7 @@ from rich.text import Text
 
 from rigcli.errors import RigError
 from rigcli.render.console import stderr_console
-from rigcli.render.sanitize import sanitize
+from rigcli.sanitize import sanitize
 
 Option = tuple[str, str]  # (value, description)
 

@@ -10,7 +10,7 @@ from rigcli.engine.results import WorkflowPlan
 from rigcli.masking import mask_text
 from rigcli.records import short_run_id
 from rigcli.render.plain import plain_stderr, plain_stdout
-from rigcli.render.sanitize import sanitize
+from rigcli.sanitize import sanitize
 from rigcli.speed.tables import Line, Table, View, plain_lines, write_lines
 from rigcli.statuses import CacheEntryStatus, CheckStatus, PlanStatus, WorkspaceStatus
 

@@ -14,7 +14,7 @@ from rigcli.engine.timing import RunStats, Timeline, TimelineNode
 from rigcli.masking import mask_text
 from rigcli.records import parse_timestamp, short_run_id
 from rigcli.render.lines import format_duration
-from rigcli.render.sanitize import sanitize
+from rigcli.sanitize import sanitize
 from rigcli.speed.tables import cell_width, table_lines, write_lines
 from rigcli.streams import real_stdout
 

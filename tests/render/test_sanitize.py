@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rigcli.render.sanitize import sanitize
+from rigcli.sanitize import sanitize
 
 
 @pytest.mark.parametrize(
