@@ -109,6 +109,8 @@ class NodeRun:
     error: str | None
     pid: int | None  # the rig process that recorded it (running runs: whether it is alive)
     host: str | None  # where that process ran
+    apply_id: str | None  # the apply that ran it (``apply_runs.id``); None for runs older than the history
+    metadata: dict[str, JsonValue]  # what its handler gave ``step.metadata(...)``, merged
 
     def to_json(self) -> dict[str, JsonValue]:
         data: dict[str, JsonValue] = asdict(self)
@@ -196,6 +198,53 @@ class ApplyRecord:
 
 
 @dataclass(frozen=True)
+class ApplyRun:
+    """A row of ``apply_runs``: one apply of a workflow (``rig apply``, or the apply inside ``rig fork``),
+    recorded ``running`` before its first task and finished with what each task did.
+
+    The node runs it started carry its id (``NodeRun.apply_id``); ``nodes`` lists every task in plan
+    order once it finished (cached ones with the run they reused), empty while it runs.
+    """
+
+    id: str  # sorts in creation order, like a run id (short form: ``short_run_id``)
+    workflow: str
+    command: str  # apply | fork
+    status: RunStatus
+    owner: str | None  # user@host that ran it (a team shares one state)
+    pid: int | None  # the rig process running it (a ``running`` apply: whether it is alive)
+    host: str | None
+    started_at: str
+    finished_at: str | None
+    node_count: int
+    cached_node_count: int | None  # known once it finished
+    ran: int | None
+    nodes: list[JsonValue]  # [{"path", "run_id", "cached", "scope"}] in plan order, once finished
+    error: str | None
+
+    def to_json(self) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = asdict(self)
+        return data
+
+
+@dataclass(frozen=True)
+class OutputChunk:
+    """A row of ``node_run_output``: a stretch of one node run's stored output (see state/run_output.py).
+
+    ``data`` is the text, in order; ``streams`` says which stream each stretch of it came from, as
+    ``[[stream, length], ...]`` (lengths in characters, adding up to ``len(data)``).
+    """
+
+    run_id: str
+    seq: int  # position among the run's chunks; gaps are output that was dropped
+    streams: list[JsonValue]
+    data: str
+
+    def to_json(self) -> dict[str, JsonValue]:
+        data: dict[str, JsonValue] = asdict(self)
+        return data
+
+
+@dataclass(frozen=True)
 class LockHolder:
     """Who holds a state database's writer lock, as shown to the processes waiting for it."""
 
@@ -260,9 +309,11 @@ def describe_holder(holder: LockHolder) -> str:
 __all__ = [
     "VERY_OLD",
     "ApplyRecord",
+    "ApplyRun",
     "EffectRecord",
     "LockHolder",
     "NodeRun",
+    "OutputChunk",
     "Reason",
     "WorkspaceRecord",
     "age_seconds",

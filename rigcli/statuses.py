@@ -19,6 +19,13 @@ from typing import Final, Literal, get_args
 # its handler starts, then finished as one of the others in one transaction.
 RunStatus = Literal["running", "succeeded", "failed", "interrupted"]
 
+# A run or an apply as people see it (``rig logs``, ``rig runs``): ``in-doubt`` when it was left
+# ``running`` by a rig process that is gone (never stored).
+ShownRunStatus = Literal[RunStatus, "in-doubt"]
+# A task within one apply (``rig runs``): its run's status, reused (``cached``), or never reached
+# because the apply stopped first (``skipped``).
+HistoryNodeStatus = Literal[ShownRunStatus, "cached", "skipped"]
+
 # A workspace record (``workspaces.status``): creating → ready | failed → removing.
 WorkspaceStatus = Literal["creating", "ready", "failed", "removing"]
 
@@ -84,9 +91,11 @@ __all__ = [
     "CacheEntryStatus",
     "CheckStatus",
     "EffectStatus",
+    "HistoryNodeStatus",
     "PlanStatus",
     "ReasonCode",
     "RunStatus",
     "SeenEffectStatus",
+    "ShownRunStatus",
     "WorkspaceStatus",
 ]

@@ -7,19 +7,20 @@ queries (dialect.py). Reads never take the writer lock; everything that writes r
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from rigcli.jsonutil import JsonObject, JsonValue
-from rigcli.records import ApplyRecord, EffectRecord, LockHolder, NodeRun, WorkspaceRecord
+from rigcli.records import ApplyRecord, ApplyRun, EffectRecord, LockHolder, NodeRun, OutputChunk, WorkspaceRecord
 from rigcli.statuses import EffectStatus, RunStatus
 
 if TYPE_CHECKING:
     from rigcli.provider_api import KeyValueStore
     from rigcli.state.lock import Cancelled, HolderCallback
     from rigcli.state.migrations import SchemaSyncResult
+    from rigcli.state.run_output import OutputBatch
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ class StateStore(Protocol):
         node_key: str,
         provider_fingerprint: str,
         upstream_run_ids: Sequence[str],
+        apply_id: str | None = None,
     ) -> str:
         """Record a ``running`` run owned by this process before its handler starts; return its id."""
         ...
@@ -118,8 +120,12 @@ class StateStore(Protocol):
         output: JsonValue | None = None,
         artifacts: Iterable[JsonValue] = (),
         error: str | None = None,
+        metadata: Mapping[str, JsonValue] | None = None,
+        log: OutputBatch | None = None,
     ) -> None:
-        """Move a ``running`` run to ``succeeded``/``failed``/``interrupted`` with its output, atomically."""
+        """Move a ``running`` run to ``succeeded``/``failed``/``interrupted`` with its output, its
+        ``step.metadata`` and the last batch of its stored output, atomically (without that batch
+        when the transaction cannot take it: a run that started is always finished)."""
         ...
 
     def list_runs(
@@ -128,8 +134,17 @@ class StateStore(Protocol):
         workflow: str | None = None,
         node_path: str | None = None,
         statuses: Collection[RunStatus] | None = None,
+        apply_id: str | None = None,
     ) -> list[NodeRun]:
         """Runs matching every given filter, newest first."""
+        ...
+
+    def get_runs(self, run_ids: Iterable[str]) -> list[NodeRun]:
+        """The runs with these ids (those that exist), newest first."""
+        ...
+
+    def find_runs(self, ref: str) -> list[NodeRun]:
+        """Runs whose id is ``ref`` or ends with it (the short id people see), newest first."""
         ...
 
     def runs_by_path(self, workflow: str) -> dict[str, list[NodeRun]]:
@@ -145,7 +160,47 @@ class StateStore(Protocol):
         ...
 
     def delete_runs(self, workflow: str | None = None) -> int:
-        """Delete the runs of ``workflow`` (every run when None); return how many."""
+        """Delete the runs of ``workflow`` (every run when None), their stored output and the applies
+        that made them; return how many runs."""
+        ...
+
+    # -- stored output (state/run_output.py) ----------------------------------------------------------
+    def append_output(self, run_id: str, batch: OutputBatch) -> None:
+        """Write a batch of a running run's output in a short transaction of its own."""
+        ...
+
+    def output_chunks(self, run_id: str, *, after: int = -1) -> Iterator[OutputChunk]:
+        """The run's stored output chunks with ``seq`` above ``after``, in order."""
+        ...
+
+    def delete_output(self, run_ids: Iterable[str]) -> int:
+        """Forget these runs' stored output; return how many chunks were deleted."""
+        ...
+
+    # -- the apply history (state/applies.py) ---------------------------------------------------------
+    def start_apply(self, *, workflow: str, command: str, node_count: int) -> ApplyRun:
+        """Record a ``running`` apply owned by this process before its first task starts."""
+        ...
+
+    def finish_apply(
+        self,
+        apply_id: str,
+        *,
+        status: RunStatus,
+        cached_node_count: int,
+        ran: int,
+        nodes: Sequence[JsonValue],
+        error: str | None = None,
+    ) -> None: ...
+
+    def list_applies(self, *, workflow: str | None = None, limit: int | None = None) -> list[ApplyRun]:
+        """Applies (of ``workflow``, or all), newest first."""
+        ...
+
+    def get_apply(self, apply_id: str) -> ApplyRun | None: ...
+
+    def find_applies(self, ref: str) -> list[ApplyRun]:
+        """Applies whose id is ``ref`` or ends with it, newest first."""
         ...
 
     # -- workspaces ---------------------------------------------------------------------------------

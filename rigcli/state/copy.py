@@ -25,7 +25,16 @@ from rigcli.state.store import SQLiteStateStore
 CopyableStore = SQLiteStateStore | PostgresStateStore
 
 # Every table of the schema; metadata first, so a copy that fails midway is still one transaction.
-TABLES = ("runtime_metadata", "workflow_node_runs", "workspaces", "workflow_applies", "provider_state", "effects")
+TABLES = (
+    "runtime_metadata",
+    "workflow_node_runs",
+    "workspaces",
+    "workflow_applies",
+    "provider_state",
+    "effects",
+    "apply_runs",
+    "node_run_output",
+)
 # The target's own bookkeeping (its schema, the rig that wrote it, who holds its lock) is never copied.
 _OWN_METADATA = (SCHEMA_VERSION_KEY, MIGRATIONS_KEY, RIG_VERSION_KEY, "project.dir", "config.path")
 _BATCH = 500

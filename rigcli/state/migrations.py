@@ -143,6 +143,43 @@ def m004_workspace_creator(db: Connection) -> None:
     db.execute("ALTER TABLE workspaces ADD COLUMN host TEXT")
 
 
+@migration
+def m005_run_history(db: Connection) -> None:
+    """Every apply recorded (``rig runs``), its node runs grouped under it, their ``step.metadata``,
+    and each node run's output kept, bounded (``rig logs``)."""
+    db.execute("ALTER TABLE workflow_node_runs ADD COLUMN apply_id TEXT")
+    db.execute("ALTER TABLE workflow_node_runs ADD COLUMN metadata_json TEXT")
+    db.execute("CREATE INDEX ix_workflow_node_runs_apply ON workflow_node_runs (apply_id)")
+    db.execute(
+        """CREATE TABLE apply_runs (
+            id TEXT NOT NULL PRIMARY KEY,
+            workflow TEXT NOT NULL,
+            command TEXT NOT NULL,
+            status TEXT NOT NULL,
+            owner TEXT,
+            pid INTEGER,
+            host TEXT,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            node_count INTEGER NOT NULL,
+            cached_node_count INTEGER,
+            ran INTEGER,
+            nodes_json TEXT NOT NULL,
+            error TEXT
+        )"""
+    )
+    db.execute("CREATE INDEX ix_apply_runs_workflow ON apply_runs (workflow, started_at)")
+    db.execute(
+        """CREATE TABLE node_run_output (
+            run_id TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            streams_json TEXT NOT NULL,
+            data TEXT NOT NULL,
+            PRIMARY KEY (run_id, seq)
+        )"""
+    )
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(fn.__name__ for fn in MIGRATIONS)
 STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
 

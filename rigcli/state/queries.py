@@ -6,6 +6,7 @@ import json
 
 from rigcli.jsonutil import JsonValue
 from rigcli.records import ApplyRecord, utc_now
+from rigcli.state.applies import ApplyHistory
 from rigcli.state.database import dumps
 from rigcli.state.effects import EffectsJournal
 from rigcli.state.provider_storage import ProjectProviderStorage
@@ -16,8 +17,9 @@ from rigcli.state.workspaces import WorkspaceTable
 APPLIES = Columns(ApplyRecord, "workflow_applies")
 
 
-class StoreQueries(RunJournal, WorkspaceTable, EffectsJournal):
-    """Run journal, workspaces, effects, applies, provider storage and metadata: one set of SQL for every backend.
+class StoreQueries(RunJournal, ApplyHistory, WorkspaceTable, EffectsJournal):
+    """Run journal (with stored output), apply history, workspaces, effects, applies, provider storage
+    and metadata: one set of SQL for every backend.
 
     A backend adds its connection (``StateDatabase`` hooks), its writer lock and ``status()``.
     """

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json
@@ -13,15 +14,16 @@ from rigcli.records import NodeRun, utc_now
 from rigcli.state.database import StateDatabase, dumps, stored_text
 from rigcli.state.dialect import Connection, placeholders, where_clause
 from rigcli.state.process import this_host
-from rigcli.state.rows import Columns
+from rigcli.state.rows import Columns, json_object
+from rigcli.state.run_output import OutputBatch, RunOutput, write_output
 from rigcli.statuses import FINISHED_STATUSES, RUN_STATUSES, RunStatus
 
 # Every column of the run journal, by field of NodeRun (rows.py); the plan reads thousands at once.
 RUNS = Columns(
     NodeRun,
     "workflow_node_runs",
-    as_json=("upstream_run_ids", "output", "artifacts"),
-    decode={"invalidated": bool},  # SQLite stores booleans as 0/1
+    as_json=("upstream_run_ids", "output", "artifacts", "metadata"),
+    decode={"invalidated": bool, "metadata": json_object},  # SQLite stores booleans as 0/1
 )
 # Newest first; the id breaks ties between runs recorded within the same microsecond (run ids
 # sort in creation order, see new_run_id; PostgreSQL has no rowid to do it).
@@ -37,6 +39,16 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
 def new_run_id() -> str:
     """32 hex digits that sort in creation order: nanoseconds since the epoch, then 64 random bits."""
     return f"{time.time_ns():016x}{os.urandom(8).hex()}"
+
+
+_HEX = re.compile(r"[0-9a-f]{4,32}")
+
+
+def id_suffix_pattern(ref: str) -> str | None:
+    """The ``LIKE`` pattern of the ids ``ref`` names: the whole id or its end (the short id people
+    see is its last 8 characters); None when ``ref`` cannot be one (4 hex digits at least)."""
+    text = ref.strip().lower()
+    return f"%{text}" if _HEX.fullmatch(text) else None
 
 
 def _invalidate(db: Connection, seeds: Iterable[str], *, cascade: bool) -> int:
@@ -65,7 +77,11 @@ def _invalidate(db: Connection, seeds: Iterable[str], *, cascade: bool) -> int:
     return changed
 
 
-class RunJournal(StateDatabase):
+class _NotRunning(StateError):
+    """finish_run of a run that is not (any longer) ``running``."""
+
+
+class RunJournal(RunOutput, StateDatabase):
     def start_run(
         self,
         *,
@@ -76,6 +92,7 @@ class RunJournal(StateDatabase):
         node_key: str,
         provider_fingerprint: str,
         upstream_run_ids: Sequence[str],
+        apply_id: str | None = None,
     ) -> str:
         """Record a ``running`` run owned by this process; call before the handler starts."""
         run = NodeRun(
@@ -96,6 +113,8 @@ class RunJournal(StateDatabase):
             error=None,
             pid=os.getpid(),
             host=this_host(),
+            apply_id=apply_id,
+            metadata={},
         )
         self._require_room()
         with self._write() as db:
@@ -110,8 +129,15 @@ class RunJournal(StateDatabase):
         output: JsonValue | None = None,
         artifacts: Iterable[JsonValue] = (),
         error: str | None = None,
+        metadata: Mapping[str, JsonValue] | None = None,
+        log: OutputBatch | None = None,
     ) -> None:
-        """Move a ``running`` run to its final status together with its output."""
+        """Move a ``running`` run to its final status together with its output, its metadata and the
+        last batch of its stored output (``log``), in one transaction.
+
+        Should that transaction fail (a full disk), the run is still finished, without ``log``:
+        a run that started is always finished.
+        """
         if status not in FINISHED_STATUSES:
             msg = f"finish_run status must be one of {', '.join(sorted(FINISHED_STATUSES))}, not {status!r}"
             raise ValueError(msg)
@@ -120,23 +146,38 @@ class RunJournal(StateDatabase):
         if bad is not None:
             msg = f"Output of run {run_id} must be JSON-serializable (at {bad})"
             raise TaskError(msg)
+        values = (
+            status,
+            None if output is None else dumps(output),
+            dumps(artifact_list),
+            stored_text(error),
+            utc_now(),
+            dumps(dict(metadata or {})),
+            run_id,
+        )
+        if log:
+            try:
+                self._finish(run_id, values, log)
+                return
+            except _NotRunning:
+                raise
+            except Exception:  # a full disk, say: the run is finished all the same, without that output
+                pass
+        self._finish(run_id, values, None)
+
+    def _finish(self, run_id: str, values: tuple[object, ...], log: OutputBatch | None) -> None:
         with self._write() as db:
             cursor = db.execute(
                 "UPDATE workflow_node_runs SET status = ?, output_json = ?, artifacts_json = ?, "
-                "error = ?, finished_at = ? WHERE id = ? AND status = 'running'",
-                (
-                    status,
-                    None if output is None else dumps(output),
-                    dumps(artifact_list),
-                    stored_text(error),
-                    utc_now(),
-                    run_id,
-                ),
+                "error = ?, finished_at = ?, metadata_json = ? WHERE id = ? AND status = 'running'",
+                values,
             )
             if cursor.rowcount == 0:
                 row = db.execute("SELECT status FROM workflow_node_runs WHERE id = ?", (run_id,)).fetchone()
                 msg = f"Unknown run {run_id}" if row is None else f"Run {run_id} is already {row[0]}"
-                raise StateError(msg)
+                raise _NotRunning(msg)
+            if log:
+                write_output(db, run_id, log)
 
     def list_runs(
         self,
@@ -144,14 +185,36 @@ class RunJournal(StateDatabase):
         workflow: str | None = None,
         node_path: str | None = None,
         statuses: Collection[RunStatus] | None = None,
+        apply_id: str | None = None,
     ) -> list[NodeRun]:
         """Runs matching every given filter, newest first."""
-        filters = where_clause([("workflow", workflow), ("node_path", node_path)], statuses=statuses)
+        filters = where_clause(
+            [("workflow", workflow), ("node_path", node_path), ("apply_id", apply_id)], statuses=statuses
+        )
         if filters is None:
             return []
         where, params = filters
         with self._read() as db:
             return RUNS.all(db.execute(f"SELECT {RUNS.select} FROM workflow_node_runs {where} {_NEWEST_FIRST}", params))
+
+    def get_runs(self, run_ids: Iterable[str]) -> list[NodeRun]:
+        """The runs with these ids (those that exist), newest first."""
+        ids = sorted(set(run_ids))
+        found: list[NodeRun] = []
+        with self._read() as db:
+            for chunk in _chunks(ids):
+                query = f"SELECT {RUNS.select} FROM workflow_node_runs WHERE id IN ({placeholders(len(chunk))})"
+                found.extend(RUNS.all(db.execute(query, chunk)))
+        return sorted(found, key=lambda run: (run.created_at, run.id), reverse=True)
+
+    def find_runs(self, ref: str) -> list[NodeRun]:
+        """Runs whose id is ``ref`` or ends with it (people type the short id), newest first."""
+        pattern = id_suffix_pattern(ref)
+        if pattern is None:
+            return []
+        with self._read() as db:
+            query = f"SELECT {RUNS.select} FROM workflow_node_runs WHERE id LIKE ? {_NEWEST_FIRST}"
+            return RUNS.all(db.execute(query, (pattern,)))
 
     def runs_by_path(self, workflow: str) -> dict[str, list[NodeRun]]:
         """Succeeded runs of ``workflow`` (invalidated ones included) by node path, newest first.
@@ -197,11 +260,19 @@ class RunJournal(StateDatabase):
             return _invalidate(db, seeds, cascade=True)
 
     def delete_runs(self, workflow: str | None = None) -> int:
-        """Delete the runs of ``workflow`` (every run when None); return how many were deleted."""
+        """Delete the runs of ``workflow`` (every run when None) with their stored output and the
+        applies that made them; return how many runs were deleted."""
         with self._write() as db:
             if workflow is None:
+                db.execute("DELETE FROM node_run_output")
+                db.execute("DELETE FROM apply_runs")
                 return db.execute("DELETE FROM workflow_node_runs").rowcount
+            db.execute(
+                "DELETE FROM node_run_output WHERE run_id IN (SELECT id FROM workflow_node_runs WHERE workflow = ?)",
+                (workflow,),
+            )
+            db.execute("DELETE FROM apply_runs WHERE workflow = ?", (workflow,))
             return db.execute("DELETE FROM workflow_node_runs WHERE workflow = ?", (workflow,)).rowcount
 
 
-__all__ = ["FINISHED_STATUSES", "RUNS", "RUN_STATUSES", "RunJournal", "new_run_id"]
+__all__ = ["FINISHED_STATUSES", "RUNS", "RUN_STATUSES", "RunJournal", "id_suffix_pattern", "new_run_id"]

@@ -30,6 +30,7 @@ class WorkflowNodeRun(SQLModel, table=True):
     __table_args__ = (
         Index("ix_workflow_node_runs_workflow_path", "workflow", "node_path", "created_at"),
         Index("ix_workflow_node_runs_status", "status"),
+        Index("ix_workflow_node_runs_apply", "apply_id"),
     )
 
     id: str = Field(primary_key=True, sa_type=Text)
@@ -49,6 +50,41 @@ class WorkflowNodeRun(SQLModel, table=True):
     error: str | None = Field(default=None, sa_type=Text)
     pid: int | None = Field(default=None, sa_type=Integer)
     host: str | None = Field(default=None, sa_type=Text)
+    apply_id: str | None = Field(default=None, sa_type=Text)  # the apply that ran it (apply_runs.id)
+    metadata_json: str | None = Field(default=None, sa_type=Text)  # step.metadata(...), merged; NULL: none
+
+
+class ApplyRunRow(SQLModel, table=True):
+    """The apply history: one row per apply (or the apply inside a fork), written ``running`` first."""
+
+    __tablename__ = "apply_runs"
+    __table_args__ = (Index("ix_apply_runs_workflow", "workflow", "started_at"),)
+
+    id: str = Field(primary_key=True, sa_type=Text)
+    workflow: str = Field(sa_type=Text)
+    command: str = Field(sa_type=Text)  # apply | fork
+    status: str = Field(sa_type=Text)  # statuses.RunStatus
+    owner: str | None = Field(default=None, sa_type=Text)  # user@host
+    pid: int | None = Field(default=None, sa_type=Integer)
+    host: str | None = Field(default=None, sa_type=Text)
+    started_at: str = Field(sa_type=Text)
+    finished_at: str | None = Field(default=None, sa_type=Text)
+    node_count: int = Field(sa_type=Integer)
+    cached_node_count: int | None = Field(default=None, sa_type=Integer)
+    ran: int | None = Field(default=None, sa_type=Integer)
+    nodes_json: str = Field(sa_type=Text)  # every task in plan order, once finished
+    error: str | None = Field(default=None, sa_type=Text)
+
+
+class NodeRunOutput(SQLModel, table=True):
+    """A node run's stored output, in chunks written as it runs (bounded: state/run_output.py)."""
+
+    __tablename__ = "node_run_output"
+
+    run_id: str = Field(primary_key=True, sa_type=Text)
+    seq: int = Field(primary_key=True, sa_type=Integer)
+    streams_json: str = Field(sa_type=Text)  # [[stream, length], ...] over data
+    data: str = Field(sa_type=Text)
 
 
 class Workspace(SQLModel, table=True):
@@ -118,4 +154,13 @@ class Effect(SQLModel, table=True):
     host: str | None = Field(default=None, sa_type=Text)
 
 
-__all__ = ["Effect", "ProviderState", "RuntimeMetadata", "WorkflowApply", "WorkflowNodeRun", "Workspace"]
+__all__ = [
+    "ApplyRunRow",
+    "Effect",
+    "NodeRunOutput",
+    "ProviderState",
+    "RuntimeMetadata",
+    "WorkflowApply",
+    "WorkflowNodeRun",
+    "Workspace",
+]

@@ -60,6 +60,8 @@ def _run(**changes: object) -> NodeRun:
         error=None,
         pid=None,
         host=None,
+        apply_id=None,
+        metadata={},
     )
     return replace(run, **changes)  # type: ignore[arg-type]
 

@@ -215,7 +215,8 @@ async def test_reason_in_doubt(project: EngineProject) -> None:
         engine.get_project_info().state_path,
         "insert into workflow_node_runs select 'in-doubt-run', workflow, node_path, node_name, node_kind, "
         "node_key, provider_fingerprint, upstream_run_ids_json, NULL, '[]', 'running', FALSE, "
-        "'2999-01-01T00:00:00.000000+00:00', NULL, NULL, ?, host from workflow_node_runs where id = ?",
+        "'2999-01-01T00:00:00.000000+00:00', NULL, NULL, ?, host, apply_id, metadata_json "
+        "from workflow_node_runs where id = ?",
         (dead, b_run.id),
     )
     # An older run that still passes every check is reused; the cut-off one never is.
@@ -244,7 +245,8 @@ async def test_an_in_doubt_run_older_than_a_later_success_is_history(project: En
         engine.get_project_info().state_path,
         "insert into workflow_node_runs select 'old-in-doubt', workflow, node_path, node_name, node_kind, "
         "node_key, provider_fingerprint, upstream_run_ids_json, NULL, '[]', 'running', FALSE, "
-        "'2000-01-01T00:00:00.000000+00:00', NULL, NULL, ?, host from workflow_node_runs where id = ?",
+        "'2000-01-01T00:00:00.000000+00:00', NULL, NULL, ?, host, apply_id, metadata_json "
+        "from workflow_node_runs where id = ?",
         (dead_pid(), a_run.id),
     )
     assert await reason_codes(engine) == {"a": "cached", "b": "cached"}

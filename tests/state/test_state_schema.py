@@ -109,13 +109,15 @@ def test_migrated_schema_matches_sqlmodel_tables(tmp_path: Path, project_dir: Pa
 
 
 def _record_columns() -> list[Columns[Any]]:
+    from rigcli.state.applies import APPLY_RUNS
     from rigcli.state.effects import EFFECTS
     from rigcli.state.provider_storage import STORED
     from rigcli.state.queries import APPLIES
+    from rigcli.state.run_output import OUTPUT
     from rigcli.state.runs import RUNS
     from rigcli.state.workspaces import WORKSPACES
 
-    return [RUNS, WORKSPACES, EFFECTS, APPLIES, STORED]
+    return [RUNS, WORKSPACES, EFFECTS, APPLIES, STORED, APPLY_RUNS, OUTPUT]
 
 
 def test_each_record_is_exactly_its_tables_columns() -> None:

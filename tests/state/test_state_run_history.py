@@ -1,0 +1,117 @@
+"""The apply history and each node run's stored output, on both backends."""
+
+from __future__ import annotations
+
+import pytest
+
+from rigcli.errors import StateError
+from rigcli.records import OutputChunk, short_run_id
+from rigcli.state import StateStore
+from rigcli.state.run_output import OutputBatch
+from tests.backends import rows
+
+
+def _start(store: StateStore, path: str, apply_id: str | None = None, workflow: str = "web") -> str:
+    return store.start_run(
+        workflow=workflow,
+        node_path=path,
+        node_name=path,
+        node_kind="task",
+        node_key=f"key-{path}",
+        provider_fingerprint="providers-1",
+        upstream_run_ids=[],
+        apply_id=apply_id,
+    )
+
+
+def _chunk(run_id: str, seq: int, text: str, stream: str = "stdout") -> OutputChunk:
+    return OutputChunk(run_id, seq, [[stream, len(text)]], text)
+
+
+def _text(store: StateStore, run_id: str, after: int = -1) -> str:
+    return "".join(chunk.data for chunk in store.output_chunks(run_id, after=after))
+
+
+def test_output_is_appended_in_batches_and_the_last_batch_comes_with_the_finish(store: StateStore) -> None:
+    run_id = _start(store, "base")
+    store.append_output(run_id, OutputBatch((_chunk(run_id, 0, "one\n"), _chunk(run_id, 1, "two\n", "stderr"))))
+    assert _text(store, run_id) == "one\ntwo\n"  # readable while the run is still running
+    assert _text(store, run_id, after=0) == "two\n"
+
+    last = OutputBatch((_chunk(run_id, 2, "three\n"),))
+    store.finish_run(run_id, status="succeeded", output=None, metadata={"version": "1.2"}, log=last)
+    chunks = list(store.output_chunks(run_id))
+    assert [(chunk.seq, chunk.streams, chunk.data) for chunk in chunks] == [
+        (0, [["stdout", 4]], "one\n"),
+        (1, [["stderr", 4]], "two\n"),
+        (2, [["stdout", 6]], "three\n"),
+    ]
+    [run] = store.get_runs([run_id])
+    assert (run.status, run.metadata) == ("succeeded", {"version": "1.2"})
+
+
+def test_dropped_chunks_are_deleted_and_the_marker_rewritten_in_place(store: StateStore) -> None:
+    run_id = _start(store, "base")
+    store.append_output(
+        run_id,
+        OutputBatch((_chunk(run_id, 0, "head\n"), _chunk(run_id, 2, "old\n")), marker=OutputChunk(run_id, 1, [], "")),
+    )
+    store.append_output(
+        run_id,
+        OutputBatch(
+            (_chunk(run_id, 3, "new\n"),),
+            dropped=(2,),
+            marker=_chunk(run_id, 1, "… 4 B dropped …\n", "rig"),
+        ),
+    )
+    assert _text(store, run_id) == "head\n… 4 B dropped …\nnew\n"
+
+
+def test_a_finish_whose_output_cannot_be_written_still_finishes_the_run(store: StateStore) -> None:
+    run_id = _start(store, "base")
+    store.append_output(run_id, OutputBatch((_chunk(run_id, 0, "kept\n"),)))
+    clash = OutputBatch((_chunk(run_id, 0, "same seq again\n"),))  # a primary key violation
+    store.finish_run(run_id, status="failed", error="boom", log=clash)
+    [run] = store.get_runs([run_id])
+    assert (run.status, run.error) == ("failed", "boom")
+    assert _text(store, run_id) == "kept\n"
+    with pytest.raises(StateError, match="already failed"):
+        store.finish_run(run_id, status="succeeded", log=OutputBatch((_chunk(run_id, 5, "x\n"),)))
+
+
+def test_applies_are_recorded_running_then_finished_and_found_by_short_id(store: StateStore) -> None:
+    first = store.start_apply(workflow="web", command="apply", node_count=2)
+    assert (first.status, first.owner is not None, first.nodes, first.finished_at) == ("running", True, [], None)
+    run_id = _start(store, "base", apply_id=first.id)
+    store.finish_run(run_id, status="succeeded")
+    nodes = [{"path": "base", "run_id": run_id, "cached": False, "store": "local"}]
+    store.finish_apply(first.id, status="succeeded", cached_node_count=1, ran=1, nodes=nodes)
+    second = store.start_apply(workflow="other", command="fork", node_count=1)
+
+    assert [item.id for item in store.list_applies()] == [second.id, first.id]
+    [done] = store.list_applies(workflow="web")
+    assert (done.status, done.ran, done.cached_node_count, done.nodes) == ("succeeded", 1, 1, nodes)
+    assert done.finished_at is not None
+    assert [item.id for item in store.list_applies(limit=1)] == [second.id]
+    assert [item.id for item in store.find_applies(short_run_id(first.id))] == [first.id]
+    assert [item.id for item in store.find_applies(first.id.upper())] == [first.id]
+    assert store.find_applies("not-hex") == []
+    assert store.get_apply(second.id) == second
+    assert [run.id for run in store.list_runs(apply_id=first.id)] == [run_id]
+    assert [run.id for run in store.find_runs(short_run_id(run_id))] == [run_id]
+    with pytest.raises(StateError, match="finished apply"):
+        store.finish_apply(first.id, status="failed", cached_node_count=0, ran=0, nodes=[])
+
+
+def test_deleting_runs_deletes_their_output_and_their_applies(store: StateStore, state_location: str) -> None:
+    applies = {name: store.start_apply(workflow=name, command="apply", node_count=1) for name in ("web", "api")}
+    runs = {name: _start(store, "base", apply_id=applies[name].id, workflow=name) for name in ("web", "api")}
+    for run_id in runs.values():
+        store.finish_run(run_id, status="succeeded", log=OutputBatch((_chunk(run_id, 0, "out\n"),)))
+
+    assert store.delete_runs("web") == 1
+    assert rows(state_location, "SELECT run_id FROM node_run_output") == [(runs["api"],)]
+    assert [item.workflow for item in store.list_applies()] == ["api"]
+    assert store.delete_runs() == 1
+    assert rows(state_location, "SELECT run_id FROM node_run_output") == []
+    assert store.list_applies() == []
