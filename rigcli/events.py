@@ -82,6 +82,7 @@ class WorkflowApplyStarted(Event):
     KIND: ClassVar[str] = "workflow.apply.started"
     workflow: str
     node_count: int
+    apply_id: str = ""  # its record in the apply history (``rig runs``, ``rig logs --run``)
 
 
 @dataclass(eq=False, repr=False)
@@ -93,6 +94,7 @@ class WorkflowApplyCompleted(Event):
     ran: int
     cached_node_count: int
     node_count: int
+    apply_id: str = ""
 
 
 @dataclass(eq=False, repr=False)

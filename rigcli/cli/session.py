@@ -142,6 +142,12 @@ class Session:
                 raise
             raise interrupted_error(signum) from None
 
+    def interrupted_code(self) -> int | None:
+        """128 + the signal that interrupted this command (None: none came), for a body that stops
+        on its own when interrupted (``rig logs --follow``)."""
+        received = self._interrupts.received
+        return None if received is None else 128 + received
+
     def _on_loop(self, running: bool) -> None:
         """The engine hands over to its event loop (project code may run) or is back from it."""
         if running:

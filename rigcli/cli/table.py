@@ -113,8 +113,9 @@ GRAPH = Command(
 )
 RUNS = Command(
     "runs",
-    "Show where an apply's time went (--timeline) or how each task fares across applies (--stats).",
-    "rigcli.cli.commands.pictures:runs",
+    "Show the history of applies, one apply's tasks, where its time went (--timeline) or how each task "
+    "fares across applies (--stats).",
+    "rigcli.cli.commands.history:runs",
     arguments=(Argument("run", "RUN", "The apply (its id or the short id rig shows); default: the last."),),
     options=(
         Option(("--timeline",), "timeline", "The apply as a timeline: a bar per task, the critical path marked."),
@@ -128,6 +129,8 @@ RUNS = Command(
             complete="files",
         ),
         Option(("--last",), "last", "How many applies --stats covers.", metavar="N", kind="int", default=20),
+        # -- the history (no --timeline/--stats) --
+        Option(("--limit", "-n"), "limit", "How many applies the history shows.", metavar="N", kind="int", default=20),
     ),
     hot=True,
     examples=(
@@ -262,6 +265,24 @@ COMMANDS = (
         ),
     ),
     Command("version", "Print the version.", "rigcli.cli.commands.project:version", needs="options", hot=True),
+    # -- run history and stored output (DESIGN §11) --
+    Command(
+        "logs",
+        "Show the stored output of a task's last run, or of every run of the last apply.",
+        "rigcli.cli.commands.history:logs",
+        arguments=(TASK,),
+        options=(
+            Option(
+                ("--run",),
+                "run",
+                "A run's or an apply's id (the 8 characters rig shows are enough).",
+                metavar="ID",
+            ),
+            Option(("--follow", "-f"), "follow", "Keep printing a run in progress until it ends."),
+        ),
+        hot=True,
+    ),
+    # --
     Command(
         "help",
         "Show help for rig or one of its commands (--json: the commands as JSON).",

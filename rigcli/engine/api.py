@@ -16,10 +16,11 @@ An async host awaits the coroutines on its own loop. A synchronous caller (the C
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
 from rigcli.engine.results import (
     ApplyResult,
     CacheEntry,
@@ -151,6 +152,26 @@ class Engine(Protocol):
     # -- garbage ------------------------------------------------------------------------------------
     async def collect_garbage(self, dry_run: bool = False) -> GcReport:
         """Delete what rig made and nothing live refers to (see engine/garbage.py); ``dry_run`` lists it."""
+        ...
+
+    # -- the run history (engine/history.py): rig runs, rig logs ------------------------------------
+    def list_applies(self, workflow: str | None = None, limit: int | None = 20) -> list[AppliedRun]:
+        """Applies of ``workflow`` (of every workflow when None), newest first, each with what its
+        tasks did. Never waits for the writer lock: an apply in progress shows as ``running``."""
+        ...
+
+    def find_apply(self, ref: str | None = None, workflow: str | None = None) -> AppliedRun:
+        """The apply ``ref`` names (its id, or its end: the short id), or the newest one."""
+        ...
+
+    def select_logs(self, workflow: str | None = None, task: str | None = None, run: str | None = None) -> LogSelection:
+        """Which runs ``rig logs`` shows: ``run`` (a run's or an apply's id, or its end), else ``task``'s
+        newest run, else every run of the newest apply. NotFoundError when there is none."""
+        ...
+
+    def read_logs(self, selection: LogSelection, *, follow: bool = False) -> Iterator[LogUpdate]:
+        """The selection's stored output, a page at a time; ``follow`` keeps reading runs in progress
+        (and an apply's new runs) until they are over, or ``interrupt()``."""
         ...
 
 

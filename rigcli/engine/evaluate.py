@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from rigcli.cachekeys import CACHED, judge_in_doubt, judge_run, reason
 from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
 from rigcli.engine.results import PlanNode
+from rigcli.engine.runlog import OutputRecorder
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.stores import LOCAL, Stores
 from rigcli.errors import InterruptedRunError, RigError, TaskError, describe_exception
@@ -22,7 +24,7 @@ from rigcli.jsonutil import JsonValue, canonical_json
 from rigcli.provider_api import find_artifacts
 from rigcli.records import NodeRun, Reason, utc_datetime
 from rigcli.speed.coroutines import need_event_loop
-from rigcli.statuses import PlanStatus
+from rigcli.statuses import PlanStatus, RunStatus
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,8 @@ class Evaluation:
         emit: Callable[[Event], None],
         apply: bool,
         prior: dict[int, Verdict] | None = None,
+        recorder: OutputRecorder | None = None,
+        apply_id: str | None = None,
     ) -> None:
         self.workflow = workflow
         self.keys = keys
@@ -102,10 +106,13 @@ class Evaluation:
         self.emit = emit
         self.apply = apply
         self.prior = prior or {}
+        self.recorder = recorder  # keeps each run's output in the state (engine/runlog.py)
+        self.apply_id = apply_id  # the apply its runs belong to (``rig runs``)
         self.now = utc_datetime()
         self.nodes: dict[int, PlanNode] = {}
         self.verdicts: dict[int, Verdict] = {}
         self.used_runs: dict[int, str] = {}
+        self.started: dict[int, str] = {}  # the runs this pass started, by task index (failed ones too)
         self.ran = 0
         self.invalidation: Invalidation | None = None  # the first step.invalidate of this pass
         self._stopping = False
@@ -290,41 +297,53 @@ class Evaluation:
             node_key=self.keys[task.index],
             provider_fingerprint=self.session.fingerprint(task.providers),
             upstream_run_ids=upstream,
+            apply_id=self.apply_id,
         )
+        self.started[task.index] = run_id
+        step = Step(ctx=ctx, path=task.path, workflow=self.workflow.name)
+        recorder = self.recorder
+        if recorder is not None:
+            recorder.attach(task.path, run_id, store)
+
+        def finish(status: RunStatus, **fields: Any) -> None:
+            # The run's last output and its metadata are written in its finishing transaction.
+            log = recorder.take(task.path, run_id) if recorder is not None else None
+            store.finish_run(run_id, status=status, metadata=step.recorded, log=log, **fields)
+
         # From here on every way out finishes the run, whatever raises (a listener too): a run
         # is left ``running`` only by a process that died, never by one that is still here.
         try:
             self.emit(
                 NodeStarted(node_path=task.path, index=task.index + 1, total=len(self.workflow.tasks), run_id=run_id)
             )
-            output = await self._call(task, ctx, run_id)
+            output = await self._call(task, step, ctx, run_id)
         except (asyncio.CancelledError, KeyboardInterrupt, InterruptedRunError):
-            store.finish_run(run_id, status="interrupted", error="interrupted")
+            finish("interrupted", error="interrupted")
             self.emit(NodeFailed(node_path=task.path, error="interrupted", run_id=run_id))
             raise
         except SystemExit as exc:  # the handler's thread hands it over like any other exception
             message = f"Task {task.path} called sys.exit({exc.code!r})"
-            store.finish_run(run_id, status="failed", error=message)
+            finish("failed", error=message)
             self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
             raise TaskError(message) from None
         except BaseException as exc:
             message = str(exc) if isinstance(exc, RigError) else f"Task {task.path} failed: {describe_exception(exc)}"
-            store.finish_run(run_id, status="failed", error=message)
+            finish("failed", error=message)
             self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
             if isinstance(exc, RigError) or not isinstance(exc, Exception):
                 raise
             raise TaskError(message) from exc
         if isinstance(output, Invalidation):
-            store.finish_run(run_id, status="succeeded", output=None)
+            finish("succeeded", output=None)
             store.invalidate_runs([run_id], cascade=False)
             self.invalidation = self.invalidation or output
             return None
         artifacts: list[JsonValue] = [dict(ref) for ref in find_artifacts(output)]
         try:
-            store.finish_run(run_id, status="succeeded", output=output, artifacts=artifacts)
+            finish("succeeded", output=output, artifacts=artifacts)
         except BaseException as exc:  # e.g. a full disk: the smaller record of a failure may still fit
             message = f"Task {task.path}: its result could not be recorded: {describe_exception(exc)}"
-            store.finish_run(run_id, status="failed", error=message)
+            store.finish_run(run_id, status="failed", error=message, metadata=step.recorded)
             raise
         self.ran += 1
         incoming = {canonical_json(dict(ref)) for ref in find_artifacts(ctx)}
@@ -334,11 +353,11 @@ class Evaluation:
         self.emit(NodeCompleted(node_path=task.path, run_id=run_id))
         return output, run_id
 
-    async def _call(self, task: TaskSpec, ctx: JsonValue, run_id: str) -> JsonValue | Invalidation:
+    async def _call(self, task: TaskSpec, step: Step, ctx: JsonValue, run_id: str) -> JsonValue | Invalidation:
         from rigcli.engine import capture  # with logging, only when a handler really runs
 
         fixed: dict[str, object] = {
-            "step": Step(ctx=ctx, path=task.path, workflow=self.workflow.name),
+            "step": step,
             "config": freeze(task.config),
             "local": self.session.local,
             "log": capture.handler_logger(task.path),

@@ -9,6 +9,7 @@
 - ``Garbage`` (garbage.py): ``rig gc``;
 - ``Diagnosis`` (diagnosis.py): ``rig doctor``'s view of the project;
 - ``Pictures`` (pictures.py): ``rig graph``, and a run's timeline and statistics;
+- ``History`` (history.py): the apply history and the runs' stored output (``rig runs``, ``rig logs``);
 - ``Runner`` (runner.py): the event loop the engine's coroutines run on when called from
   synchronous code.
 
@@ -17,12 +18,14 @@ Each method below hands the call to the part that owns it, and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import TypeVar
 
 from rigcli.engine.cache_admin import CacheAdmin
 from rigcli.engine.diagnosis import Diagnosis
 from rigcli.engine.garbage import Garbage
+from rigcli.engine.history import History
+from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
 from rigcli.engine.operations import Operations
 from rigcli.engine.pictures import Pictures
 from rigcli.engine.planner import Planner
@@ -67,6 +70,7 @@ class ProjectEngine:
         self.garbage = Garbage(project)
         self.diagnosis = Diagnosis(project)
         self.pictures = Pictures(project, self.planner)
+        self.history = History(project, self.cache)
 
     # -- lifetime, events and the event loop ------------------------------------------------------
     async def load(self) -> None:
@@ -176,6 +180,19 @@ class ProjectEngine:
     # -- garbage ------------------------------------------------------------------------------------
     async def collect_garbage(self, dry_run: bool = False) -> GcReport:
         return await self.garbage.collect_garbage(dry_run)
+
+    # -- the run history ------------------------------------------------------------------------------
+    def list_applies(self, workflow: str | None = None, limit: int | None = 20) -> list[AppliedRun]:
+        return self.history.list_applies(workflow, limit)
+
+    def find_apply(self, ref: str | None = None, workflow: str | None = None) -> AppliedRun:
+        return self.history.find_apply(ref, workflow)
+
+    def select_logs(self, workflow: str | None = None, task: str | None = None, run: str | None = None) -> LogSelection:
+        return self.history.select_logs(workflow, task, run)
+
+    def read_logs(self, selection: LogSelection, *, follow: bool = False) -> Iterator[LogUpdate]:
+        return self.history.read_logs(selection, follow=follow)
 
 
 __all__ = ["ProjectEngine"]

@@ -46,11 +46,23 @@ class Step:
         self.ctx = freeze(ctx if ctx is not None else {})
         self.path = path
         self.workflow = workflow
+        self.recorded: dict[str, JsonValue] = {}  # what step.metadata(...) gave, stored with the run
 
     def invalidate(self, target: str) -> Invalidate:
         if not isinstance(target, str) or not target:
             raise TaskError(f"Task {self.path}: step.invalidate needs a task name or path")
         return Invalidate(target)
+
+    def metadata(self, values: Mapping[str, object]) -> None:
+        """Merge ``values`` (a JSON object) into this run's record: ``rig runs --json``, ``rig logs --json``."""
+        if not isinstance(values, Mapping) or not all(isinstance(key, str) for key in values):
+            raise TaskError(f"Task {self.path}: step.metadata takes a JSON object (a dict with string keys)")
+        bad = find_non_json(dict(values))
+        if bad is not None:
+            raise TaskError(f"Task {self.path}: step.metadata value {bad} must be JSON-serializable")
+        plain = to_plain_json(dict(values))
+        assert isinstance(plain, dict)
+        self.recorded.update(plain)
 
 
 class Namespace(Mapping[str, object]):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from rigcli.engine.applies import ApplyJournal
 from rigcli.engine.evaluate import Evaluation, RunIndex
 from rigcli.engine.project import Project
 from rigcli.engine.results import ApplyResult, WorkflowPlan
@@ -35,6 +36,7 @@ class Planner:
         *,
         apply: bool,
         prior: Evaluation | None = None,
+        apply_id: str | None = None,
     ) -> Evaluation:
         project = self.project
         return Evaluation(
@@ -46,6 +48,8 @@ class Planner:
             emit=project.emit,
             apply=apply,
             prior=prior.verdicts if prior is not None else None,
+            recorder=project.recorder if apply else None,
+            apply_id=apply_id,
         )
 
     async def plan(self, workflow: str | None = None) -> WorkflowPlan:
@@ -77,17 +81,29 @@ class Planner:
             session = await self.project.session(selected, "require")
             return await self.apply_held(selected, session)
 
-    async def apply_held(self, selected: CompiledWorkflow, session: ProviderSession) -> ApplyResult:
-        """Apply under the lock the caller holds, with the caller's providers (``apply`` and ``fork``)."""
+    async def apply_held(
+        self, selected: CompiledWorkflow, session: ProviderSession, *, command: str = "apply"
+    ) -> ApplyResult:
+        """Apply under the lock the caller holds, with the caller's providers (``apply`` and ``fork``).
+
+        The apply is recorded in the history (``rig runs``) before anything runs, and finished with
+        what each task did, however it ends.
+        """
         runs = RunIndex(self.project.stores, selected.name)
         plan, planned = await self._plan(selected, session, runs)
-        self.project.emit(WorkflowApplyStarted(workflow=selected.name, node_count=len(selected.tasks)))
+        journal = ApplyJournal.start(self.project.stores.local, selected, command)
+        self.project.emit(
+            WorkflowApplyStarted(workflow=selected.name, node_count=len(selected.tasks), apply_id=journal.id)
+        )
+        passes: list[Evaluation] = []
         try:
-            evaluation, context = await self._run_pending(selected, session, runs, planned)
+            context = await self._run_pending(selected, session, runs, planned, passes, journal.id)
         except BaseException as exc:
             if is_cancellation(exc):
                 self.project.cancellation.cancel()  # commands still running in worker threads stop too
+            journal.failed(passes, exc)
             raise
+        evaluation = passes[-1]
         cached = sum(1 for node in evaluation.plan_nodes() if node.status == "cached")
         self.project.stores.local.record_apply(
             selected.name,
@@ -95,29 +111,40 @@ class Planner:
             cached_node_count=cached,
             node_count=len(selected.tasks),
         )
+        journal.succeeded(passes)
         self.project.emit(
             WorkflowApplyCompleted(
-                workflow=selected.name, ran=evaluation.ran, cached_node_count=cached, node_count=len(selected.tasks)
+                workflow=selected.name,
+                ran=evaluation.ran,
+                cached_node_count=cached,
+                node_count=len(selected.tasks),
+                apply_id=journal.id,
             )
         )
         return ApplyResult(selected.name, context, plan)
 
     async def _run_pending(
-        self, selected: CompiledWorkflow, session: ProviderSession, runs: RunIndex, planned: Evaluation
-    ) -> tuple[Evaluation, JsonValue]:
-        """Evaluation passes until one completes; each pass that ends in ``step.invalidate`` invalidates
-        its target and starts over, and the ``MAX_EVALUATIONS``-th such pass is an error."""
+        self,
+        selected: CompiledWorkflow,
+        session: ProviderSession,
+        runs: RunIndex,
+        planned: Evaluation,
+        passes: list[Evaluation],
+        apply_id: str,
+    ) -> JsonValue:
+        """Evaluation passes (each appended to ``passes``) until one completes; each pass that ends in
+        ``step.invalidate`` invalidates its target and starts over, and the ``MAX_EVALUATIONS``-th
+        such pass is an error."""
         prior: Evaluation | None = planned  # the plan's verdicts hold until something is invalidated
-        passes = 0
         while True:
-            evaluation = self.evaluation(selected, session, runs, apply=True, prior=prior)
+            evaluation = self.evaluation(selected, session, runs, apply=True, prior=prior, apply_id=apply_id)
+            passes.append(evaluation)
             context = await evaluation.run()
-            passes += 1
             invalidation = evaluation.invalidation
             if invalidation is None:
-                return evaluation, context
+                return context
             self.invalidate_tasks(selected, [invalidation.target.index])
-            if passes == MAX_EVALUATIONS:
+            if len(passes) == MAX_EVALUATIONS:
                 raise TaskError(
                     f"Task {invalidation.task.path} repeatedly invalidated {invalidation.target.path}; "
                     f"stopping after {MAX_EVALUATIONS} attempts"

@@ -18,6 +18,7 @@ from rigcli.engine.hostadapter import SuppliedHost, adapt_local
 from rigcli.engine.interactions import host_presenter
 from rigcli.engine.providers import ProviderFactory, ProviderHub
 from rigcli.engine.results import ProjectInfo, WorkflowSummary
+from rigcli.engine.runlog import DEFAULT_CAP, OutputRecorder, cap_from_env
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.stores import FragmentLocator, Stores
 from rigcli.errors import AmbiguousWorkflowError, NotFoundError, RigError
@@ -76,6 +77,7 @@ class Project:
         self._state, self._state_factory = state, state_factory
         self._lock_wait = lock_wait
         self.events = EventBus()
+        self.recorder = OutputRecorder(self.events.subscribe, DEFAULT_CAP)  # each run's output, kept
         self.cancellation = Cancellation()
         self._loaded: LoadedProject | None = None
         self._keys: dict[str, dict[int, str]] = {}
@@ -105,6 +107,7 @@ class Project:
     async def load(self) -> None:
         """Import rig_config.py, compile its workflows, and open the state on first load."""
         config, workflows = self.compile()
+        self.recorder.cap = cap_from_env()  # after the import: the project's .env may set it
         self._keys = {}
         _declare_secrets(workflows.values())
         if self._loaded is None:
@@ -265,6 +268,7 @@ class Project:
         return self.store.list_runs(workflow=workflow)
 
     def close(self) -> None:
+        self.recorder.close()
         if self._loaded is not None:
             self._loaded.stores.close()
             self._loaded.store.close()

@@ -110,7 +110,7 @@ class Workspaces:
                 hint = f'; run "rig rm {name}" to clean it up first' if existing.status != "ready" else ""
                 raise InputError(f"Workspace {name} already exists in workflow {selected.name}{hint}")
             session = await self.project.session(selected, "require")
-            applied = await self.planner.apply_held(selected, session)
+            applied = await self.planner.apply_held(selected, session, command="fork")
             record = new_workspace(
                 name,
                 selected.name,

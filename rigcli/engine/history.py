@@ -1,0 +1,257 @@
+"""The run history: past and running applies (``rig runs``) and the stored output of node runs (``rig logs``).
+
+Read-only: nothing here takes the writer lock, so it answers while an apply runs, also from
+another clone sharing a PostgreSQL state. A run (or apply) still marked ``running`` whose rig
+process on this host is gone shows as ``in-doubt``; following one ends there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+from rigcli.engine.cache_admin import CacheAdmin
+from rigcli.engine.history_views import AppliedRun, HistoryNode, LogSelection, LogUpdate, RunLog
+from rigcli.engine.project import Project
+from rigcli.engine.stores import LOCAL
+from rigcli.errors import InputError, NotFoundError
+from rigcli.records import ApplyRun, NodeRun, OutputChunk, short_run_id
+from rigcli.state.api import StateStore
+from rigcli.statuses import HistoryNodeStatus, ShownRunStatus
+
+FOLLOW_SECONDS = 0.25  # how often a run in progress is read again
+LOOK_BACK = 50  # applies `rig logs` looks through for the last one that ran something
+
+
+def shown_status(status: str, pid: int | None, host: str | None) -> ShownRunStatus:
+    """A stored run or apply status as people see it: ``in-doubt`` when its process is gone."""
+    from rigcli.state.process import pid_alive, this_host
+
+    if status != "running":
+        return status  # type: ignore[return-value]  # a finished RunStatus, as stored
+    if not pid or (host in (None, this_host()) and not pid_alive(pid)):
+        return "in-doubt"
+    return "running"
+
+
+class History:
+    """``rig runs`` and ``rig logs``: what applies did, and what their runs printed."""
+
+    def __init__(self, project: Project, cache: CacheAdmin) -> None:
+        self.project = project
+        self.cache = cache
+
+    # -- where runs are ------------------------------------------------------------------------------
+    def _stores(self, workflow: str) -> list[tuple[str, StateStore]]:
+        """(key, store) of the project store and the global fragments ``workflow`` still uses."""
+        found: list[tuple[str, StateStore]] = [(LOCAL, self.project.store)]
+        compiled = self.project.workflows.get(workflow)
+        if compiled is not None:
+            stores = self.project.stores
+            stores.register_fragments(compiled.fragments)
+            found += [(key, stores.get(key)) for key in compiled.fragments]
+        return found
+
+    def _log(self, key: str, run: NodeRun, workflow: str) -> RunLog:
+        """``run`` (in store ``key``) with the path plans show for it."""
+        path = run.node_path
+        compiled = self.project.workflows.get(workflow)
+        if compiled is not None:
+            path = next(
+                (task.path for task in compiled.tasks if task.store == key and task.cache_path == run.node_path), path
+            )
+        return RunLog(run, path, key, shown_status(run.status, run.pid, run.host))
+
+    # -- applies ---------------------------------------------------------------------------------------
+    def list_applies(self, workflow: str | None = None, limit: int | None = 20) -> list[AppliedRun]:
+        """Applies of ``workflow`` (or of every workflow), newest first."""
+        name = self.project.select(workflow).name if workflow is not None else None
+        return [self.applied(record) for record in self.project.store.list_applies(workflow=name, limit=limit)]
+
+    def find_apply(self, ref: str | None, workflow: str | None = None) -> AppliedRun:
+        """The apply ``ref`` names (its id or the end of it), or the last one (of ``workflow``)."""
+        if ref is None:
+            return self.applied(self._last_apply(workflow))
+        found = self.project.store.find_applies(ref)
+        if not found:
+            raise NotFoundError(f"No apply {ref} in the history (rig runs lists them)")
+        if len(found) > 1:
+            raise InputError(f"Apply id {ref} is ambiguous: {', '.join(short_run_id(item.id) for item in found)}")
+        return self.applied(found[0])
+
+    def _last_apply(self, workflow: str | None, *, ran: bool = False) -> ApplyRun:
+        """The newest apply of ``workflow``; with none named, of the only workflow, or of any.
+        ``ran``: the newest that ran a task (or is running), when one of the last few did."""
+        only = workflow is not None or len(self.project.workflows) == 1
+        name = self.project.select(workflow).name if only else None
+        found = self.project.store.list_applies(workflow=name, limit=LOOK_BACK if ran else 1)
+        if not found:
+            where = f" of workflow {name}" if name else ""
+            raise NotFoundError(f"No apply{where} has been recorded yet: run rig apply first")
+        return next((record for record in found if record.ran != 0), found[0]) if ran else found[0]
+
+    def applied(self, record: ApplyRun) -> AppliedRun:
+        """An apply with what each task did: from its node list once finished, else its runs so far."""
+        status = shown_status(record.status, record.pid, record.host)
+        stores = self._stores(record.workflow)
+        if record.status == "running" or not record.nodes:
+            logs = self._apply_logs(record, stores)
+            return AppliedRun(record, status, [self._node(log, cached=False, reason=None) for log in logs])
+        entries = [entry for entry in record.nodes if isinstance(entry, dict)]
+        runs: dict[str, RunLog] = {}
+        for key, store in stores:
+            ids = [str(entry["run_id"]) for entry in entries if entry.get("run_id") and entry.get("store") == key]
+            if ids:
+                runs.update({run.id: self._log(key, run, record.workflow) for run in store.get_runs(ids)})
+        nodes: list[HistoryNode] = []
+        for entry in entries:
+            run_id = entry.get("run_id")
+            cached = bool(entry.get("cached"))
+            reason = entry.get("reason")
+            log = runs.get(str(run_id))
+            if log is not None:
+                nodes.append(self._node(log, cached=cached, reason=str(reason) if reason else None))
+                continue
+            # Never reached; or its run is in a fragment store the project no longer uses.
+            ended: HistoryNodeStatus = "succeeded" if record.status == "succeeded" else "failed"
+            gone: HistoryNodeStatus = "skipped" if run_id is None else "cached" if cached else ended
+            nodes.append(
+                HistoryNode(
+                    path=str(entry.get("path")),
+                    run_id=None if run_id is None else str(run_id),
+                    status=gone,
+                    cached=cached,
+                    scope="local" if entry.get("store") == LOCAL else "global",
+                    reason=str(reason) if reason else None,
+                    started_at=None,
+                    finished_at=None,
+                    metadata={},
+                    error=None,
+                )
+            )
+        return AppliedRun(record, status, nodes)
+
+    @staticmethod
+    def _node(log: RunLog, *, cached: bool, reason: str | None) -> HistoryNode:
+        run = log.run
+        return HistoryNode(
+            path=log.path,
+            run_id=run.id,
+            status="cached" if cached else log.status,
+            cached=cached,
+            scope="local" if log.store == LOCAL else "global",
+            reason=reason,
+            started_at=None if cached else run.created_at,
+            finished_at=None if cached else run.finished_at,
+            metadata=dict(run.metadata),
+            error=None if cached else run.error,
+        )
+
+    def _apply_logs(self, record: ApplyRun, stores: list[tuple[str, StateStore]]) -> list[RunLog]:
+        """The node runs an apply started, oldest first, from the project store and its fragments'."""
+        logs = [
+            self._log(key, run, record.workflow) for key, store in stores for run in store.list_runs(apply_id=record.id)
+        ]
+        return sorted(logs, key=lambda log: (log.run.created_at, log.run.id))
+
+    # -- logs ------------------------------------------------------------------------------------------
+    def select_logs(self, workflow: str | None, task: str | None, run: str | None) -> LogSelection:
+        """What ``rig logs [TASK] [--run ID]`` shows: a run, a task's last run, or an apply's runs."""
+        if run is not None:
+            return self._by_ref(workflow, task, run)
+        if task is not None:
+            return LogSelection([self._last_run(workflow, task)])
+        apply = self.applied(self._last_apply(workflow, ran=True))
+        return LogSelection(self._apply_logs(apply.record, self._stores(apply.record.workflow)), apply)
+
+    def _last_run(self, workflow: str | None, task: str) -> RunLog:
+        selected = self.project.select(workflow)
+        matches = self.cache.require_tasks(selected, task)
+        if len(matches) > 1:
+            raise InputError(f"Task {task} matches several tasks: {', '.join(item.path for item in matches)}")
+        spec = matches[0]
+        stores = self.project.stores
+        stores.register_fragments(selected.fragments)
+        column = stores.workflow_column(spec.store, selected.name)
+        found = stores.get(spec.store).list_runs(workflow=column, node_path=spec.cache_path)
+        if not found:
+            raise NotFoundError(f"Task {spec.path} has not run yet: rig apply runs it")
+        return RunLog(found[0], spec.path, spec.store, shown_status(found[0].status, found[0].pid, found[0].host))
+
+    def _by_ref(self, workflow: str | None, task: str | None, ref: str) -> LogSelection:
+        names = [self.project.select(workflow).name] if workflow is not None else list(self.project.workflows)
+        found: dict[str, RunLog] = {}
+        for name in names or [""]:
+            for key, store in self._stores(name):
+                for run in store.find_runs(ref):
+                    found.setdefault(run.id, self._log(key, run, run.workflow if key == LOCAL else name))
+        applies = self.project.store.find_applies(ref)
+        if len(found) + len(applies) > 1:
+            ids = [short_run_id(item) for item in [*found, *(apply.id for apply in applies)]]
+            raise InputError(f"Run id {ref} is ambiguous: {', '.join(ids)}")
+        if found:
+            log = next(iter(found.values()))
+            if task is not None and task not in (log.path, log.run.node_path, log.run.node_name):
+                raise InputError(f"Run {ref} is a run of {log.path}, not of {task}")
+            return LogSelection([log])
+        if not applies:
+            raise NotFoundError(f"No run or apply {ref} in this project's state (rig runs lists them)")
+        apply = self.applied(applies[0])
+        logs = self._apply_logs(apply.record, self._stores(apply.record.workflow))
+        if task is not None:
+            logs = [log for log in logs if task in (log.path, log.run.node_path, log.run.node_name)]
+            if not logs:
+                raise NotFoundError(f"Apply {ref} did not run {task}")
+        return LogSelection(logs, apply)
+
+    def read_logs(self, selection: LogSelection, *, follow: bool = False) -> Iterator[LogUpdate]:
+        """The selection's stored output, run by run; ``follow``: keep reading runs in progress (and an
+        apply's new runs) until every one is over, or the engine is interrupted."""
+        read: dict[str, int] = {}  # run id -> last seq read
+        done: set[str] = set()
+        while True:
+            for log in selection.runs:
+                if log.run.id in done:
+                    continue
+                yield from self._updates(log, read)
+                if log.finished:
+                    done.add(log.run.id)
+            if not follow or selection.finished or self.project.cancellation.is_set():
+                return
+            time.sleep(FOLLOW_SECONDS)
+            selection = self._again(selection)
+
+    def _updates(self, log: RunLog, read: dict[str, int]) -> Iterator[LogUpdate]:
+        store = self._stores_by_key(log)
+        after = read.get(log.run.id, -1)
+        page: list[OutputChunk] = []
+        skipped = False
+        for chunk in store.output_chunks(log.run.id, after=after):
+            if chunk.seq > after + 1 and after >= 0 and not page:
+                skipped = True
+            page.append(chunk)
+            after = chunk.seq
+            if len(page) == 64:
+                yield LogUpdate(log, page, False, skipped)
+                page, skipped = [], False
+        read[log.run.id] = after
+        yield LogUpdate(log, page, log.finished, skipped)
+
+    def _stores_by_key(self, log: RunLog) -> StateStore:
+        return self.project.store if log.store == LOCAL else self.project.stores.get(log.store)
+
+    def _again(self, selection: LogSelection) -> LogSelection:
+        """The selection read anew: its runs' statuses, and an apply's runs started since."""
+        if selection.apply is not None:
+            record = self.project.store.get_apply(selection.apply.id) or selection.apply.record
+            apply = self.applied(record)
+            return LogSelection(self._apply_logs(record, self._stores(record.workflow)), apply)
+        logs: list[RunLog] = []
+        for log in selection.runs:
+            fresh = self._stores_by_key(log).get_runs([log.run.id])
+            run = fresh[0] if fresh else log.run
+            logs.append(RunLog(run, log.path, log.store, shown_status(run.status, run.pid, run.host)))
+        return LogSelection(logs)
+
+
+__all__ = ["FOLLOW_SECONDS", "History", "shown_status"]

@@ -1,0 +1,117 @@
+"""Human views of the run history: ``rig runs`` tables, and ``rig logs`` writing stored output as it was printed."""
+
+from __future__ import annotations
+
+from typing import TextIO
+
+from rigcli.engine.history_views import AppliedRun, HistoryNode, LogUpdate, RunLog
+from rigcli.records import parse_timestamp, short_run_id
+from rigcli.render.console import no_color
+from rigcli.render.lines import format_duration
+from rigcli.render.plain import is_terminal
+from rigcli.render.tables import print_message, print_table
+from rigcli.sanitize import sanitize
+from rigcli.streams import real_stdout
+
+RUNS_COLUMNS = ["run", "started", "by", "workflow", "status", "took", "tasks"]
+NODE_COLUMNS = ["#", "task", "status", "took", "run", "why"]
+
+
+def _took(seconds: float | None) -> str:
+    return "" if seconds is None else format_duration(seconds)
+
+
+def _when(timestamp: str | None) -> str:
+    if not timestamp:
+        return ""
+    return parse_timestamp(timestamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _tasks(applied: AppliedRun) -> str:
+    """``ran 2, cached 3``, and the task it failed at."""
+    record = applied.record
+    if record.ran is None:
+        return f"{len(applied.nodes)} started"
+    text = f"ran {record.ran}, cached {record.cached_node_count or 0}"
+    if applied.status not in ("failed", "interrupted"):
+        return text
+    failed = next((node.path for node in applied.nodes if node.status in ("failed", "interrupted")), None)
+    return f"{text}; {applied.status} at {failed}" if failed else text
+
+
+def print_runs(applies: list[AppliedRun]) -> None:
+    rows = [
+        [
+            short_run_id(applied.id),
+            _when(applied.record.started_at),
+            applied.record.owner or "",
+            applied.record.workflow,
+            applied.status,
+            _took(applied.duration_seconds),
+            _tasks(applied),
+        ]
+        for applied in applies
+    ]
+    print_table(RUNS_COLUMNS, rows, empty="no applies recorded yet (rig apply records one)")
+
+
+def _node_row(index: int, node: HistoryNode) -> list[object]:
+    run = short_run_id(node.run_id) if node.run_id else ""
+    return [index, node.path, node.status, _took(node.duration_seconds), run, node.reason or ""]
+
+
+def print_apply(applied: AppliedRun) -> None:
+    record = applied.record
+    by = f" by {record.owner}" if record.owner else ""
+    took = f", took {_took(applied.duration_seconds)}" if applied.duration_seconds is not None else ""
+    started = _when(record.started_at)
+    title = f"{record.command} {short_run_id(record.id)}  {record.workflow}  {applied.status}{by}, {started}{took}"
+    rows = [_node_row(index, node) for index, node in enumerate(applied.nodes, start=1)]
+    print_table(NODE_COLUMNS, rows, empty="no tasks recorded", title=title)
+    if record.error:
+        print_message(f"error: {record.error}", style="red", err=False)
+
+
+class LogWriter:
+    """Writes stored output to stdout as it was printed: a run's header when showing an apply,
+    colour only on a terminal that wants it, and a line on stderr for a run that did not succeed."""
+
+    def __init__(self, *, headers: bool) -> None:
+        self.stream: TextIO = real_stdout()
+        self.colour = is_terminal(self.stream) and not no_color()
+        self.headers = headers
+        self.seen: set[str] = set()
+
+    def write(self, update: LogUpdate) -> None:
+        log = update.log
+        parts: list[str] = []
+        if log.run.id not in self.seen:
+            self.seen.add(log.run.id)
+            if self.headers:
+                parts.append(f"==> {sanitize(log.path)} (run {short_run_id(log.run.id)}) <==\n")
+        if update.skipped:
+            parts.append("… output dropped here while it was followed (RIG_LOG_CAP) …\n")
+        for chunk in update.chunks:
+            data = chunk.data
+            if not self.colour and ("\x1b" in data or "\x9b" in data):
+                data = sanitize(data)  # stored with its colour; a pipe or NO_COLOR gets none
+            parts.append(data)
+        if parts:
+            self.stream.write("".join(parts))
+            self.stream.flush()
+        if update.finished:
+            self.ended(log)
+
+    def ended(self, log: RunLog) -> None:
+        if log.status == "succeeded":
+            return
+        if log.status == "running":
+            print_message(f"{log.path} is still running: rig logs --follow {log.path}", style="dim")
+        elif log.status == "in-doubt":
+            print_message(f"{log.path} was left running by a rig process that is gone", style="yellow")
+        else:
+            error = (log.run.error or log.status).splitlines()[0] if (log.run.error or log.status) else log.status
+            print_message(f"{log.path} {log.status}: {error}", style="red")
+
+
+__all__ = ["LogWriter", "print_apply", "print_runs"]
