@@ -217,7 +217,7 @@ class Session:
         from rigcli.render.progress import create_renderer
 
         engine = self.engine
-        renderer = create_renderer(json_mode=self.opts.json, stream_output=stream_output)
+        renderer = create_renderer(json_mode=self.opts.json, stream_output=stream_output, progress=self.opts.progress)
 
         def render(event: Event) -> None:
             if self._output_lost is not None:

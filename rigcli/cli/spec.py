@@ -190,6 +190,7 @@ class GlobalOptions(Value):
         json: bool = False,
         workflow: str | None = None,
         no_wait: bool = False,
+        progress: str = "auto",
     ) -> None:
         self.chdir: Final = chdir
         self.config: Final = config
@@ -197,6 +198,7 @@ class GlobalOptions(Value):
         self.json: Final = json
         self.workflow: Final = workflow
         self.no_wait: Final = no_wait
+        self.progress: Final = progress  # auto | tty | plain (how a run is shown on stderr)
 
     @property
     def interactive(self) -> bool:

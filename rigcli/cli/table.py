@@ -22,6 +22,16 @@ GLOBAL_OPTIONS = (
     Option(("--json",), "json", "Print one JSON document on stdout."),
     Option(("--workflow",), "workflow", "Select a workflow.", metavar="W", complete="workflows"),
     Option(("--no-wait",), "no_wait", "Exit with code 4 if the state is locked."),
+    # -- run history and output (DESIGN §11) --
+    Option(
+        ("--progress",),
+        "progress",
+        "How runs are shown: tty (the live view), plain (every line as it comes, prefixed by its task) "
+        "or auto (tty on a terminal).",
+        choices=("auto", "tty", "plain"),
+        default="auto",
+    ),
+    # --
     Option(("--version", "-V"), "version", "Print the version.", eager=True),
 )
 

@@ -14,10 +14,11 @@ if TYPE_CHECKING:
 PIPE_WIDTH = 4096
 
 
-def make_console(stream: TextIO) -> Console:
+def make_console(stream: TextIO, *, force_terminal: bool = False) -> Console:
+    """``force_terminal``: draw as on a terminal even when ``stream`` is not one (``--progress tty``)."""
     from rich.console import Console
 
-    terminal = _isatty(stream)
+    terminal = force_terminal or _isatty(stream)
     width = None if terminal else PIPE_WIDTH
     return Console(
         file=stream,
@@ -38,8 +39,8 @@ def stdout_console() -> Console:
     return make_console(real_stdout())
 
 
-def stderr_console() -> Console:
-    return make_console(real_stderr())
+def stderr_console(*, force_terminal: bool = False) -> Console:
+    return make_console(real_stderr(), force_terminal=force_terminal)
 
 
 def live_enabled(stream: TextIO | None = None) -> bool:

@@ -106,8 +106,8 @@ class EventFormatter:
         start = self.started.get(key)
         return format_duration(time.monotonic() - start) if start is not None else ""
 
-    def output_block(self, event: CommandOutput) -> str | None:
-        """The whole lines of a command's streamed chunk, sanitized and indented, as one string.
+    def output_block(self, event: CommandOutput, indent: str = OUTPUT_INDENT) -> str | None:
+        """The whole lines of a command's streamed chunk, sanitized, each after ``indent``, as one string.
 
         A trailing partial line waits for the next chunk. Whole chunks, not lines, keep 200 MB
         of output cheap: one regex pass and one replace per chunk instead of work per line.
@@ -122,7 +122,7 @@ class EventFormatter:
             self._partial[key] = tail
         if body is None:
             return None
-        return OUTPUT_INDENT + sanitize(body, colour=self.colour).replace("\n", "\n" + OUTPUT_INDENT)
+        return indent + sanitize(body, colour=self.colour).replace("\n", "\n" + indent)
 
     def flush(self, owner: str) -> list[str]:
         """Partial lines still held for one command id."""

@@ -1,4 +1,10 @@
-"""The terminal live view: finished lines scroll above, running nodes redraw below with their output tail."""
+"""The terminal live view: finished lines scroll above, running nodes redraw below with their output tail.
+
+What a finished task leaves in the scrollback is its status line and what is worth keeping of
+its output: every command it ran (``$ ...``, and exit codes that were not 0) and its last
+``KEPT_LINES`` lines — a failed task up to ``FAILURE_LINES`` — with the lines left out counted
+(``… 40 lines``) and ``rig logs TASK`` named for the whole output.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ from rich.live import Live
 from rich.text import Text
 
 from rigcli.events import (
+    CommandStarted,
     Event,
     InteractionAwaitingUser,
     InteractionCompleted,
@@ -30,22 +37,56 @@ from rigcli.render.console import stderr_console
 from rigcli.render.lines import EventFormatter, Line, format_duration
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+REFRESH_PER_SECOND = 8
 TAIL_LINES = 4  # output lines shown under a running node
-FAILURE_LINES = 40  # output lines replayed above when a node fails
+KEPT_LINES = 5  # output lines a finished task leaves in the scrollback, besides its commands
+FAILURE_LINES = 200  # output lines a failed (or interrupted) task leaves
+COMMAND_LINES = 100  # command lines a task leaves, at most
 OUTPUT_EVENTS = frozenset({"log.output", "command.output", "command.started", "command.completed"})
 
 
 @dataclass
 class _Running:
+    """A running node: when it started, and its output lines, numbered, as much as is worth keeping."""
+
     started: float
-    output: deque[Line] = field(default_factory=lambda: deque(maxlen=FAILURE_LINES))
+    count: int = 0  # every line it printed
+    output: deque[tuple[int, Line]] = field(default_factory=lambda: deque(maxlen=FAILURE_LINES))
+    commands: list[tuple[int, Line]] = field(default_factory=list)
+
+    def add(self, lines: list[Line], *, commands: bool) -> None:
+        for line in lines:
+            numbered = (self.count, line)
+            self.output.append(numbered)
+            # A command line, or what a command ended with (its exit code when not 0): styled.
+            if (commands or line.style) and len(self.commands) < COMMAND_LINES:
+                self.commands.append(numbered)
+            self.count += 1
+
+    def tail(self, count: int) -> list[Line]:
+        return [line for _, line in list(self.output)[-count:]]
+
+    def kept(self, path: str, lines: int) -> list[Line]:
+        """Its commands and last ``lines`` lines, gaps counted, and where to read the rest."""
+        picked = dict(self.commands)
+        picked.update(list(self.output)[-lines:] if lines else [])
+        shown: list[Line] = []
+        previous = -1
+        for index in sorted(picked):
+            if index > previous + 1:
+                shown.append(Line(f"    … {index - previous - 1} lines", "dim"))
+            shown.append(picked[index])
+            previous = index
+        if len(picked) < self.count:
+            shown.append(Line(f"    rig logs {path} shows all {self.count} lines", "dim"))
+        return shown
 
 
 class LiveRenderer:
     """Rich Live on stderr. ``paused()`` hands the terminal to a prompt or attached command."""
 
-    def __init__(self, *, stream_output: bool = False) -> None:
-        self.console = stderr_console()
+    def __init__(self, *, stream_output: bool = False, force_terminal: bool = False) -> None:
+        self.console = stderr_console(force_terminal=force_terminal)
         self.formatter = EventFormatter(colour=True)  # the live view only runs without NO_COLOR
         self.stream_output = stream_output  # operations: their output is the point, so scroll it all
         self.title = ""
@@ -57,26 +98,46 @@ class LiveRenderer:
         self._lock = threading.RLock()
         self._pauses = 0
         self._active = False
+        # Redrawn by our own ticker under self._lock, not by Rich's refresh thread: a redraw racing
+        # a print writes its cursor moves for a frame of another height, and lines printed above
+        # the view are overwritten (lost from the scrollback).
         self._live = Live(
             console=self.console,
             get_renderable=self._render,
             transient=True,
-            refresh_per_second=8,
+            auto_refresh=False,
             redirect_stdout=False,
             redirect_stderr=False,
         )
+        self._ticking = threading.Event()
+        self._ticker: threading.Thread | None = None
 
     def start(self) -> None:
         with self._lock:
             self._live.start()
             self._active = True
+            if self._ticker is None:
+                self._ticking.set()
+                self._ticker = threading.Thread(target=self._tick, name="rig:live-view", daemon=True)
+                self._ticker.start()
+
+    def _tick(self) -> None:
+        while self._ticking.is_set():
+            time.sleep(1 / REFRESH_PER_SECOND)
+            with self._lock:
+                if self._ticking.is_set() and self._active and self._pauses == 0:
+                    self._live.refresh()
 
     def stop(self) -> None:
+        self._ticking.clear()
+        ticker, self._ticker = self._ticker, None
+        if ticker is not None and ticker is not threading.current_thread():
+            ticker.join(timeout=1)
         with self._lock:
             self._active = False
             self._live.stop()
-            for path in list(self.running):
-                self._print_output(path)
+            for path in list(self.running):  # cut off: an interrupt, or a failure elsewhere
+                self._print(self.running[path].kept(path, FAILURE_LINES))
             self.running.clear()
 
     @contextlib.contextmanager
@@ -103,7 +164,7 @@ class LiveRenderer:
     def _handle(self, event: Event) -> None:
         path = event.node_path if isinstance(event, NodeEvent) else ""
         if event.kind in OUTPUT_EVENTS and path in self.running and not self.stream_output:
-            self.running[path].output.extend(self.formatter.lines(event))
+            self.running[path].add(self.formatter.lines(event), commands=isinstance(event, CommandStarted))
             return
         if isinstance(event, WorkflowApplyStarted):
             self.title = f"apply {event.workflow}"
@@ -114,12 +175,15 @@ class LiveRenderer:
             self._print(self.formatter.release())  # the apply header and cached nodes it held
             self.formatter.lines(event)  # starts the formatter's clock; the line itself is drawn live
             return
-        elif isinstance(event, (NodeCached, NodeCompleted)):
+        elif isinstance(event, NodeCached):
             self.done += 1
-            self.running.pop(path, None)
-        elif isinstance(event, NodeFailed):
-            self._print_output(path)
-            self.running.pop(path, None)
+        elif isinstance(event, (NodeCompleted, NodeFailed)):
+            self.done += isinstance(event, NodeCompleted)
+            finished = self.running.pop(path, None)
+            self._print(self.formatter.lines(event))
+            if finished is not None:
+                self._print(finished.kept(path, KEPT_LINES if isinstance(event, NodeCompleted) else FAILURE_LINES))
+            return
         elif isinstance(event, InteractionAwaitingUser):
             lines = self.formatter.lines(event)
             self.waiting[event.interaction_id] = lines
@@ -137,12 +201,6 @@ class LiveRenderer:
         for line in lines:
             self._live.console.print(Text.from_ansi(line.text, style=line.style), soft_wrap=True)
 
-    def _print_output(self, path: str) -> None:
-        running = self.running.get(path)
-        if running is not None:
-            self._print(list(running.output))
-            running.output.clear()
-
     def _render(self) -> RenderableType:
         # No self._lock here: Rich calls this holding its own lock, while handle() holds ours and
         # then prints (taking Rich's); taking both in opposite orders would deadlock. The list()
@@ -155,7 +213,7 @@ class LiveRenderer:
         ]
         for path, running in list(self.running.items()):
             rows.append(Text(f"  {frame} {path}  {format_duration(now - running.started)}", style="cyan"))
-            for line in list(running.output)[-TAIL_LINES:]:
+            for line in running.tail(TAIL_LINES):
                 rows.append(Text.from_ansi("  " + line.text, style="dim", no_wrap=True, overflow="ellipsis"))
         for lines in list(self.waiting.values()):
             rows.extend(Text(line.text, style="yellow", no_wrap=True, overflow="ellipsis") for line in lines)

@@ -1,4 +1,8 @@
-"""Run renderers: pick live, plain or silent, and the plain append-only renderer itself."""
+"""Run renderers: pick live or plain (``--progress``), and the plain append-only renderer itself.
+
+Plain output prefixes each line a task printed with the task's path (``    base.install | ...``),
+so that the lines of parallel branches can be told apart.
+"""
 
 from __future__ import annotations
 
@@ -7,12 +11,16 @@ import threading
 from collections.abc import Iterator
 from typing import Protocol
 
-from rigcli.events import CommandOutput, Event
+from rigcli.events import CommandOutput, Event, NodeEvent, NodeStarted, ProviderEvent
 from rigcli.render.console import live_enabled, no_color, stderr_console
-from rigcli.render.lines import EventFormatter
+from rigcli.render.lines import OUTPUT_INDENT, EventFormatter, Line
 from rigcli.render.plain import is_terminal
+from rigcli.sanitize import sanitize
 from rigcli.speed.tables import write_lines
 from rigcli.streams import real_stderr
+
+# Kinds whose lines sit under their node: a task's get its path in front in plain output.
+NODE_DETAIL = frozenset({"log.output", "command.started", "command.output", "command.completed", "artifact.created"})
 
 
 class Renderer(Protocol):
@@ -50,19 +58,33 @@ class PlainRenderer:
         self.stream = stream
         self.console = None if not is_terminal(stream) else stderr_console()
         self.formatter = EventFormatter(colour=self.console is not None and not no_color())
+        self.tasks: set[str] = set()  # paths of the tasks seen starting: their lines carry the path
         # Parallel branches emit from worker threads; keep each event's lines together.
         self._lock = threading.Lock()
 
+    def _prefix(self, event: Event) -> str | None:
+        """What each of the event's lines starts with, instead of the formatter's indent (None: as is)."""
+        if not isinstance(event, NodeEvent):
+            return None
+        if event.node_path in self.tasks and (event.kind in NODE_DETAIL or isinstance(event, ProviderEvent)):
+            return f"{OUTPUT_INDENT}{sanitize(event.node_path)} | "
+        return None  # an operation's output, as it came
+
     def handle(self, event: Event) -> None:
+        if isinstance(event, NodeStarted):
+            self.tasks.add(event.node_path)
+        prefix = self._prefix(event)
         if self.console is None and isinstance(event, CommandOutput):
             with self._lock:  # the formatter joins chunks into lines: one chunk at a time
-                block = self.formatter.output_block(event)
+                block = self.formatter.output_block(event, OUTPUT_INDENT if prefix is None else prefix)
                 if block is not None:
                     write_lines(self.stream, [block])
             return
         lines = self.formatter.lines(event)
         if not lines:
             return
+        if prefix is not None:
+            lines = [Line(prefix + line.text.removeprefix(OUTPUT_INDENT), line.style) for line in lines]
         with self._lock:
             if self.console is None:
                 write_lines(self.stream, [line.text for line in lines])
@@ -83,14 +105,16 @@ class PlainRenderer:
         yield
 
 
-def create_renderer(*, json_mode: bool, stream_output: bool = False) -> Renderer:
-    """``stream_output``: scroll every output line even in the live view (operations)."""
+def create_renderer(*, json_mode: bool, stream_output: bool = False, progress: str = "auto") -> Renderer:
+    """``progress``: ``tty`` draws the live view (even off a terminal), ``plain`` appends lines, ``auto``
+    is ``tty`` on a terminal that can redraw (not with RIG_RENDER=0, NO_COLOR or TERM=dumb).
+    ``stream_output``: scroll every output line even in the live view (operations)."""
     if json_mode:
         return NullRenderer()
-    if live_enabled():
+    if progress == "tty" or (progress == "auto" and live_enabled()):
         from rigcli.render.live import LiveRenderer
 
-        return LiveRenderer(stream_output=stream_output)
+        return LiveRenderer(stream_output=stream_output, force_terminal=progress == "tty")
     return PlainRenderer()
 
 

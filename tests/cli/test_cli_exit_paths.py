@@ -118,7 +118,7 @@ def _head(project: Path, lines: int) -> list[bytes]:
 
 def test_a_closed_output_pipe_interrupts_the_task_that_writes(tmp_path: Path) -> None:
     project = write_project(tmp_path / "project", CHATTY)
-    assert _head(project, 3)[-1].strip() == b"line 0"
+    assert _head(project, 3)[-1].strip() == b"talk | line 0"
     assert runs(project / ".rig" / "state.sqlite", "node_path", "status", "error") == [
         ("talk", "interrupted", "interrupted")
     ]

@@ -104,7 +104,7 @@ def test_plain_output_of_the_same_run_has_no_escape_codes(live_project: Path) ->
     assert not ANSI.search(result.stderr) and not ANSI.search(result.stdout)
     lines = result.stderr.splitlines()
     assert lines[0] == "● apply live"
-    assert "    line 1" in lines and "    second 2" in lines
+    assert "    first | line 1" in lines and "    second | second 2" in lines
     assert any(re.fullmatch(r"  ✓ first  \d+\.\ds", line) for line in lines)
     assert re.fullmatch(r"✓ live: ran 2, cached 0 in \d+\.\ds", lines[-1])
 

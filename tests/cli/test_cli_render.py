@@ -29,10 +29,10 @@ def test_plain_lines_for_interactions_logs_and_failures(tmp_path: Path) -> None:
     assert "    https://example.invalid/login" in lines
     assert "    approve the request" in lines
     assert "  ✓ Example login completed" in lines
-    assert "    vm.created vm_id=vm-1" in lines
-    assert "    ! careful now" in lines
+    assert "    sign-in | vm.created vm_id=vm-1" in lines
+    assert "    sign-in | ! careful now" in lines
     assert not any("hidden detail" in line for line in lines)
-    assert "    about to fail" in lines
+    assert "    boom | about to fail" in lines
     assert any(line.startswith("  ✗ boom  failed") and "the disk is full" in line for line in lines)
     assert lines[-1].startswith("error: ") and "the disk is full" in lines[-1]
     assert "Traceback" not in child.before
@@ -44,14 +44,14 @@ def test_an_interaction_without_a_terminal_fails_clearly(tmp_path: Path) -> None
     assert result.returncode == 1
     assert result.stdout == ""
     lines = result.stderr.splitlines()
-    assert "    ! careful now" in lines and "  → waiting on Example login" in lines
+    assert "    sign-in | ! careful now" in lines and "  → waiting on Example login" in lines
     assert lines[-1].startswith('error: Interaction "Example login" needs a user at a terminal')
 
 
 def test_debug_lines_only_with_rig_debug(tmp_path: Path) -> None:
     project = write_project(tmp_path / "events", EVENTS_CONFIG)
     result = run_rig("apply", cwd=project, env={"RIG_DEBUG": "1"})
-    assert "    debug hidden detail" in result.stderr.splitlines()
+    assert "    sign-in | debug hidden detail" in result.stderr.splitlines()
 
 
 def test_json_mode_keeps_progress_off_both_streams(tmp_path: Path) -> None:

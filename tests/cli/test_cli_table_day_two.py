@@ -35,10 +35,14 @@ class DayTwoOptions(NamedTuple):
     json_stream: bool = False
 
 
-GLOBALS = (
-    *TABLE.options,
+DESIGN_GLOBALS = (
     Option(("--progress",), "progress", "How progress is shown.", choices=("auto", "tty", "plain"), default="auto"),
     Option(("--json-stream",), "json_stream", "One JSON event per line, the summary last."),
+)
+# The table's own, and those DESIGN names that it does not have yet.
+GLOBALS = (
+    *TABLE.options,
+    *(option for option in DESIGN_GLOBALS if option.dest not in {known.dest for known in TABLE.options}),
 )
 
 NEW = (
