@@ -237,7 +237,8 @@ def _repeated(name: str, nargs: int) -> str:
 
 def run(argv: list[str], *, table: Table = TABLE, invoke: Invoke = run_call) -> int:
     """Parse and run one command line; every failure becomes an exit code and one stderr line."""
-    args = hoist(argv, table).argv
+    hoisted = hoist(argv, table)
+    args = hoisted.argv
     if not args:
         args = ["--help"]
     command = build_command(table, invoke)
@@ -248,7 +249,12 @@ def run(argv: list[str], *, table: Table = TABLE, invoke: Invoke = run_call) -> 
             print(exc.format_message())
             return 0
         print_error(exc.format_message())
-        return int(getattr(exc, "exit_code", 2))
+        code = int(getattr(exc, "exit_code", 2))
+        if hoisted.values.get("json_stream"):  # the stream still ends with its summary
+            from rigcli.cli.output import error_summary
+
+            error_summary(exc.format_message(), code)
+        return code
     except typer.Abort:
         print_error("Cancelled")
         return 1

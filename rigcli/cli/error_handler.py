@@ -16,6 +16,7 @@ from rigcli.masking import mask_text
 INTERNAL_ERROR = 3
 INTERRUPTED = 130
 INTERRUPTED_CODES = frozenset({129, 130, 143})  # SIGHUP, SIGINT, SIGTERM
+last_error: str | None = None  # the last message print_error showed (--json-stream's summary says it)
 
 
 def debug_enabled() -> bool:
@@ -30,7 +31,9 @@ def print_error(message: str) -> None:
     """
     from rigcli.sanitize import sanitize
 
-    first, *more = sanitize(mask_text(str(message))).strip().splitlines() or [""]
+    global last_error
+    last_error = sanitize(mask_text(str(message))).strip()
+    first, *more = last_error.splitlines() or [""]
     lines = [f"error: {first}", *(f"  {line}" for line in more)]
     # stderr may be gone (a closed pipe, a terminal that hung up): the exit code still tells.
     with contextlib.suppress(OSError, ValueError):
@@ -53,7 +56,9 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
         # The user said no: not an error, but the command did not do what it was asked to.
         from rigcli.sanitize import sanitize
 
-        sys.stderr.write(sanitize(mask_text(str(exc))) + "\n")
+        global last_error
+        last_error = sanitize(mask_text(str(exc)))
+        sys.stderr.write(last_error + "\n")
         sys.stderr.flush()
         return exc.exit_code
     except RigError as exc:

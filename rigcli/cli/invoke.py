@@ -17,7 +17,10 @@ def load_body(path: str) -> Callable[..., int]:
 
 
 def run_call(call: Call, argv: list[str] | None = None) -> int:
-    """Run the call's body inside the one error handler; its exit code (``finish`` is the caller's)."""
+    """Run the call's body inside the one error handler; its exit code (``finish`` is the caller's).
+
+    With --json-stream, stdout is the stream from here on; it ends with the summary (``output.py``).
+    """
 
     def guarded() -> int:
         body = load_body(call.body)
@@ -28,7 +31,14 @@ def run_call(call: Call, argv: list[str] | None = None) -> int:
         with Session(call.opts) as session:
             return body(session, **call.kwargs)
 
-    return run_guarded(guarded, argv=argv)
+    if not call.opts.json_stream:
+        return run_guarded(guarded, argv=argv)
+    from rigcli.cli import error_handler, output
+
+    output.begin_stream()
+    code = run_guarded(guarded, argv=argv)
+    output.end_stream(code, error_handler.last_error)
+    return code
 
 
 __all__ = ["load_body", "run_call"]

@@ -21,6 +21,8 @@ from rigcli import masking
 from rigcli.streams import stderr_is_terminal, stdout_is_terminal
 
 _document: TextIO | None = None  # the real stdout while json_stdout() holds it aside
+_stream: TextIO | None = None  # --json-stream: the real stdout, one JSON object per line
+_summarized = False  # the stream's summary line is written
 
 
 @contextlib.contextmanager
@@ -53,13 +55,74 @@ def json_stdout() -> Iterator[None]:
 
 
 def emit_json(document: object) -> None:
-    """The command's whole stdout in --json mode: one indented document and a newline.
+    """The command's whole stdout in --json mode: one indented document and a newline; with
+    --json-stream, the stream's last line (``summary_line``).
 
     Every --json document passes here, so secrets are masked here.
     """
+    global _summarized
+    if _stream is not None:
+        write_stream_line(summary_line(shown(document)))
+        _summarized = True
+        return
     stream = _document or sys.stdout
     stream.write(json.dumps(shown(document), indent=2, ensure_ascii=False, default=_fallback) + "\n")
     stream.flush()
+
+
+# -- --json-stream: events as they happen, then the summary ---------------------------------------
+
+
+def begin_stream() -> None:
+    """Keep the real stdout for the stream, before fd 1 is pointed at stderr (``json_stdout``)."""
+    global _stream, _summarized
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    try:
+        _stream = io.TextIOWrapper(io.FileIO(os.dup(1), "w"), encoding="utf-8", line_buffering=True)
+    except OSError:
+        _stream = None
+    _summarized = False
+
+
+def write_stream_line(data: dict[str, object]) -> None:
+    """One object on one line of the stream (masked by the caller: events by the bus, documents by ``shown``)."""
+    if _stream is not None:
+        _stream.write(json.dumps(data, ensure_ascii=False, default=_fallback, separators=(",", ":")) + "\n")
+
+
+def summary_line(document: object) -> dict[str, object]:
+    """``{"type": "summary", ...}``: a JSON object document's keys beside ``type``, anything else (and an
+    object that has its own ``type``) under ``result``."""
+    if isinstance(document, dict) and "type" not in document:
+        return {"type": "summary", **document}
+    return {"type": "summary", "result": document}
+
+
+def error_line(message: str, exit_code: int) -> dict[str, object]:
+    """The summary of a command that failed: ``{"type": "summary", "error": {"message", "exit_code"}}``."""
+    return {"type": "summary", "error": {"message": masking.mask_text(message), "exit_code": exit_code}}
+
+
+def error_summary(message: str, exit_code: int) -> None:
+    """A failed command line's whole stream when it failed before any stream began (a usage error)."""
+    line = json.dumps(error_line(message, exit_code), ensure_ascii=False, separators=(",", ":"))
+    with contextlib.suppress(OSError, ValueError):
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+
+def end_stream(exit_code: int, error: str | None) -> None:
+    """The stream's end: a command that failed before its document says so (``error_line``); then
+    the stream is closed."""
+    global _stream
+    if _stream is None:
+        return
+    if not _summarized:
+        write_stream_line(error_line(error or f"exit code {exit_code}", exit_code) if exit_code else summary_line(None))
+    stream, _stream = _stream, None
+    with contextlib.suppress(OSError, ValueError):
+        stream.close()
 
 
 def shown(value: object) -> object:
@@ -76,4 +139,16 @@ def _fallback(value: object) -> object:
     return str(value)
 
 
-__all__ = ["emit_json", "json_stdout", "shown", "stderr_is_terminal", "stdout_is_terminal"]
+__all__ = [
+    "begin_stream",
+    "emit_json",
+    "end_stream",
+    "error_line",
+    "error_summary",
+    "json_stdout",
+    "shown",
+    "stderr_is_terminal",
+    "stdout_is_terminal",
+    "summary_line",
+    "write_stream_line",
+]

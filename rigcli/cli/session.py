@@ -97,9 +97,28 @@ class Session:
                 lock_wait=not self.opts.no_wait,
             )
             engine.on_event(self._notice)
+            if self.opts.json_stream:
+                engine.on_event(self._json_stream())  # every event of every command
             self._engine = engine
             self.run(engine.load())
         return self._engine
+
+    def _json_stream(self) -> Callable[[Event], None]:
+        from rigcli.cli.output import write_stream_line
+        from rigcli.render.stream import JsonStreamRenderer
+
+        writer = JsonStreamRenderer(write_stream_line)
+
+        def stream(event: Event) -> None:
+            if self._output_lost is not None:
+                return
+            try:
+                writer.handle(event)
+            except OSError as exc:  # whoever read the stream is gone: stop as the renderers do
+                self._output_lost = exc.errno or errno.EPIPE
+                self._stop()
+
+        return stream
 
     def _notice(self, event: Event) -> None:
         """State warnings and lock waits and takeovers reach stderr in every command, even with no renderer."""

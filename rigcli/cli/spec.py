@@ -191,14 +191,16 @@ class GlobalOptions(Value):
         workflow: str | None = None,
         no_wait: bool = False,
         progress: str = "auto",
+        json_stream: bool = False,
     ) -> None:
         self.chdir: Final = chdir
         self.config: Final = config
         self.state: Final = state
-        self.json: Final = json
+        self.json: Final = json or json_stream  # a stream's summary is the --json document
         self.workflow: Final = workflow
         self.no_wait: Final = no_wait
         self.progress: Final = progress  # auto | tty | plain (how a run is shown on stderr)
+        self.json_stream: Final = json_stream  # stdout: one JSON event per line, the summary last
 
     @property
     def interactive(self) -> bool:

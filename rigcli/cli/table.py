@@ -31,6 +31,11 @@ GLOBAL_OPTIONS = (
         choices=("auto", "tty", "plain"),
         default="auto",
     ),
+    Option(
+        ("--json-stream",),
+        "json_stream",
+        "Print one JSON object per event on stdout as it happens; the last is the --json document.",
+    ),
     # --
     Option(("--version", "-V"), "version", "Print the version.", eager=True),
 )

@@ -1,7 +1,8 @@
 """Run renderers: pick live or plain (``--progress``), and the plain append-only renderer itself.
 
 Plain output prefixes each line a task printed with the task's path (``    base.install | ...``),
-so that the lines of parallel branches can be told apart.
+so that the lines of parallel branches can be told apart; with ``--json`` only the tasks' and
+operations' output is written, to stderr, since stdout holds the document.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import threading
 from collections.abc import Iterator
 from typing import Protocol
 
-from rigcli.events import CommandOutput, Event, NodeEvent, NodeStarted, ProviderEvent
+from rigcli.events import CommandCompleted, CommandOutput, Event, NodeEvent, NodeStarted, ProviderEvent
 from rigcli.render.console import live_enabled, no_color, stderr_console
 from rigcli.render.lines import OUTPUT_INDENT, EventFormatter, Line
 from rigcli.render.plain import is_terminal
@@ -21,6 +22,8 @@ from rigcli.streams import real_stderr
 
 # Kinds whose lines sit under their node: a task's get its path in front in plain output.
 NODE_DETAIL = frozenset({"log.output", "command.started", "command.output", "command.completed", "artifact.created"})
+# What --json leaves on stderr: the output of tasks and operations, nothing about progress.
+TASK_OUTPUT = frozenset({"log.output", "command.output"})
 
 
 class Renderer(Protocol):
@@ -31,7 +34,7 @@ class Renderer(Protocol):
 
 
 class NullRenderer:
-    """--json runs: stdout holds the one document and stderr stays quiet."""
+    """Shows nothing (an embedding host's choice)."""
 
     def handle(self, event: Event) -> None:
         pass
@@ -51,11 +54,13 @@ class PlainRenderer:
 
     Off a terminal the lines go straight to the stream (no Rich: a command's 200 MB of output
     must cost what writing it costs); on a terminal with RIG_RENDER=0 Rich styles them.
+    ``output_only`` (``--json``): only what tasks and operations print, a task's after its path.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, output_only: bool = False) -> None:
         stream = real_stderr()
         self.stream = stream
+        self.output_only = output_only
         self.console = None if not is_terminal(stream) else stderr_console()
         self.formatter = EventFormatter(colour=self.console is not None and not no_color())
         self.tasks: set[str] = set()  # paths of the tasks seen starting: their lines carry the path
@@ -67,13 +72,23 @@ class PlainRenderer:
         if not isinstance(event, NodeEvent):
             return None
         if event.node_path in self.tasks and (event.kind in NODE_DETAIL or isinstance(event, ProviderEvent)):
-            return f"{OUTPUT_INDENT}{sanitize(event.node_path)} | "
-        return None  # an operation's output, as it came
+            return f"{'' if self.output_only else OUTPUT_INDENT}{sanitize(event.node_path)} | "
+        return "" if self.output_only else None  # an operation's output, as it came
 
     def handle(self, event: Event) -> None:
         if isinstance(event, NodeStarted):
             self.tasks.add(event.node_path)
         prefix = self._prefix(event)
+        if self.output_only and isinstance(event, CommandCompleted):  # its last line, if unterminated
+            with self._lock:
+                rest = [
+                    f"{prefix or ''}{sanitize(text, colour=self.formatter.colour)}"
+                    for text in self.formatter.flush(event.command_id)
+                ]
+                write_lines(self.stream, rest)
+            return
+        if self.output_only and event.kind not in TASK_OUTPUT:
+            return
         if self.console is None and isinstance(event, CommandOutput):
             with self._lock:  # the formatter joins chunks into lines: one chunk at a time
                 block = self.formatter.output_block(event, OUTPUT_INDENT if prefix is None else prefix)
@@ -110,7 +125,7 @@ def create_renderer(*, json_mode: bool, stream_output: bool = False, progress: s
     is ``tty`` on a terminal that can redraw (not with RIG_RENDER=0, NO_COLOR or TERM=dumb).
     ``stream_output``: scroll every output line even in the live view (operations)."""
     if json_mode:
-        return NullRenderer()
+        return PlainRenderer(output_only=True)
     if progress == "tty" or (progress == "auto" and live_enabled()):
         from rigcli.render.live import LiveRenderer
 

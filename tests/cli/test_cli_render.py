@@ -59,4 +59,7 @@ def test_json_mode_keeps_progress_off_both_streams(tmp_path: Path) -> None:
     result = run_rig("apply", "--json", cwd=project)
     assert result.returncode == 1
     assert result.stdout == ""
-    assert result.stderr.count("\n") == 1 and result.stderr.startswith("error: ")
+    # Only what the task printed (after its path) reaches stderr, then the one error line.
+    first, last = result.stderr.splitlines()
+    assert first == "sign-in | ! careful now"
+    assert result.stderr.count("\n") == 2 and last.startswith("error: ")
