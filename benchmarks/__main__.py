@@ -14,12 +14,13 @@ from pathlib import Path
 from benchmarks import install
 from benchmarks.cases import CLI_CASES
 from benchmarks.fixtures import SetupError, precompile, time_installation
+from benchmarks.history_cases import HISTORY_CASES
 from benchmarks.machine_cases import MACHINE_CASES
 from benchmarks.report import describe_install, describe_machine, document, header, summary, table
 from benchmarks.suite import Case, Context, Row
 from benchmarks.team_cases import TEAM_CASES
 
-CASES: list[Case] = [*CLI_CASES, *MACHINE_CASES, *TEAM_CASES]
+CASES: list[Case] = [*CLI_CASES, *MACHINE_CASES, *HISTORY_CASES, *TEAM_CASES]
 BY_NAME = {case.name: case for case in CASES}
 
 

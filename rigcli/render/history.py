@@ -96,8 +96,10 @@ class LogWriter:
             if not self.colour and ("\x1b" in data or "\x9b" in data):
                 data = sanitize(data)  # stored with its colour; a pipe or NO_COLOR gets none
             parts.append(data)
+        # Chunk by chunk, not joined: a 50 MB run is not copied once more on its way out.
+        for part in parts:
+            self.stream.write(part)
         if parts:
-            self.stream.write("".join(parts))
             self.stream.flush()
         if update.finished:
             self.ended(log)
