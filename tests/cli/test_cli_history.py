@@ -230,14 +230,19 @@ def _stored_lines(state: str | Path) -> list[str]:
 
 
 def _follow_while_it_runs(
-    apply_in: Path, follow_in: Path, gate: Path, env: dict[str, str], state: str | Path
+    apply_in: Path,
+    follow_in: Path,
+    gate: Path,
+    env: dict[str, str],
+    state: str | Path,
+    task: tuple[str, ...] = ("build",),
 ) -> list[str]:
-    """Start an apply held at its gate, follow its build task from ``follow_in``, release it: what
-    the follower printed."""
+    """Start an apply held at its gate, follow its build ``task`` (or with none, the whole apply) from
+    ``follow_in``, release it: what the follower printed."""
     applying = _start(apply_in, "apply", RIG_TEST_GATE=str(gate), **env)
     try:
         wait_for(lambda: "waiting" in _stored_lines(state), "the apply to reach its gate", timeout=60, interval=0.2)
-        following = _start(follow_in, "logs", "--follow", "build", **env)
+        following = _start(follow_in, "logs", "--follow", *task, **env)
         followed = _Reader(following.stdout)
         wait_for(lambda: followed.says("waiting"), "the follower to show the running task", timeout=30)
         assert following.poll() is None  # still following: the run is not over
@@ -258,6 +263,13 @@ def test_logs_follow_from_another_process_ends_when_the_run_finishes(project: Pa
     assert lines[0] == "building"
     assert lines.index("waiting") < lines.index("released")
     assert lines[-2:] == ["[exit 0]", "machine.deleted machine=" + lines[-1].split("=", 1)[1]]
+
+
+def test_logs_follow_of_the_whole_apply_ends_when_the_apply_ends(project: Path, tmp_path: Path) -> None:
+    lines = _follow_while_it_runs(project, project, tmp_path / "gate", {}, project / ".rig" / "state.sqlite", ())
+    headers = [line for line in lines if line.startswith("==> ")]
+    assert [header.split()[1] for header in headers] == ["build", "check"]  # check started after the follower
+    assert lines.index("released") < lines.index(headers[1]) < lines.index("checked")
 
 
 def test_logs_follow_on_team_state_from_another_clone(tmp_path: Path, postgres_server: Any) -> None:
