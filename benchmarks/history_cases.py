@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+
 from benchmarks.fixtures import EXEC_CONFIG, Project, base_env
 from benchmarks.measure import Command, Invocation
 from benchmarks.suite import Case, Context, Row, Target
@@ -14,9 +16,21 @@ def run_logs_read(ctx: Context, case: Case) -> list[Row]:
     project = Project.create(ctx.root, "logs-read", EXEC_CONFIG)
     # The default cap (4 MiB) would keep a fraction of it: this row raises it so every byte is stored.
     ctx.log(f"  storing {size / MB:g} MB of one run's output (RIG_LOG_CAP=64m)")
-    project.run("--json", "apply", RIG_BENCH_BYTES=str(size), RIG_LOG_CAP="64m")
+    applying = project.invocation("--json", "apply", RIG_BENCH_BYTES=str(size), RIG_LOG_CAP="64m")
+    subprocess.run(
+        list(applying.argv),  # its task output (on stderr, with --json) is not kept here either
+        cwd=applying.cwd,
+        env=applying.env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        check=True,
+    )
     stored = project.dir / "stored-output.txt"
-    stored.write_text(project.run("logs", "emit"), encoding="utf-8")
+    # Straight into the file: 50 MB held here would count in every later child's peak RSS (a forked
+    # child's high-water mark starts at its parent's), and so would the apply's output above.
+    invocation = project.invocation("logs", "emit")
+    with stored.open("wb") as sink:
+        subprocess.run(list(invocation.argv), cwd=invocation.cwd, env=invocation.env, stdout=sink, check=True)
     if stored.stat().st_size < size:
         raise RuntimeError(f"rig logs printed {stored.stat().st_size} bytes of the {size} stored")
     rig = Command("rig logs emit", [project.invocation("logs", "emit")])
