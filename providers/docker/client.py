@@ -28,13 +28,12 @@ if "httpcore" not in sys.modules:
 
 import httpx
 
+from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate
+from providers.docker.api_version import version_tuple as _version_tuple
 from providers.docker.endpoint import DEFAULT_HOST, Endpoint, resolve_endpoint
 from providers.docker.errors import transport_error
 from providers.docker.processes import stop_all
 from rigcli.errors import ProviderError
-
-API_VERSION = "1.41"  # the newest API whose fields we use; Debian's docker.io 20.10 speaks exactly this
-MIN_API_VERSION = "1.24"
 
 
 class RunningExec(Protocol):
@@ -42,20 +41,6 @@ class RunningExec(Protocol):
 
     def terminate_quietly(self) -> None: ...
     def kill_quietly(self) -> None: ...
-
-
-def _version_tuple(version: str) -> tuple[int, ...]:
-    try:
-        return tuple(int(part) for part in version.split("."))
-    except ValueError:
-        return (0,)
-
-
-def negotiate(server_version: str | None, ours: str = API_VERSION) -> str:
-    """The API version to speak: min(server's, ours); an unversioned server is asked for ours."""
-    if not server_version:
-        return ours
-    return min(server_version, ours, key=_version_tuple)
 
 
 def resolve_host(configured: str | None = None) -> str:

@@ -5,13 +5,13 @@ from __future__ import annotations
 import contextlib
 import queue
 import secrets
-import struct
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from providers.docker.client import DockerClient
+from providers.docker.frames import FrameDecoder
 from rigcli.errors import InterruptedRunError, ProviderError
 from rigcli.provider_api import Cancellation
 from rigcli.provider_kit import CommandRecorder, CommandResult
@@ -21,7 +21,6 @@ _ABANDON_SECONDS = 10.0  # dockerd itself waits a few seconds for orphans before
 # Signals are sent while Ctrl-C is being handled and at exit: a daemon that stopped answering
 # must not hold rig there for the usual ten-minute request timeout.
 _SIGNAL_TIMEOUT = 10.0
-_STREAMS = {1: "stdout", 2: "stderr"}
 # The exec'd process leads its own process group inside the container; recording its pid lets
 # a second exec signal that whole group (grandchildren included). busybox `kill` takes -PGID
 # but not `--`, so the form below is the portable one.
@@ -34,35 +33,6 @@ _NOT_STARTED = "rig-exec-not-started"  # what _SIGNAL prints when the command ha
 # A busy engine (Podman under load) can start an exec's process seconds after it was asked to, after
 # the SIGKILL even: until the stream ends or rig gives up, SIGKILL is sent again this often.
 _RETRY_SECONDS = 0.5
-
-
-class FrameDecoder:
-    """Splits Docker's multiplexed stream (8-byte headers: stream, 0, 0, 0, uint32 BE length).
-
-    Payloads are handed on as they arrive, never held whole, so a huge frame costs no memory.
-    """
-
-    def __init__(self) -> None:
-        self._header = b""
-        self._stream = 0
-        self._remaining = 0
-
-    def feed(self, data: bytes) -> Iterator[tuple[str, bytes]]:
-        view = memoryview(data)
-        while view:
-            if self._remaining == 0:
-                need = 8 - len(self._header)
-                self._header += bytes(view[:need])
-                view = view[need:]
-                if len(self._header) < 8:
-                    return
-                self._stream, self._remaining = self._header[0], struct.unpack(">I", self._header[4:8])[0]
-                self._header = b""
-                continue
-            take = bytes(view[: self._remaining])
-            view = view[len(take) :]
-            self._remaining -= len(take)
-            yield _STREAMS.get(self._stream, "stdout"), take
 
 
 def run_exec(
