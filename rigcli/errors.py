@@ -33,6 +33,10 @@ class ProviderError(RigError):
     """A provider could not be set up or refused an action."""
 
 
+class UnsupportedError(ProviderError):
+    """The workspace's provider cannot do that at all (the local provider has nothing to stop)."""
+
+
 class StateError(RigError):
     """The state database is unusable (for example written by a newer rig)."""
 

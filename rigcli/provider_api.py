@@ -5,7 +5,8 @@ Built-ins register through the ``rig.providers`` entry-point group exactly like 
 plugins; a project can also pass a plugin inline with ``define_provider(..., plugin=obj)``.
 ``create_provider`` returns a ``ProviderController``, whose ``runtime(context)`` is what handlers
 receive. A controller may also implement any of the optional hooks below (``SupportsChecks``,
-``SupportsArtifactValidation``, ``SupportsEffects``), and a plugin
+``SupportsArtifactValidation``, ``SupportsEffects``, and for a workspace's life after ``fork``
+``SupportsStatus``, ``SupportsPower``, ``SupportsInteractive``), and a plugin
 ``SupportsDiagnosis`` for ``rig doctor``. Every controller method may be a plain or an ``async``
 function. Annotate a plugin object as ``ProviderPlugin`` and mypy
 checks it.
@@ -36,7 +37,7 @@ from typing import Any, Protocol, TypedDict, TypeGuard, runtime_checkable
 from rigcli import masking
 from rigcli.events import ProviderEventData
 from rigcli.jsonutil import JsonValue
-from rigcli.statuses import CheckStatus
+from rigcli.statuses import CheckStatus, LiveState
 
 EventData = ProviderEventData  # what a provider emits: a mapping with a "type" and JSON fields
 
@@ -279,6 +280,78 @@ class SupportsEffects(Protocol):
     def find_effects(self) -> Sequence[EffectEntry] | Awaitable[Sequence[EffectEntry]]: ...
 
 
+# -- a workspace's life after fork: live status, stop and start, a terminal inside (DESIGN §11) ----------
+
+
+@dataclass(frozen=True)
+class LiveStatus:
+    """One machine as its provider sees it now: ``running``, ``stopped``, ``missing`` (confirmed gone)
+    or ``unknown`` (no answer could be had), and a short ``detail`` people read (``exited (137)``,
+    ``no answer from tcp://build:2376``)."""
+
+    state: LiveState
+    detail: str = ""
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {"state": self.state, "detail": self.detail}
+
+
+@runtime_checkable
+class SupportsStatus(Protocol):
+    """Optional: what state the machines this provider made are in now (``rig ls``, ``rig op``).
+
+    ``resources`` are journaled effects (of one workspace or of many; answer them together, in
+    one request where the provider can). Answer, by effect id, for each one that is a machine:
+    ``running``, ``stopped``, ``missing`` only when the provider is sure it is gone (``rig rm``
+    then needs no ``--force``), ``unknown`` with the reason when it cannot tell. Leave out what is
+    not a machine (a snapshot). Never raise for one resource; raising means "unknown" for all.
+    Be quick: rig waits at most a couple of seconds for every provider together and shows
+    ``unknown`` for what has not answered by then.
+    """
+
+    def probe(
+        self, resources: Sequence[EffectEntry]
+    ) -> Mapping[str, LiveStatus] | Awaitable[Mapping[str, LiveStatus]]: ...
+
+
+@runtime_checkable
+class SupportsPower(Protocol):
+    """Optional: stop and start a machine (``rig stop``/``rig start``), keeping its files.
+
+    ``resource`` is a machine ``probe`` answered for. Idempotent: stopping a stopped machine is
+    fine. Raise ``RigError`` when it cannot be done (the machine is gone, the daemon is down).
+    """
+
+    def stop(self, resource: EffectEntry) -> Awaitable[None] | None: ...
+    def start(self, resource: EffectEntry) -> Awaitable[None] | None: ...
+
+
+@runtime_checkable
+class SupportsInteractive(Protocol):
+    """Optional: run a program inside a machine, attached to rig's own stdin, stdout and stderr
+    (``rig shell``, ``rig exec``); returns its exit code, a death by signal N as 128 + N.
+
+    ``argv`` None means the machine's login shell. ``tty``: stdin is a terminal, so the program
+    gets one: rig's terminal in raw mode, its window size and every change of it, Ctrl-C and
+    Ctrl-\\ reaching the program as keys (``rigcli.provider_kit.interactive``: ``RawTerminal``).
+    Otherwise plain streams: stdin passed through until its end (then closed), stdout and stderr
+    kept apart, bytes untouched. Called on the main thread with rig's own signal handling set
+    aside: forward what the program should get (``forwarding_signals``). ``env`` is added to the
+    program's environment; ``cwd`` None is the machine's own directory. Raise ``RigError`` when
+    the program cannot be started (the machine is gone).
+    """
+
+    def attach(
+        self,
+        resource: EffectEntry,
+        argv: Sequence[str] | None,
+        *,
+        tty: bool,
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> int | Awaitable[int]: ...
+
+
 @dataclass(frozen=True)
 class ProviderDiagnosis:
     """What ``rig doctor`` shows for one provider configuration."""
@@ -327,6 +400,7 @@ __all__ = [
     "InteractionBroker",
     "InteractionRequest",
     "KeyValueStore",
+    "LiveStatus",
     "LocalHost",
     "ProviderCheck",
     "ProviderController",
@@ -339,6 +413,9 @@ __all__ = [
     "SupportsChecks",
     "SupportsDiagnosis",
     "SupportsEffects",
+    "SupportsInteractive",
+    "SupportsPower",
+    "SupportsStatus",
     "UnjournaledEffects",
     "find_artifacts",
     "is_artifact_ref",

@@ -35,6 +35,14 @@ EffectStatus = Literal["requested", "confirmed", "deleted"]
 # (never stored).
 SeenEffectStatus = Literal[EffectStatus, "found"]
 
+# A workspace's machines as their provider sees them now (``rig ls``'s live column, DESIGN §11):
+# a provider's answer for one machine, and the workspace's (the least alive of its machines').
+LiveState = Literal["running", "stopped", "missing", "unknown"]
+
+# What ``rig stop``/``rig start`` last did to a workspace's machines (``workspaces.power``):
+# ``stopping``/``starting`` is written before the provider is asked, the other once it answered.
+PowerStatus = Literal["stopping", "stopped", "starting", "started"]
+
 # A task in a plan or in ``rig cache explain``.
 PlanStatus = Literal["cached", "pending"]
 
@@ -79,11 +87,15 @@ WORKSPACE_STATUSES: Final[tuple[WorkspaceStatus, ...]] = get_args(WorkspaceStatu
 EFFECT_STATUSES: Final[tuple[EffectStatus, ...]] = get_args(EffectStatus)
 LIVE_EFFECT_STATUSES: Final[tuple[EffectStatus, ...]] = ("requested", "confirmed")  # may exist out there
 REASON_CODES: Final[tuple[ReasonCode, ...]] = get_args(ReasonCode)
+LIVE_STATES: Final[tuple[LiveState, ...]] = get_args(LiveState)
+POWER_STATUSES: Final[tuple[PowerStatus, ...]] = get_args(PowerStatus)
 
 __all__ = [
     "EFFECT_STATUSES",
     "FINISHED_STATUSES",
     "LIVE_EFFECT_STATUSES",
+    "LIVE_STATES",
+    "POWER_STATUSES",
     "REASON_CODES",
     "REASON_MESSAGES",
     "RUN_STATUSES",
@@ -92,7 +104,9 @@ __all__ = [
     "CheckStatus",
     "EffectStatus",
     "HistoryNodeStatus",
+    "LiveState",
     "PlanStatus",
+    "PowerStatus",
     "ReasonCode",
     "RunStatus",
     "SeenEffectStatus",

@@ -11,15 +11,18 @@ Config: ``image`` (default image for ``create_machine``), ``network`` (default "
 daemon is: ``host``, ``tls_verify``, ``cert_path``, defaulting to DOCKER_HOST,
 DOCKER_TLS_VERIFY and DOCKER_CERT_PATH like the docker CLI. The resolved host is part of the
 provider fingerprint (through ``checks``); certificates and keys never are.
+
+After fork: ``rig ls`` shows each container's state (``lifecycle.probe``, one request for all).
 """
 
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from providers.docker import effects as effects_on_daemon
+from providers.docker import lifecycle
 from providers.docker.client import DockerClient
 from providers.docker.diagnose import diagnose
 from providers.docker.effects import EFFECT_LABEL, KIND_LABEL, SNAPSHOT_REPO, snapshot_changes
@@ -30,6 +33,7 @@ from rigcli.errors import ProviderError
 from rigcli.provider_api import (
     EffectEntry,
     EffectJournal,
+    LiveStatus,
     LocalHost,
     ProviderCheck,
     ProviderDiagnosis,
@@ -38,6 +42,7 @@ from rigcli.provider_api import (
     RuntimeContext,
     SupportsDiagnosis,
     SupportsEffects,
+    SupportsStatus,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id
 
@@ -274,6 +279,11 @@ class DockerController(BaseController):
         """Containers and snapshot images on this daemon that rig made for this project (by their labels)."""
         return effects_on_daemon.find(self.client, self.setup.project_dir)
 
+    # -- after fork: live status ----------------------------------------------------------------------
+    def probe(self, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
+        """Each container among ``resources`` as this daemon sees it (one request for all of them)."""
+        return lifecycle.probe(self.client, self.setup.project_dir, resources)
+
     def list_machines(self) -> list[dict[str, Any]]:
         return [
             {"provider": PROVIDER_ID, **item["value"]}
@@ -292,8 +302,9 @@ class DockerController(BaseController):
         self.client.close()
 
 
-if TYPE_CHECKING:  # mypy checks the optional hook against the contract
+if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _effects: type[SupportsEffects] = DockerController
+    _status: type[SupportsStatus] = DockerController
 
 
 class DockerPlugin:

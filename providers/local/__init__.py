@@ -9,11 +9,14 @@ reach. Use the ``docker`` provider when you need a boundary. What this provider 
   on timeout, cancellation or Ctrl-C;
 - snapshots are full, independent copies (``cp -a --reflink=auto``), written aside and renamed
   into place with a completion marker, so a half-written snapshot is never used;
-- machine and snapshot records live in provider storage, so ``from_id`` works from any process.
+- machine and snapshot records live in provider storage, so ``from_id`` works from any process;
+- ``rig ls`` shows a machine ``running`` while its directory exists and ``missing`` once it is
+  gone.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -23,11 +26,13 @@ from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.provider_api import (
     EffectEntry,
+    LiveStatus,
     ProviderPlugin,
     ProviderSetup,
     RuntimeContext,
     SupportsArtifactValidation,
     SupportsEffects,
+    SupportsStatus,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, ref_id
 
@@ -107,6 +112,14 @@ class LocalController(BaseController):
         """Machine and snapshot directories (and records) under this project's .rig/ that rig made."""
         return self.store.find_effects()
 
+    def machine_status(self, machine_id: str) -> LiveStatus:
+        """A directory has no processes of its own: there while it exists, missing once it is gone."""
+        path = self.store.machine_path(machine_id)
+        shown = os.path.relpath(path, self.setup.project_dir)
+        if path.is_dir():
+            return LiveStatus("running", f"directory {shown}")
+        return LiveStatus("missing", f"directory {shown} is gone")
+
     def list_machines(self) -> list[JsonObject]:
         return [self._machine_json(record) for record in self.store.list_machines()]
 
@@ -143,6 +156,7 @@ class LocalController(BaseController):
 if TYPE_CHECKING:  # mypy checks the optional hooks against the contract (cleanup comes from BaseController)
     _validates: type[SupportsArtifactValidation] = LocalController
     _effects: type[SupportsEffects] = LocalController
+    _status: type[SupportsStatus] = LocalController
 
 
 class LocalPlugin:

@@ -145,6 +145,13 @@ class LocalStore:
         effects.confirmed(machine_id)
         return record
 
+    def machine_path(self, machine_id: str) -> Path:
+        """Where machine ``machine_id`` lives (or lived); ProviderError for an id rig would not make."""
+        matched = _OURS.match(machine_id)
+        if matched is None or matched["id"] != machine_id or matched["prefix"] != "m":
+            raise ProviderError(f"{machine_id!r} is not a local machine id")
+        return self.root / "machines" / machine_id
+
     def get_machine(self, machine_id: str) -> MachineRecord | None:
         stored = self.storage.get(f"machine:{machine_id}")
         return MachineRecord.from_json(stored["value"]) if stored else None

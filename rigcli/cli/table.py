@@ -226,6 +226,13 @@ COMMANDS = (
                 ),
             ),
         ),
+        options=(
+            Option(
+                ("--no-probe",),
+                "no_probe",
+                "Do not ask providers for each workspace's live status (live is null in --json).",
+            ),
+        ),
         hot=True,
     ),
     CACHE,

@@ -16,7 +16,7 @@ An async host awaits the coroutines on its own loop. A synchronous caller (the C
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -37,7 +37,7 @@ from rigcli.engine.shape import WorkflowGraph
 from rigcli.engine.timing import RunStats, Timeline
 from rigcli.event_bus import EventListener
 from rigcli.jsonutil import JsonValue
-from rigcli.provider_api import Cancellation
+from rigcli.provider_api import Cancellation, LiveStatus
 from rigcli.records import NodeRun, WorkspaceRecord
 from rigcli.state.api import StateStatus
 
@@ -141,6 +141,14 @@ class Engine(Protocol):
     async def run_workspace_operation(
         self, workspace: str, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
     ) -> JsonValue: ...
+
+    # -- a workspace's life after fork: live status -------------------------------------------------
+    async def probe_workspaces(
+        self, workspaces: Sequence[WorkspaceRecord], *, timeout: float | None = None
+    ) -> dict[str, LiveStatus]:
+        """Each workspace's live status (by record id): its providers asked in parallel, all of them
+        answering within ``timeout`` seconds (default 2) or shown ``unknown``."""
+        ...
 
     # -- the cache ----------------------------------------------------------------------------------
     async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]: ...

@@ -4,6 +4,7 @@
   and which workflow a command means;
 - ``Planner`` (planner.py): plan and apply;
 - ``Workspaces`` (workspaces.py): fork, rm, finding a workspace;
+- ``liveness.py``: live status;
 - ``Operations`` (operations.py): listing and running operations;
 - ``CacheAdmin`` (cache_admin.py): cache entries, explain, invalidate, clear, snapshots;
 - ``Garbage`` (garbage.py): ``rig gc``;
@@ -18,7 +19,7 @@ Each method below hands the call to the part that owns it, and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterator
+from collections.abc import Callable, Coroutine, Iterator, Sequence
 from typing import TypeVar
 
 from rigcli.engine.cache_admin import CacheAdmin
@@ -26,6 +27,7 @@ from rigcli.engine.diagnosis import Diagnosis
 from rigcli.engine.garbage import Garbage
 from rigcli.engine.history import History
 from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
+from rigcli.engine.liveness import PROBE_SECONDS, probe_records
 from rigcli.engine.operations import Operations
 from rigcli.engine.pictures import Pictures
 from rigcli.engine.planner import Planner
@@ -48,6 +50,7 @@ from rigcli.engine.timing import RunStats, Timeline
 from rigcli.engine.workspaces import Workspaces
 from rigcli.event_bus import EventListener
 from rigcli.jsonutil import JsonValue
+from rigcli.provider_api import LiveStatus
 from rigcli.records import NodeRun, WorkspaceRecord
 from rigcli.state.api import StateStatus
 
@@ -160,6 +163,12 @@ class ProjectEngine:
         self, workspace: str, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
     ) -> JsonValue:
         return await self.operations.run_workspace_operation(workspace, operation, input, workflow)
+
+    # -- a workspace's life after fork ----------------------------------------------------------------
+    async def probe_workspaces(
+        self, workspaces: Sequence[WorkspaceRecord], *, timeout: float | None = None
+    ) -> dict[str, LiveStatus]:
+        return await probe_records(self.project, workspaces, timeout=timeout or PROBE_SECONDS)
 
     # -- the cache ----------------------------------------------------------------------------------
     async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]:

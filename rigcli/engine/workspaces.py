@@ -12,6 +12,7 @@ from dataclasses import replace
 from rigcli.authoring.project import check_workspace_name
 from rigcli.engine.hooks import run_hook
 from rigcli.engine.invoke import NamedContext, freeze, json_result
+from rigcli.engine.liveness import probe_records
 from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.reconcile import remove_workspace_effects
@@ -156,6 +157,12 @@ class Workspaces:
         self.project.emit(WorkspaceReady(workflow=selected.name, workspace=name))
         return ready
 
+    async def _gone(self, record: WorkspaceRecord) -> bool:
+        """Its machine is confirmed gone (``missing``): a remove hook that failed had nothing left to
+        remove, so plain ``rm`` goes on without ``--force``."""
+        live = await probe_records(self.project, [record])
+        return live[record.id].state == "missing"
+
     async def remove_workspace(
         self, name: str, workflow: str | None = None, *, consented: bool = False, force: bool = False
     ) -> WorkspaceRecord:
@@ -196,7 +203,7 @@ class Workspaces:
                             owner=("workspace", record.id),
                         )
                     except Exception as exc:
-                        if not force:
+                        if not force and not await self._gone(record):
                             raise
                         problems.append(f"the remove hook failed: {_message(exc)}")
                 outcome = await remove_workspace_effects(store, session, record)
@@ -213,9 +220,10 @@ class Workspaces:
                 ) from exc
             store.delete_workspace(name, selected.name)
             if problems:
+                how = "with --force" if force else "(its machine was already gone)"
                 self.project.emit(
                     StateWarning(
-                        message=f"Workspace {name} removed with --force, but {'; '.join(problems)}; "
+                        message=f"Workspace {name} removed {how}, but {'; '.join(problems)}; "
                         "what could not be removed stays in the effects journal for rig gc"
                     )
                 )

@@ -5,25 +5,28 @@ The journal comes with the kit: a runtime makes each machine or snapshot inside
 resource named by ``new_id``), and ``BaseController`` answers ``remove_effect`` and
 ``find_effects`` (``SupportsEffects``) from ``delete_machine``/``delete_snapshot`` and
 ``list_machines``/``list_snapshots``. So ``rig rm`` removes what a cut-off create made, and
-``rig gc`` what nothing live refers to, without the provider writing either.
+``rig gc`` what nothing live refers to, without the provider writing either. ``rig ls`` shows
+each workspace's machine as ``machine_status`` says it is (``SupportsStatus``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from rigcli.errors import ProviderError
+from rigcli.errors import ProviderError, RigError
 from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.provider_api import (
     EffectEntry,
     EventData,
+    LiveStatus,
     ProviderController,
     ProviderSetup,
     RuntimeContext,
     SupportsEffects,
+    SupportsStatus,
     new_effect_id,
 )
 
@@ -106,6 +109,25 @@ class BaseController:
             return self.delete_snapshot(effect["id"])
         raise ProviderError(f"{self.provider_id} cannot remove a {effect['kind']} (only machines and snapshots)")
 
+    def machine_status(self, machine_id: str) -> LiveStatus | None:
+        """How a machine made with ``making`` is now (running, stopped, missing when surely gone,
+        unknown with why); None when this provider cannot tell, the default."""
+        return None
+
+    def probe(self, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
+        """``SupportsStatus``: each machine among ``resources`` as ``machine_status`` sees it."""
+        answers: dict[str, LiveStatus] = {}
+        for resource in resources:
+            if resource["kind"] != MACHINE:
+                continue
+            try:
+                status = self.machine_status(resource["id"])
+            except RigError as exc:
+                status = LiveStatus("unknown", str(exc))
+            if status is not None:
+                answers[resource["id"]] = status
+        return answers
+
     def find_effects(self) -> list[EffectEntry]:
         """The listed machines and snapshots named by ``making``: rig's, journaled or not."""
         found: dict[str, EffectEntry] = {}
@@ -122,6 +144,7 @@ class BaseController:
 if TYPE_CHECKING:  # mypy checks the base against the contract (and optional hook) it implements
     _controller: type[ProviderController] = BaseController
     _effects: type[SupportsEffects] = BaseController
+    _status: type[SupportsStatus] = BaseController
 
 
 class BaseRuntime(Generic[ControllerT_co]):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.records import ApplyRecord, ApplyRun, EffectRecord, LockHolder, NodeRun, OutputChunk, WorkspaceRecord
-from rigcli.statuses import EffectStatus, RunStatus
+from rigcli.statuses import EffectStatus, PowerStatus, RunStatus
 
 if TYPE_CHECKING:
     from rigcli.provider_api import KeyValueStore
@@ -242,6 +242,11 @@ class StateStore(Protocol):
 
     def note_effect_error(self, effect_id: str, error: str) -> None:
         """Why the last attempt to remove it was inconclusive."""
+        ...
+
+    def note_effect_power(self, effect_id: str, power: PowerStatus) -> bool:
+        """Journal ``rig stop``/``rig start`` on a machine (``resource.power``): before the call, and its
+        outcome after; False when the effect is not live."""
         ...
 
     def get_effect(self, effect_id: str) -> EffectRecord | None: ...

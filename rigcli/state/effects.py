@@ -17,7 +17,7 @@ from rigcli.state.database import StateDatabase, dumps
 from rigcli.state.dialect import where_clause
 from rigcli.state.process import this_host
 from rigcli.state.rows import Columns, json_object
-from rigcli.statuses import EFFECT_STATUSES, LIVE_EFFECT_STATUSES, EffectStatus
+from rigcli.statuses import EFFECT_STATUSES, LIVE_EFFECT_STATUSES, EffectStatus, PowerStatus
 
 EFFECTS = Columns(EffectRecord, "effects", as_json=("resource",), decode={"resource": json_object})
 
@@ -93,6 +93,21 @@ class EffectsJournal(StateDatabase):
         """Why the last attempt to remove it was inconclusive (shown by ``rig gc`` and ``rm``)."""
         with self._write() as db:
             db.execute("UPDATE effects SET error = ?, updated_at = ? WHERE id = ?", (error, utc_now(), effect_id))
+
+    def note_effect_power(self, effect_id: str, power: PowerStatus) -> bool:
+        """What ``rig stop``/``rig start`` does to a machine, journaled as ``resource.power``: the
+        ``stopping``/``starting`` before the provider call, the outcome after. False when the effect
+        is not live (not journaled, or deleted)."""
+        with self._write() as db:
+            found = EFFECTS.one(db.execute(f"SELECT {EFFECTS.select} FROM effects WHERE id = ?", (effect_id,)))
+            if found is None or found.status == "deleted":
+                return False
+            merged = {**found.resource, "power": power}
+            db.execute(
+                "UPDATE effects SET resource_json = ?, updated_at = ? WHERE id = ?",
+                (dumps(merged), utc_now(), effect_id),
+            )
+            return True
 
     def get_effect(self, effect_id: str) -> EffectRecord | None:
         with self._read() as db:

@@ -8,6 +8,7 @@ from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import RigError, UsageError
 from rigcli.jsonutil import JsonObject
+from rigcli.provider_api import LiveStatus
 from rigcli.records import WorkspaceRecord
 
 TARGETS = {
@@ -20,7 +21,7 @@ TARGETS = {
 }
 
 
-def ls(session: Session, target: str | None) -> int:
+def ls(session: Session, target: str | None, no_probe: bool = False) -> int:
     kind = TARGETS.get(target or "workspaces")
     if kind is None:
         raise UsageError(f"Unknown ls target {target}. Expected workspaces, snapshots, or config.")
@@ -28,7 +29,7 @@ def ls(session: Session, target: str | None) -> int:
         return _config(session)
     if kind == "snapshots":
         return _snapshots(session)
-    return _workspaces(session)
+    return _workspaces(session, probe=not no_probe)
 
 
 def _workflow_names(session: Session) -> list[str]:
@@ -46,7 +47,7 @@ class _WorkflowRow:
     node_count: int | None = None
     plan_error: str | None = None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self, live: dict[str, LiveStatus] | None) -> dict[str, object]:
         data: dict[str, object] = {
             "name": self.name,
             "cached_node_count": self.cached_node_count,
@@ -54,7 +55,10 @@ class _WorkflowRow:
         }
         if self.plan_error is not None:
             data["plan_error"] = self.plan_error
-        data["workspaces"] = self.workspaces
+        data["workspaces"] = [
+            {**record.to_json(), "live": live[record.id].to_json() if live is not None else None}
+            for record in self.workspaces
+        ]
         return data
 
     @property
@@ -62,7 +66,14 @@ class _WorkflowRow:
         return "unavailable" if self.node_count is None else f"{self.cached_node_count}/{self.node_count}"
 
 
-def _workspaces(session: Session) -> int:
+def _live_cell(live: dict[str, LiveStatus] | None, record: WorkspaceRecord) -> str:
+    if live is None:
+        return "-"
+    status = live[record.id]
+    return status.state if status.state == "running" or not status.detail else f"{status.state} ({status.detail})"
+
+
+def _workspaces(session: Session, *, probe: bool) -> int:
     engine = session.engine
     workflows: list[_WorkflowRow] = []
     for name in _workflow_names(session):
@@ -73,12 +84,17 @@ def _workspaces(session: Session) -> int:
         except RigError as exc:
             row.plan_error = str(exc)
         workflows.append(row)
+    records = [record for item in workflows for record in item.workspaces]
+    # Every workspace's providers asked at once, in parallel, for at most PROBE_SECONDS (engine/liveness.py).
+    live: dict[str, LiveStatus] | None = None
+    if probe:
+        live = session.run(engine.probe_workspaces(records)) if records else {}
     status = engine.state_status()
     if session.opts.json:
         lock = status.to_json()["lock"]
         emit_json(
             {
-                "workflows": [item.to_json() for item in workflows],
+                "workflows": [item.to_json(live) for item in workflows],
                 "state": {"backend": status.backend, "url": status.url},
                 "lock": lock,
             }
@@ -97,9 +113,9 @@ def _workspaces(session: Session) -> int:
     for item in workflows:
         for record in item.workspaces:
             owner = record.owner or "-"
-            cells = [record.name, record.status, owner, format_age(record.created_at)]
+            cells = [record.name, record.status, _live_cell(live, record), owner, format_age(record.created_at)]
             rows.append([*cells[:1], item.name, *cells[1:]] if several else cells)
-    columns = ["workspace", "status", "owner", "created"]
+    columns = ["workspace", "status", "live", "owner", "created"]
     print_table([*columns[:1], "workflow", *columns[1:]] if several else columns, rows, empty="no workspaces")
     if status.lock is not None:
         print_message(f"state locked by {describe_holder(status.lock)}", style="yellow")

@@ -1,0 +1,123 @@
+"""A container's life after fork: its live state (``rig ls``), stop and start (``rig stop``/``rig start``).
+
+The probe asks the daemon once for every container of this project (by the ``rig.project``
+label) and looks up by name or id only what that list lacks, so ``rig ls`` of fifty workspaces
+costs one request. A container the daemon says does not exist is ``missing``; one made on another
+daemon, or a daemon that does not answer, is ``unknown`` with why.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from providers.docker.client import DockerClient
+from rigcli.errors import ProviderError
+from rigcli.provider_api import EffectEntry, LiveStatus
+from rigcli.statuses import LiveState
+
+PROBE_TIMEOUT = 2.0  # seconds for each request of a probe: rig ls waits no longer than this anyway
+STOP_SECONDS = 10  # what `docker stop` gives the container's processes before SIGKILL
+# Docker's container states as rig shows them: a paused container runs nothing either.
+STATES: Mapping[str, LiveState] = {
+    "running": "running",
+    "restarting": "running",
+    "paused": "stopped",
+    "exited": "stopped",
+    "created": "stopped",
+    "dead": "stopped",
+}
+
+
+def container_of(client: DockerClient, resource: EffectEntry) -> str:
+    """The container's id (or name, before its create was confirmed); ProviderError for another daemon's."""
+    details = resource["resource"]
+    host = details.get("host")
+    if isinstance(host, str) and host and host != client.host:
+        raise ProviderError(f"container {resource['id']} was made on the daemon at {host}, not {client.host}")
+    return str(details.get("container_id") or details.get("machine_id") or resource["id"])
+
+
+def _status(state: str, status_text: str) -> LiveStatus:
+    live = STATES.get(state)
+    detail = "paused" if state == "paused" else (status_text or state).strip()  # "Exited (137) 5 minutes ago"
+    if live is None:  # "removing": on its way out, not yet gone
+        return LiveStatus("unknown", detail)
+    return LiveStatus(live, detail)
+
+
+def probe(client: DockerClient, project_dir: str, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
+    """Each container among ``resources`` as the daemon sees it (images and other kinds are left out)."""
+    answers: dict[str, LiveStatus] = {}
+    wanted: dict[str, str] = {}  # effect id -> container id or name
+    for resource in resources:
+        if resource["kind"] != "container":
+            continue
+        try:
+            wanted[resource["id"]] = container_of(client, resource)
+        except ProviderError as exc:
+            answers[resource["id"]] = LiveStatus("unknown", str(exc))
+    if not wanted:
+        return answers
+    filters = json.dumps({"label": [f"rig.project={project_dir}"]})
+    listed: list[dict[str, Any]] = client.json(
+        "GET",
+        "/containers/json",
+        params={"all": "true", "filters": filters},
+        timeout=PROBE_TIMEOUT,
+        what="container list",
+    )
+    by_key: dict[str, dict[str, Any]] = {}
+    for item in listed:
+        by_key[str(item.get("Id"))] = item
+        for name in item.get("Names") or []:
+            by_key[str(name).lstrip("/")] = item
+    for effect_id, container in wanted.items():
+        found = by_key.get(container) or by_key.get(effect_id)
+        if found is not None:
+            answers[effect_id] = _status(str(found.get("State") or ""), str(found.get("Status") or ""))
+        else:  # labelled for another project path (a moved project), or gone: ask for it by name
+            answers[effect_id] = _inspect(client, container)
+    return answers
+
+
+def _inspect(client: DockerClient, container: str) -> LiveStatus:
+    response = client.request(
+        "GET", f"/containers/{container}/json", ok=(200, 404), timeout=PROBE_TIMEOUT, what="container inspect"
+    )
+    if response.status_code == 404:
+        return LiveStatus("missing", f"container {container[:12]} is gone")
+    state = response.json().get("State") or {}
+    return _status(str(state.get("Status") or ""), str(state.get("Status") or ""))
+
+
+def stop(client: DockerClient, resource: EffectEntry) -> None:
+    """``docker stop``: SIGTERM, then SIGKILL after STOP_SECONDS; a stopped container is fine."""
+    container = container_of(client, resource)
+    response = client.request(
+        "POST",
+        f"/containers/{container}/stop",
+        params={"t": str(STOP_SECONDS)},
+        ok=(204, 304, 404),
+        timeout=STOP_SECONDS + 30.0,
+        what="container stop",
+    )
+    if response.status_code == 404:
+        raise ProviderError(f"Docker container {container[:12]} is gone")
+
+
+def start(client: DockerClient, resource: EffectEntry) -> None:
+    """``docker start`` (or ``unpause``, for a paused one); a running container is fine."""
+    container = container_of(client, resource)
+    found = client.request("GET", f"/containers/{container}/json", ok=(200, 404), what="container inspect")
+    if found.status_code == 404:
+        raise ProviderError(f"Docker container {container[:12]} is gone")
+    state = found.json().get("State") or {}
+    if state.get("Paused"):
+        client.request("POST", f"/containers/{container}/unpause", ok=(204,), what="container unpause")
+        return
+    client.request("POST", f"/containers/{container}/start", ok=(204, 304), what="container start")
+
+
+__all__ = ["PROBE_TIMEOUT", "STATES", "container_of", "probe", "start", "stop"]

@@ -1,0 +1,100 @@
+"""A docker workspace after fork, through the installed ``rig``: live status as the daemon changes it,
+stop and start, operations on a stopped workspace, exec and a real terminal over unix, TLS and ssh."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from docker_endpoints import EndpointDaemon, Unavailable, connect, required_variable
+from e2e_support import Rig, copy_example, rig_env
+
+IMAGE = os.environ.get("RIG_TEST_DOCKER_IMAGE", "rig/base:busybox")
+
+
+def daemon_for(endpoint: str) -> Iterator[EndpointDaemon]:
+    try:
+        daemon = connect(endpoint, IMAGE)
+    except Unavailable as exc:
+        if os.environ.get(required_variable(endpoint)) == "1":
+            pytest.fail(f"{required_variable(endpoint)}=1 but {exc}")
+        pytest.skip(str(exc))
+    yield daemon
+    daemon.api.close()
+
+
+@pytest.fixture(params=["unix", "tls", "ssh"])
+def any_daemon(request: pytest.FixtureRequest) -> Iterator[EndpointDaemon]:
+    yield from daemon_for(request.param)
+
+
+@pytest.fixture
+def unix_daemon() -> Iterator[EndpointDaemon]:
+    yield from daemon_for("unix")
+
+
+def forked_on(daemon: EndpointDaemon, tmp_path: Path) -> Iterator[Rig]:
+    """The docker example applied and forked as ``dev`` on ``daemon``; its containers and images removed after."""
+    env = rig_env(tmp_path, RIG_DOCKER_IMAGE=daemon.image)
+    for key, value in daemon.env.items():
+        env.pop(key, None)
+        if value is not None:
+            env[key] = value
+    project = copy_example("docker", tmp_path)
+    rig = Rig(project, env)
+    try:
+        rig.json("apply")
+        rig.json("fork", "dev")
+        yield rig
+    finally:
+        labels = json.dumps({"label": [f"rig.project={project}"]})
+        for container in daemon.api.get("/containers/json", params={"all": "true", "filters": labels}).json():
+            daemon.api.delete(f"/containers/{container['Id']}", params={"force": "true"})
+        for image in daemon.api.get("/images/json", params={"filters": labels}).json():
+            daemon.api.delete(f"/images/{image['Id']}", params={"force": "true"})
+
+
+@pytest.fixture
+def on_unix(unix_daemon: EndpointDaemon, tmp_path: Path) -> Iterator[Rig]:
+    yield from forked_on(unix_daemon, tmp_path)
+
+
+@pytest.fixture
+def on_any(any_daemon: EndpointDaemon, tmp_path: Path) -> Iterator[Rig]:
+    yield from forked_on(any_daemon, tmp_path)
+
+
+def live(rig: Rig) -> dict[str, str]:
+    (workspace,) = rig.json("ls")["workflows"][0]["workspaces"]
+    assert isinstance(workspace["live"], dict)
+    return workspace["live"]
+
+
+def container(rig: Rig) -> str:
+    (workspace,) = rig.json("ls", "--no-probe")["workflows"][0]["workspaces"]
+    return str(workspace["ctx"]["container"])
+
+
+def test_ls_follows_the_daemon_running_stopped_missing_and_rm_needs_no_force(
+    on_unix: Rig, unix_daemon: EndpointDaemon
+) -> None:
+    api, cid = unix_daemon.api, container(on_unix)
+    running = live(on_unix)
+    assert running["state"] == "running" and running["detail"].startswith("Up "), running
+
+    assert api.post(f"/containers/{cid}/stop", params={"t": "0"}).status_code == 204
+    stopped = live(on_unix)
+    assert stopped["state"] == "stopped" and stopped["detail"].startswith("Exited (")
+    assert "stopped (Exited (" in on_unix.run("ls").stdout
+
+    assert api.post(f"/containers/{cid}/start").status_code == 204
+    assert api.post(f"/containers/{cid}/pause").status_code == 204
+    assert live(on_unix) == {"state": "stopped", "detail": "paused"}
+
+    assert api.delete(f"/containers/{cid}", params={"force": "true"}).status_code == 204
+    assert live(on_unix) == {"state": "missing", "detail": f"container {cid[:12]} is gone"}
+    assert on_unix.run("rm", "dev", "--yes", check=False).returncode == 0
+    assert on_unix.json("ls")["workflows"][0]["workspaces"] == []
