@@ -12,7 +12,8 @@ daemon is: ``host``, ``tls_verify``, ``cert_path``, defaulting to DOCKER_HOST,
 DOCKER_TLS_VERIFY and DOCKER_CERT_PATH like the docker CLI. The resolved host is part of the
 provider fingerprint (through ``checks``); certificates and keys never are.
 
-After fork: ``rig ls`` shows each container's state (``lifecycle.probe``, one request for all).
+After fork: ``rig ls`` shows each container's state (``lifecycle.probe``, one request for all),
+``rig stop``/``rig start`` stop and start it.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from rigcli.provider_api import (
     RuntimeContext,
     SupportsDiagnosis,
     SupportsEffects,
+    SupportsPower,
     SupportsStatus,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id
@@ -279,10 +281,16 @@ class DockerController(BaseController):
         """Containers and snapshot images on this daemon that rig made for this project (by their labels)."""
         return effects_on_daemon.find(self.client, self.setup.project_dir)
 
-    # -- after fork: live status ----------------------------------------------------------------------
+    # -- after fork: live status, stop and start --------------------------------------------------------
     def probe(self, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
         """Each container among ``resources`` as this daemon sees it (one request for all of them)."""
         return lifecycle.probe(self.client, self.setup.project_dir, resources)
+
+    def stop(self, resource: EffectEntry) -> None:
+        lifecycle.stop(self.client, resource)
+
+    def start(self, resource: EffectEntry) -> None:
+        lifecycle.start(self.client, resource)
 
     def list_machines(self) -> list[dict[str, Any]]:
         return [
@@ -305,6 +313,7 @@ class DockerController(BaseController):
 if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _effects: type[SupportsEffects] = DockerController
     _status: type[SupportsStatus] = DockerController
+    _power: type[SupportsPower] = DockerController
 
 
 class DockerPlugin:

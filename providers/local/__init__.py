@@ -11,7 +11,7 @@ reach. Use the ``docker`` provider when you need a boundary. What this provider 
   into place with a completion marker, so a half-written snapshot is never used;
 - machine and snapshot records live in provider storage, so ``from_id`` works from any process;
 - ``rig ls`` shows a machine ``running`` while its directory exists and ``missing`` once it is
-  gone.
+  gone; there is nothing to stop or start.
 """
 
 from __future__ import annotations

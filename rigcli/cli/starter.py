@@ -46,7 +46,7 @@ class ExecInput(BaseModel):
 
 
 def exec_command(workspace, box, input):
-    result = box.from_id(workspace.ctx["machine"]).exec(input.command, name="exec")
+    result = box.from_id(workspace.ctx["machine"]).exec(input.command, name="exec", check=False)
     return {"exit_code": result.exit_code}
 
 

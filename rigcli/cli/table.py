@@ -48,6 +48,7 @@ GC = Option(
 )
 TASK = Argument("task", "TASK", "Task path or name.", complete="tasks")
 WORKSPACE = Argument("name", "NAME", "Workspace name.")
+WORKSPACES = Argument("names", "WS...", "Workspace names.", variadic=True, complete="workspaces")
 
 CACHE = Command(
     "cache",
@@ -234,6 +235,21 @@ COMMANDS = (
             ),
         ),
         hot=True,
+    ),
+    # -- a workspace's life after fork (DESIGN §11) ----------------------------------------------
+    Command(
+        "stop",
+        "Stop workspaces' machines, keeping their files (rig start runs them again); --all stops every workspace.",
+        "rigcli.cli.commands.power:stop",
+        arguments=(WORKSPACES,),
+        options=(Option(("--all",), "all_", "Stop every workspace."),),
+    ),
+    Command(
+        "start",
+        "Start stopped workspaces' machines again; --all starts every workspace.",
+        "rigcli.cli.commands.power:start",
+        arguments=(WORKSPACES,),
+        options=(Option(("--all",), "all_", "Start every workspace."),),
     ),
     CACHE,
     GRAPH,

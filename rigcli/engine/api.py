@@ -139,16 +139,30 @@ class Engine(Protocol):
     ) -> JsonValue: ...
 
     async def run_workspace_operation(
-        self, workspace: str, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
-    ) -> JsonValue: ...
+        self,
+        workspace: str,
+        operation: str,
+        input: dict[str, object] | None = None,
+        workflow: str | None = None,
+        *,
+        start: bool = False,
+    ) -> JsonValue:
+        """Run it; a stopped workspace is refused in one line (``start``: started first), a missing one too."""
+        ...
 
-    # -- a workspace's life after fork: live status -------------------------------------------------
+    # -- a workspace's life after fork: live status, stop and start -----------------
     async def probe_workspaces(
         self, workspaces: Sequence[WorkspaceRecord], *, timeout: float | None = None
     ) -> dict[str, LiveStatus]:
         """Each workspace's live status (by record id): its providers asked in parallel, all of them
         answering within ``timeout`` seconds (default 2) or shown ``unknown``."""
         ...
+
+    async def stop_workspace(self, name: str, workflow: str | None = None) -> LiveStatus:
+        """Stop its machines (journaled); RigError when its provider has nothing to stop. Its status after."""
+        ...
+
+    async def start_workspace(self, name: str, workflow: str | None = None) -> LiveStatus: ...
 
     # -- the cache ----------------------------------------------------------------------------------
     async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]: ...

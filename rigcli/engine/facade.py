@@ -4,7 +4,7 @@
   and which workflow a command means;
 - ``Planner`` (planner.py): plan and apply;
 - ``Workspaces`` (workspaces.py): fork, rm, finding a workspace;
-- ``liveness.py``: live status;
+- ``Lifecycle`` (lifecycle.py): live status, stop and start;
 - ``Operations`` (operations.py): listing and running operations;
 - ``CacheAdmin`` (cache_admin.py): cache entries, explain, invalidate, clear, snapshots;
 - ``Garbage`` (garbage.py): ``rig gc``;
@@ -27,7 +27,8 @@ from rigcli.engine.diagnosis import Diagnosis
 from rigcli.engine.garbage import Garbage
 from rigcli.engine.history import History
 from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
-from rigcli.engine.liveness import PROBE_SECONDS, probe_records
+from rigcli.engine.lifecycle import Lifecycle
+from rigcli.engine.liveness import PROBE_SECONDS
 from rigcli.engine.operations import Operations
 from rigcli.engine.pictures import Pictures
 from rigcli.engine.planner import Planner
@@ -68,7 +69,8 @@ class ProjectEngine:
         self.runner = Runner()
         self.planner = Planner(project)
         self.workspaces = Workspaces(project, self.planner)
-        self.operations = Operations(project, self.planner, self.workspaces)
+        self.lifecycle = Lifecycle(project, self.workspaces)
+        self.operations = Operations(project, self.planner, self.workspaces, self.lifecycle)
         self.cache = CacheAdmin(project, self.planner)
         self.garbage = Garbage(project)
         self.diagnosis = Diagnosis(project)
@@ -160,15 +162,27 @@ class ProjectEngine:
         return await self.operations.run_operation(operation, input, workflow)
 
     async def run_workspace_operation(
-        self, workspace: str, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
+        self,
+        workspace: str,
+        operation: str,
+        input: dict[str, object] | None = None,
+        workflow: str | None = None,
+        *,
+        start: bool = False,
     ) -> JsonValue:
-        return await self.operations.run_workspace_operation(workspace, operation, input, workflow)
+        return await self.operations.run_workspace_operation(workspace, operation, input, workflow, start=start)
 
     # -- a workspace's life after fork ----------------------------------------------------------------
     async def probe_workspaces(
         self, workspaces: Sequence[WorkspaceRecord], *, timeout: float | None = None
     ) -> dict[str, LiveStatus]:
-        return await probe_records(self.project, workspaces, timeout=timeout or PROBE_SECONDS)
+        return await self.lifecycle.probe_workspaces(workspaces, timeout=timeout or PROBE_SECONDS)
+
+    async def stop_workspace(self, name: str, workflow: str | None = None) -> LiveStatus:
+        return await self.lifecycle.set_power(name, workflow, stop=True)
+
+    async def start_workspace(self, name: str, workflow: str | None = None) -> LiveStatus:
+        return await self.lifecycle.set_power(name, workflow, stop=False)
 
     # -- the cache ----------------------------------------------------------------------------------
     async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]:

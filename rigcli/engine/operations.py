@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from rigcli.engine.hooks import run_hook
 from rigcli.engine.inputs import WorkspaceResolver, operation_info, validate_input
 from rigcli.engine.invoke import NamedContext, freeze, json_result
+from rigcli.engine.lifecycle import Lifecycle
 from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.results import OperationInfo
@@ -37,10 +38,11 @@ def _failures_as(label: str) -> Iterator[None]:
 class Operations:
     """List and run the project's operations."""
 
-    def __init__(self, project: Project, planner: Planner, workspaces: Workspaces) -> None:
+    def __init__(self, project: Project, planner: Planner, workspaces: Workspaces, lifecycle: Lifecycle) -> None:
         self.project = project
         self.planner = planner
         self.workspaces = workspaces
+        self.lifecycle = lifecycle
 
     def list_operations(self, workflow: str | None = None) -> list[OperationInfo]:
         """Workflow-level operations (``rig op OPERATION``)."""
@@ -60,9 +62,18 @@ class Operations:
         return infos
 
     async def run_workspace_operation(
-        self, workspace: str, operation: str, input: dict[str, object] | None = None, workflow: str | None = None
+        self,
+        workspace: str,
+        operation: str,
+        input: dict[str, object] | None = None,
+        workflow: str | None = None,
+        *,
+        start: bool = False,
     ) -> JsonValue:
-        """Run ``operation`` on ``workspace``; running it is the user's consent to its host commands."""
+        """Run ``operation`` on ``workspace``; running it is the user's consent to its host commands.
+
+        A stopped workspace is refused in one line (``start`` starts it first), a missing one too.
+        """
         selected, record = self.workspaces.find_workspace(workspace, workflow)
         if operation == REMOVE:
             removed = await self.workspaces.remove_workspace(workspace, selected.name, consented=True)
@@ -74,6 +85,7 @@ class Operations:
                 f'Workflow {selected.name} has no workspace operation "{operation}" (available: {available})'
             )
         value = validate_input(spec.definition, input or {}, self._resolve_workspace_ref(selected))
+        await self.lifecycle.require_running(selected, record, start=start)
         with self.project.stores.writing(f"op {workspace} {operation}"):
             selected, record = self.workspaces.find_workspace(workspace, selected.name)  # again, under the lock
             self.project.emit(

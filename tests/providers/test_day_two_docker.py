@@ -1,5 +1,5 @@
 """A docker workspace after fork, through the installed ``rig``: live status as the daemon changes it,
-stop and start, operations on a stopped workspace, exec and a real terminal over unix, TLS and ssh."""
+stop and start, operations on a stopped workspace."""
 
 from __future__ import annotations
 
@@ -96,5 +96,47 @@ def test_ls_follows_the_daemon_running_stopped_missing_and_rm_needs_no_force(
 
     assert api.delete(f"/containers/{cid}", params={"force": "true"}).status_code == 204
     assert live(on_unix) == {"state": "missing", "detail": f"container {cid[:12]} is gone"}
+    done = on_unix.run("op", "dev", "status", check=False)
+    assert done.returncode == 1
+    assert (
+        done.stderr.splitlines()[-1]
+        == f"error: Workspace dev is missing: container {cid[:12]} is gone; rig rm dev forgets it"
+    )
     assert on_unix.run("rm", "dev", "--yes", check=False).returncode == 0
     assert on_unix.json("ls")["workflows"][0]["workspaces"] == []
+
+
+def test_stop_and_start_are_journaled_and_shown_and_a_stopped_workspace_is_refused(
+    on_unix: Rig, unix_daemon: EndpointDaemon
+) -> None:
+    api, cid = unix_daemon.api, container(on_unix)
+    done = on_unix.run("stop", "dev", check=False)
+    assert (done.returncode, done.stderr) == (0, "stopped dev\n")
+    assert api.get(f"/containers/{cid}/json").json()["State"]["Running"] is False
+    assert live(on_unix)["state"] == "stopped"
+    (effect,) = [row for row in on_unix.json("ls")["workflows"][0]["workspaces"][0]["resources"]]
+    assert effect["resource"]["power"] == "stopped"  # journaled on the machine's effect
+
+    for argv in (["op", "dev", "status"],):
+        refused = on_unix.run(*argv, check=False)
+        assert refused.returncode == 1, refused
+        (line,) = refused.stderr.splitlines()
+        assert line.startswith("error: Workspace dev is stopped (Exited (") and line.endswith(
+            "; run rig start dev, or pass --start"
+        )
+
+    assert on_unix.json("op", "dev", "path", "--start") == "/workspace"
+    assert api.get(f"/containers/{cid}/json").json()["State"]["Running"] is True
+
+    assert on_unix.run("stop", "--all").stderr == "stopped dev\n"
+    status = on_unix.json("op", "dev", "status", "--start")
+    assert status["output"].endswith("tests passed\n")
+    assert live(on_unix)["state"] == "running"
+
+    on_unix.run("stop", "dev")
+    assert on_unix.run("start", "dev").stderr == "started dev\n"
+    assert live(on_unix)["state"] == "running"
+    again = on_unix.run("start", "dev")  # already running: nothing to do, still fine
+    assert again.returncode == 0
+    resources = on_unix.json("ls")["workflows"][0]["workspaces"][0]["resources"]
+    assert resources[0]["resource"]["power"] == "started"

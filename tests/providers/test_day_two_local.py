@@ -1,4 +1,5 @@
-"""A local workspace after fork, through the installed ``rig``: live status, rm of a vanished one."""
+"""A local workspace after fork, through the installed ``rig``: live status, rm of a vanished one,
+and stop/start refused in one line."""
 
 from __future__ import annotations
 
@@ -71,3 +72,13 @@ def test_rm_of_a_missing_workspace_needs_no_force(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert "its machine was already gone" in done.stderr
     assert rig.json("ls")["workflows"][0]["workspaces"] == []
+
+
+def test_local_has_nothing_to_stop(forked: Rig) -> None:
+    for verb in ("stop", "start"):
+        done = forked.run(verb, "dev", check=False)
+        assert done.returncode == 1
+        assert done.stderr.splitlines() == [
+            f"error: Workspace dev uses the local provider, which has nothing to {verb}"
+        ]
+    assert workspace_json(forked)["live"]["state"] == "running"  # type: ignore[index]

@@ -13,6 +13,7 @@ from rigcli.errors import NotFoundError, RigError, UsageError
 from rigcli.jsonutil import JsonValue
 
 YES_FLAGS = ("-y", "--yes")
+START_FLAG = "--start"  # start a stopped workspace first (rig's, unless the operation has a "start" input)
 HELP_FLAGS = ("-h", "--help")
 
 
@@ -58,6 +59,13 @@ def op(session: Session, args: Sequence[str]) -> int:
 
 
 def _workspace_op(session: Session, workspace: str, operation: str, words: list[str]) -> int:
+    return workspace_operation(session, workspace, operation, words)
+
+
+def workspace_operation(
+    session: Session, workspace: str, operation: str, words: list[str], *, start: bool = False
+) -> int:
+    """Run a workspace operation with its inputs as words; its exit code (see ``exit_code_of``)."""
     workflow = session.workspace_workflow(workspace)
     infos = {info.id: info for info in session.engine.list_workspace_operations(workflow)}
     info = infos.get(operation)
@@ -69,6 +77,9 @@ def _workspace_op(session: Session, workspace: str, operation: str, words: list[
     if operation == "remove":
         yes = any(word in YES_FLAGS for word in words)
         words = [word for word in words if word not in YES_FLAGS]
+    elif START_FLAG in _options_part(words) and not any(item.name == "start" for item in _fields(info)):
+        start = True  # rig's own --start, unless the operation has an input of that name
+        words.remove(START_FLAG)
     values = _inputs(session, info, words, f"rig op {workspace} {operation}")
     if values is None:
         return 0
@@ -76,9 +87,18 @@ def _workspace_op(session: Session, workspace: str, operation: str, words: list[
         confirm_destructive(session, f"Remove workspace {workspace}?", yes=yes, command=f"op {workspace} remove")
     with session.watch(stream_output=True):
         result = session.run(
-            session.engine.run_workspace_operation(workspace, operation, input=values, workflow=workflow)
+            session.engine.run_workspace_operation(workspace, operation, input=values, workflow=workflow, start=start)
         )
     return _show(session, result)
+
+
+def _options_part(words: list[str]) -> list[str]:
+    """The words before a ``--`` (after it, every word is an input's value)."""
+    return words[: words.index("--")] if "--" in words else words
+
+
+def _fields(info: OperationInfo) -> list[InputField]:
+    return fields_from_schema(info.input_schema)
 
 
 def _workflow_op(session: Session, operation: str, owners: list[str], words: list[str]) -> int:
@@ -202,13 +222,28 @@ def _print_help(info: OperationInfo, fields: list[InputField], command: str) -> 
 
 
 def _show(session: Session, result: JsonValue) -> int:
+    code = exit_code_of(result)
     if session.opts.json:
         emit_json(result)
-    else:
+    elif not (isinstance(result, dict) and set(result) == {"exit_code"} and code is not None):
         from rigcli.render.tables import print_value
 
-        print_value(shown(result))
-    return 0
+        print_value(shown(result))  # a bare {"exit_code": N} says nothing the exit code does not
+    return code or 0
 
 
-__all__ = ["op"]
+def exit_code_of(result: JsonValue) -> int | None:
+    """The convention for operations that run a command: a result object with an integer
+    ``exit_code`` makes ``rig op`` exit with it: 0–255 as it is, a negative one (-N, death by signal
+    N, as Python's subprocess reports it) as 128 + N, a larger one as 1."""
+    if not isinstance(result, dict):
+        return None
+    code = result.get("exit_code")
+    if not isinstance(code, int) or isinstance(code, bool):
+        return None
+    if code < 0:
+        return min(128 - code, 255)
+    return code if code <= 255 else 1
+
+
+__all__ = ["exit_code_of", "op", "workspace_operation"]

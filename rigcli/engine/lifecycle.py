@@ -1,0 +1,122 @@
+"""A workspace's life after fork: its live status, stop and start.
+
+``Lifecycle`` answers ``rig ls``'s probe, ``rig stop``/``rig start`` (``SupportsPower``, each
+machine's ``stopping``/``starting`` journaled before the provider is asked and the outcome
+after), and the check that an operation does not run against a stopped or vanished workspace
+(``--start`` starts it first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rigcli.engine.liveness import (
+    PROBE_SECONDS,
+    Answer,
+    Resource,
+    controllers_by_provider,
+    controllers_for,
+    probe_records,
+    probe_resources,
+    resources_of,
+    summarize,
+)
+from rigcli.engine.project import Project
+from rigcli.engine.providers import maybe_await
+from rigcli.engine.workspaces import Workspaces
+from rigcli.errors import RigError, UnsupportedError
+from rigcli.graph import CompiledWorkflow
+from rigcli.provider_api import LiveStatus, ProviderController, SupportsPower
+from rigcli.records import WorkspaceRecord
+
+
+def _unusable(name: str, live: LiveStatus) -> RigError | None:
+    """The one line for a workspace nothing can run in now (stopped, or its machine gone)."""
+    if live.state == "stopped":
+        return RigError(f"Workspace {name} is stopped ({live.detail}); run rig start {name}, or pass --start")
+    if live.state == "missing":
+        return RigError(f"Workspace {name} is missing: {live.detail}; rig rm {name} forgets it")
+    return None
+
+
+class Lifecycle:
+    """Live status, stop and start."""
+
+    def __init__(self, project: Project, workspaces: Workspaces) -> None:
+        self.project = project
+        self.workspaces = workspaces
+
+    async def probe_workspaces(
+        self, records: Sequence[WorkspaceRecord], *, timeout: float = PROBE_SECONDS
+    ) -> dict[str, LiveStatus]:
+        return await probe_records(self.project, records, timeout=timeout)
+
+    async def _answers(self, workflow: CompiledWorkflow, record: WorkspaceRecord) -> dict[str, Answer]:
+        return await probe_resources(self.project, [workflow.name], resources_of(record))
+
+    async def require_running(self, workflow: CompiledWorkflow, record: WorkspaceRecord, *, start: bool) -> None:
+        """Refuse, in one line, a workspace that is stopped (unless ``start``: then start it) or missing.
+
+        ``unknown`` (a daemon that does not answer) is let through: what runs next says why it fails.
+        """
+        live = summarize(record, await self._answers(workflow, record))
+        if live.state == "stopped" and start:
+            await self.set_power(record.name, workflow.name, stop=False)
+            return
+        problem = _unusable(record.name, live)
+        if problem is not None:
+            raise problem
+
+    async def set_power(self, name: str, workflow: str | None, *, stop: bool) -> LiveStatus:
+        """Stop (or start) every machine of the workspace; its live status afterwards."""
+        verb, target = ("stop", "stopped") if stop else ("start", "running")
+        selected, record = self.workspaces.find_workspace(name, workflow)
+        if record.status in ("creating", "removing"):
+            raise RigError(f"Workspace {name} is {record.status}; {verb} it once that is done")
+        answers = await self._answers(selected, record)
+        machines = [item for item in resources_of(record) if item.entry["id"] in answers]
+        if not machines:
+            raise RigError(f"Workspace {name} has no machine to {verb}")
+        actions: list[tuple[Resource, SupportsPower]] = []
+        for machine in machines:
+            answer = answers[machine.entry["id"]]
+            problem = _power_problem(name, verb, machine, answer)
+            if problem is not None:
+                raise problem
+            power = await self._power_controller(selected, machine, answer.controller)
+            if power is None:  # said even when it already is as asked: there is nothing to stop or start
+                raise UnsupportedError(
+                    f"Workspace {name} uses the {machine.provider_id} provider, which has nothing to {verb}"
+                )
+            if answer.status.state != target:
+                actions.append((machine, power))
+        store = self.project.store
+        for machine, power in actions:
+            with self.project.stores.writing(verb):  # journaled before the provider is asked
+                store.note_effect_power(machine.entry["id"], "stopping" if stop else "starting")
+            await maybe_await(power.stop(machine.entry) if stop else power.start(machine.entry))
+            with self.project.stores.writing(verb):
+                store.note_effect_power(machine.entry["id"], "stopped" if stop else "started")
+        _, record = self.workspaces.find_workspace(name, selected.name)
+        return summarize(record, await self._answers(selected, record))
+
+    async def _power_controller(
+        self, workflow: CompiledWorkflow, machine: Resource, answered: ProviderController | None
+    ) -> SupportsPower | None:
+        if isinstance(answered, SupportsPower):
+            return answered
+        known = await controllers_by_provider(self.project, [workflow.name])
+        found = await controllers_for(self.project, known, machine.provider_id)
+        return next((item for item in found if isinstance(item, SupportsPower)), None)
+
+
+def _power_problem(name: str, verb: str, machine: Resource, answer: Answer) -> RigError | None:
+    status = answer.status
+    if status.state == "missing":
+        return RigError(f"Workspace {name} is missing: {status.detail}; rig rm {name} forgets it")
+    if status.state == "unknown":
+        return RigError(f"Cannot {verb} workspace {name}: {status.detail}")
+    return None
+
+
+__all__ = ["Lifecycle"]
