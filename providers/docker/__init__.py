@@ -13,7 +13,8 @@ DOCKER_TLS_VERIFY and DOCKER_CERT_PATH like the docker CLI. The resolved host is
 provider fingerprint (through ``checks``); certificates and keys never are.
 
 After fork: ``rig ls`` shows each container's state (``lifecycle.probe``, one request for all),
-``rig stop``/``rig start`` stop and start it.
+``rig stop``/``rig start`` stop and start it, and ``rig shell``/``rig exec`` attach an exec to
+rig's terminal or streams (``attach``), over the same endpoint.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from rigcli.provider_api import (
     RuntimeContext,
     SupportsDiagnosis,
     SupportsEffects,
+    SupportsInteractive,
     SupportsPower,
     SupportsStatus,
 )
@@ -281,7 +283,7 @@ class DockerController(BaseController):
         """Containers and snapshot images on this daemon that rig made for this project (by their labels)."""
         return effects_on_daemon.find(self.client, self.setup.project_dir)
 
-    # -- after fork: live status, stop and start --------------------------------------------------------
+    # -- after fork: live status, stop and start, a program attached to rig's stdio ----------------------
     def probe(self, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
         """Each container among ``resources`` as this daemon sees it (one request for all of them)."""
         return lifecycle.probe(self.client, self.setup.project_dir, resources)
@@ -291,6 +293,27 @@ class DockerController(BaseController):
 
     def start(self, resource: EffectEntry) -> None:
         lifecycle.start(self.client, resource)
+
+    def attach(
+        self,
+        resource: EffectEntry,
+        argv: Sequence[str] | None,
+        *,
+        tty: bool,
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> int:
+        """Run ``argv`` (or a login shell) in the container on rig's stdio, like ``docker exec -i[t]``."""
+        from providers.docker.attach import attach_exec
+        from providers.docker.rawhttp import RawClient
+
+        container = lifecycle.container_of(self.client, resource)
+        raw = RawClient(self.endpoint)
+        try:
+            full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
+            return attach_exec(raw, container, argv, tty=tty, env=full, cwd=cwd)
+        finally:
+            raw.close()
 
     def list_machines(self) -> list[dict[str, Any]]:
         return [
@@ -314,6 +337,7 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _effects: type[SupportsEffects] = DockerController
     _status: type[SupportsStatus] = DockerController
     _power: type[SupportsPower] = DockerController
+    _interactive: type[SupportsInteractive] = DockerController
 
 
 class DockerPlugin:

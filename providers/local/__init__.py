@@ -11,15 +11,17 @@ reach. Use the ``docker`` provider when you need a boundary. What this provider 
   into place with a completion marker, so a half-written snapshot is never used;
 - machine and snapshot records live in provider storage, so ``from_id`` works from any process;
 - ``rig ls`` shows a machine ``running`` while its directory exists and ``missing`` once it is
-  gone; there is nothing to stop or start.
+  gone; ``rig shell``/``rig exec`` run on the host in that directory (``$SHELL`` for a shell);
+  there is nothing to stop or start.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from providers.local.attach import login_shell, run_attached
 from providers.local.machine import LocalMachine
 from providers.local.store import LocalStore, MachineRecord, SnapshotRecord
 from rigcli.errors import ProviderError
@@ -32,9 +34,10 @@ from rigcli.provider_api import (
     RuntimeContext,
     SupportsArtifactValidation,
     SupportsEffects,
+    SupportsInteractive,
     SupportsStatus,
 )
-from rigcli.provider_kit import BaseController, BaseRuntime, ref_id
+from rigcli.provider_kit import BaseController, BaseRuntime, config_env, ref_id
 
 PROVIDER_ID = "local"
 SNAPSHOT_KIND = "dirSnapshot"
@@ -120,6 +123,27 @@ class LocalController(BaseController):
             return LiveStatus("running", f"directory {shown}")
         return LiveStatus("missing", f"directory {shown} is gone")
 
+    def attach(
+        self,
+        resource: EffectEntry,
+        argv: Sequence[str] | None,
+        *,
+        tty: bool,
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> int:
+        """Run ``argv`` (or ``$SHELL``) on the host in the machine's directory, with its environment."""
+        path = self.store.machine_path(resource["id"])
+        if not path.is_dir():
+            raise ProviderError(f"Local machine {resource['id']} is gone (no directory at {path})")
+        workdir = path / cwd if cwd else path
+        if not workdir.is_dir():
+            raise ProviderError(f"Working directory {workdir} does not exist in local machine {resource['id']}")
+        full = dict(os.environ)
+        full.update({str(key): str(value) for key, value in config_env(PROVIDER_ID, self.config).items()})
+        full.update({"RIG_MACHINE_ID": resource["id"], "RIG_MACHINE_DIR": str(path), **env})
+        return run_attached(list(argv) if argv else login_shell(), cwd=str(workdir), env=full)
+
     def list_machines(self) -> list[JsonObject]:
         return [self._machine_json(record) for record in self.store.list_machines()]
 
@@ -157,6 +181,7 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract (cleanu
     _validates: type[SupportsArtifactValidation] = LocalController
     _effects: type[SupportsEffects] = LocalController
     _status: type[SupportsStatus] = LocalController
+    _interactive: type[SupportsInteractive] = LocalController
 
 
 class LocalPlugin:

@@ -34,8 +34,9 @@ def _terminal_text(text: str) -> str:
 class Session:
     """Finds the project and loads the engine on first use; closes both on exit."""
 
-    def __init__(self, opts: GlobalOptions) -> None:
+    def __init__(self, opts: GlobalOptions, *, relay: bool = True) -> None:
         self.opts = opts
+        self._relay = relay  # False: fd 1 and 2 stay the process's own (rig shell/exec) until relay_output()
         self.host = CliHost()
         self._location: ProjectLocation | None = None
         self._state: StateLocation | None = None
@@ -51,11 +52,17 @@ class Session:
             from rigcli.cli.output import json_stdout
 
             self._stdout.enter_context(json_stdout())  # stdout is the one document (see output.py)
+        if self._relay:
+            self.relay_output()
+        return self
+
+    def relay_output(self) -> None:
+        """From now on fd 1 and 2 pass the secret masker, and reach a terminal without control
+        sequences (streams.py); every command but a program attached by shell/exec does this."""
         from rigcli.streams import relayed_output
 
-        # fd 1 and 2 pass the secret masker, and reach a terminal without control sequences (streams.py)
+        self._relay = True
         self._stdout.enter_context(relayed_output(_terminal_text))
-        return self
 
     def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
         try:
@@ -166,6 +173,13 @@ class Session:
         on its own when interrupted (``rig logs --follow``)."""
         received = self._interrupts.received
         return None if received is None else 128 + received
+
+    def foreground(self, coro: Coroutine[object, object, T]) -> T:
+        """Run an engine coroutine that hands this process's stdio to a program (``Engine.attach``):
+        rig's own signal handling is set aside first, so the program's provider decides what
+        Ctrl-C, SIGTERM and SIGHUP do (they reach the program)."""
+        self._interrupts.uninstall()
+        return self.engine.run(coro)
 
     def _on_loop(self, running: bool) -> None:
         """The engine hands over to its event loop (project code may run) or is back from it."""

@@ -49,6 +49,7 @@ GC = Option(
 TASK = Argument("task", "TASK", "Task path or name.", complete="tasks")
 WORKSPACE = Argument("name", "NAME", "Workspace name.")
 WORKSPACES = Argument("names", "WS...", "Workspace names.", variadic=True, complete="workspaces")
+START = Option(("--start",), "start", "Start the workspace first if it is stopped.")
 
 CACHE = Command(
     "cache",
@@ -237,6 +238,29 @@ COMMANDS = (
         hot=True,
     ),
     # -- a workspace's life after fork (DESIGN §11) ----------------------------------------------
+    Command(
+        "shell",
+        "Open a shell inside a workspace, on this terminal; rig exits with the shell's exit code "
+        "(a project's own shell operation runs instead, when it defines one).",
+        "rigcli.cli.commands.attach:shell",
+        needs="options",
+        arguments=(WORKSPACE.replace(required=True, complete="workspaces"),),
+        options=(START,),
+        hot=True,
+    ),
+    Command(
+        "exec",
+        "Run a command inside a workspace (rig exec WS -- CMD ARGS) with this terminal or these "
+        "streams, and exit with its exit code (a project's own exec operation runs instead, when it defines one).",
+        "rigcli.cli.commands.attach:exec_",
+        needs="options",
+        arguments=(
+            WORKSPACE.replace(required=True, complete="workspaces"),
+            Argument("command", "CMD [ARG...]", "The program and its arguments, after --.", variadic=True),
+        ),
+        options=(START,),
+        hot=True,
+    ),
     Command(
         "stop",
         "Stop workspaces' machines, keeping their files (rig start runs them again); --all stops every workspace.",

@@ -16,7 +16,7 @@ An async host awaits the coroutines on its own loop. A synchronous caller (the C
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
@@ -150,7 +150,7 @@ class Engine(Protocol):
         """Run it; a stopped workspace is refused in one line (``start``: started first), a missing one too."""
         ...
 
-    # -- a workspace's life after fork: live status, stop and start -----------------
+    # -- a workspace's life after fork: live status, stop and start, shell and exec -----------------
     async def probe_workspaces(
         self, workspaces: Sequence[WorkspaceRecord], *, timeout: float | None = None
     ) -> dict[str, LiveStatus]:
@@ -163,6 +163,21 @@ class Engine(Protocol):
         ...
 
     async def start_workspace(self, name: str, workflow: str | None = None) -> LiveStatus: ...
+
+    async def attach(
+        self,
+        name: str,
+        argv: Sequence[str] | None,
+        *,
+        tty: bool,
+        env: Mapping[str, str],
+        workflow: str | None = None,
+        start: bool = False,
+    ) -> int:
+        """Run ``argv`` (None: a shell) in the workspace's machine on this process's stdin, stdout and
+        stderr; its exit code. Call it with no signal handling of your own installed (see
+        ``provider_api.SupportsInteractive``)."""
+        ...
 
     # -- the cache ----------------------------------------------------------------------------------
     async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]: ...

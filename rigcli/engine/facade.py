@@ -4,7 +4,7 @@
   and which workflow a command means;
 - ``Planner`` (planner.py): plan and apply;
 - ``Workspaces`` (workspaces.py): fork, rm, finding a workspace;
-- ``Lifecycle`` (lifecycle.py): live status, stop and start;
+- ``Lifecycle`` (lifecycle.py): live status, stop and start, shell and exec;
 - ``Operations`` (operations.py): listing and running operations;
 - ``CacheAdmin`` (cache_admin.py): cache entries, explain, invalidate, clear, snapshots;
 - ``Garbage`` (garbage.py): ``rig gc``;
@@ -19,7 +19,7 @@ Each method below hands the call to the part that owns it, and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from typing import TypeVar
 
 from rigcli.engine.cache_admin import CacheAdmin
@@ -183,6 +183,18 @@ class ProjectEngine:
 
     async def start_workspace(self, name: str, workflow: str | None = None) -> LiveStatus:
         return await self.lifecycle.set_power(name, workflow, stop=False)
+
+    async def attach(
+        self,
+        name: str,
+        argv: Sequence[str] | None,
+        *,
+        tty: bool,
+        env: Mapping[str, str],
+        workflow: str | None = None,
+        start: bool = False,
+    ) -> int:
+        return await self.lifecycle.attach(name, argv, tty=tty, env=env, workflow=workflow, start=start)
 
     # -- the cache ----------------------------------------------------------------------------------
     async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]:

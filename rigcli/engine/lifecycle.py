@@ -1,14 +1,15 @@
-"""A workspace's life after fork: its live status, stop and start.
+"""A workspace's life after fork: its live status, stop and start, and a program run inside it.
 
 ``Lifecycle`` answers ``rig ls``'s probe, ``rig stop``/``rig start`` (``SupportsPower``, each
 machine's ``stopping``/``starting`` journaled before the provider is asked and the outcome
-after), and the check that an operation does not run against a stopped or vanished workspace
-(``--start`` starts it first).
+after), the check that an operation, ``rig shell`` or ``rig exec`` does not run against a stopped
+or vanished workspace (``--start`` starts it first), and ``rig shell``/``rig exec`` themselves
+(``SupportsInteractive``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rigcli.engine.liveness import (
     PROBE_SECONDS,
@@ -26,8 +27,9 @@ from rigcli.engine.providers import maybe_await
 from rigcli.engine.workspaces import Workspaces
 from rigcli.errors import RigError, UnsupportedError
 from rigcli.graph import CompiledWorkflow
-from rigcli.provider_api import LiveStatus, ProviderController, SupportsPower
+from rigcli.provider_api import LiveStatus, ProviderController, SupportsInteractive, SupportsPower
 from rigcli.records import WorkspaceRecord
+from rigcli.statuses import LiveState
 
 
 def _unusable(name: str, live: LiveStatus) -> RigError | None:
@@ -40,7 +42,7 @@ def _unusable(name: str, live: LiveStatus) -> RigError | None:
 
 
 class Lifecycle:
-    """Live status, stop and start."""
+    """Live status, stop and start, and attaching to a workspace's machine."""
 
     def __init__(self, project: Project, workspaces: Workspaces) -> None:
         self.project = project
@@ -108,6 +110,46 @@ class Lifecycle:
         known = await controllers_by_provider(self.project, [workflow.name])
         found = await controllers_for(self.project, known, machine.provider_id)
         return next((item for item in found if isinstance(item, SupportsPower)), None)
+
+    async def attach(
+        self,
+        name: str,
+        argv: Sequence[str] | None,
+        *,
+        tty: bool,
+        env: Mapping[str, str],
+        workflow: str | None = None,
+        start: bool = False,
+    ) -> int:
+        """Run ``argv`` (None: a shell) in the workspace's machine on rig's own stdio; its exit code."""
+        selected, record = self.workspaces.find_workspace(name, workflow)
+        answers = await self._answers(selected, record)
+        live = summarize(record, answers)
+        if live.state == "stopped" and start:
+            live = await self.set_power(name, selected.name, stop=False)
+            answers = await self._answers(selected, record)
+        problem = _unusable(name, live)
+        if problem is not None:
+            raise problem
+        machines = [item for item in resources_of(record) if item.entry["id"] in answers]
+        if not machines:
+            raise RigError(f"Workspace {name} has no machine to run in ({live.detail})")
+        # The first machine that runs (journal order: the one its create made first).
+        order: dict[LiveState, int] = {"running": 0, "unknown": 1, "stopped": 2, "missing": 3}
+        machine = min(machines, key=lambda item: order[answers[item.entry["id"]].status.state])
+        answered = answers[machine.entry["id"]].controller
+        interactive = answered if isinstance(answered, SupportsInteractive) else None
+        if interactive is None:
+            known = await controllers_by_provider(self.project, [selected.name])
+            candidates = await controllers_for(self.project, known, machine.provider_id)
+            interactive = next((item for item in candidates if isinstance(item, SupportsInteractive)), None)
+        if interactive is None:
+            raise UnsupportedError(
+                f"Workspace {name} uses the {machine.provider_id} provider, which cannot run a shell or "
+                "a command in its machine"
+            )
+        code = await maybe_await(interactive.attach(machine.entry, argv, tty=tty, env=env, cwd=None))
+        return int(code)
 
 
 def _power_problem(name: str, verb: str, machine: Resource, answer: Answer) -> RigError | None:

@@ -15,7 +15,7 @@ from rigcli.provider_kit.commands import (
     exit_status,
     failure,
 )
-from rigcli.provider_kit.lifecycle import MachinePower
+from rigcli.provider_kit.lifecycle import MachineAttach, MachinePower
 from rigcli.provider_kit.machine import AttachSpec, BaseMachine, MachineFileNotFoundError, check_timeout, now_iso
 from rigcli.provider_kit.runtime import BaseController, BaseRuntime, MachineController, config_env, ref_id
 
@@ -30,6 +30,7 @@ __all__ = [
     "CommandRecorder",
     "CommandResult",
     "LineChunker",
+    "MachineAttach",
     "MachineController",
     "MachineFileNotFoundError",
     "MachinePower",

@@ -6,8 +6,8 @@ resource named by ``new_id``), and ``BaseController`` answers ``remove_effect`` 
 ``find_effects`` (``SupportsEffects``) from ``delete_machine``/``delete_snapshot`` and
 ``list_machines``/``list_snapshots``. So ``rig rm`` removes what a cut-off create made, and
 ``rig gc`` what nothing live refers to, without the provider writing either. ``rig ls`` shows
-each workspace's machine as ``machine_status`` says it is (``SupportsStatus``); the mixin in
-``provider_kit.lifecycle`` adds ``rig stop``/``rig start``.
+each workspace's machine as ``machine_status`` says it is (``SupportsStatus``); the mixins in
+``provider_kit.lifecycle`` add ``rig stop``/``rig start`` and ``rig shell``/``rig exec``.
 """
 
 from __future__ import annotations

@@ -101,7 +101,12 @@ class LiveRenderer:
         # Redrawn by our own ticker under self._lock, not by Rich's refresh thread: a redraw racing
         # a print writes its cursor moves for a frame of another height, and lines printed above
         # the view are overwritten (lost from the scrollback).
-        self._live = Live(
+        self._live = self._new_live()
+        self._ticking = threading.Event()
+        self._ticker: threading.Thread | None = None
+
+    def _new_live(self) -> Live:
+        return Live(
             console=self.console,
             get_renderable=self._render,
             transient=True,
@@ -109,8 +114,6 @@ class LiveRenderer:
             redirect_stdout=False,
             redirect_stderr=False,
         )
-        self._ticking = threading.Event()
-        self._ticker: threading.Thread | None = None
 
     def start(self) -> None:
         with self._lock:
@@ -146,6 +149,10 @@ class LiveRenderer:
             self._pauses += 1
             if self._pauses == 1 and self._active:
                 self._live.stop()
+                # A new Live for the resume: the old one remembers how tall its last frame was and
+                # would erase that many lines on its first refresh, which are now the attached
+                # command's last lines (the shell's final prompt and what was typed there).
+                self._live = self._new_live()
         try:
             yield
         finally:

@@ -1,16 +1,18 @@
 """A docker workspace after fork, through the installed ``rig``: live status as the daemon changes it,
-stop and start, operations on a stopped workspace."""
+stop and start, operations on a stopped workspace, exec and a real terminal over unix, TLS and ssh."""
 
 from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import pexpect
 import pytest
 from docker_endpoints import EndpointDaemon, Unavailable, connect, required_variable
-from e2e_support import Rig, copy_example, rig_env
+from e2e_support import RIG, Rig, copy_example, rig_env
 
 IMAGE = os.environ.get("RIG_TEST_DOCKER_IMAGE", "rig/base:busybox")
 
@@ -117,7 +119,7 @@ def test_stop_and_start_are_journaled_and_shown_and_a_stopped_workspace_is_refus
     (effect,) = [row for row in on_unix.json("ls")["workflows"][0]["workspaces"][0]["resources"]]
     assert effect["resource"]["power"] == "stopped"  # journaled on the machine's effect
 
-    for argv in (["op", "dev", "status"],):
+    for argv in (["op", "dev", "status"], ["exec", "dev", "--", "true"]):
         refused = on_unix.run(*argv, check=False)
         assert refused.returncode == 1, refused
         (line,) = refused.stderr.splitlines()
@@ -125,7 +127,8 @@ def test_stop_and_start_are_journaled_and_shown_and_a_stopped_workspace_is_refus
             "; run rig start dev, or pass --start"
         )
 
-    assert on_unix.json("op", "dev", "path", "--start") == "/workspace"
+    started = on_unix.run("exec", "--start", "dev", "--", "echo", "in", check=False)
+    assert (started.returncode, started.stdout) == (0, "in\n")
     assert api.get(f"/containers/{cid}/json").json()["State"]["Running"] is True
 
     assert on_unix.run("stop", "--all").stderr == "stopped dev\n"
@@ -140,3 +143,45 @@ def test_stop_and_start_are_journaled_and_shown_and_a_stopped_workspace_is_refus
     assert again.returncode == 0
     resources = on_unix.json("ls")["workflows"][0]["workspaces"][0]["resources"]
     assert resources[0]["resource"]["power"] == "started"
+
+
+def test_exec_exit_codes_signals_and_streams(on_any: Rig) -> None:
+    ok = on_any.run("exec", "dev", "--", "sh", "-c", "echo out; echo err >&2", check=False)
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, "out\n", "err\n")
+    assert on_any.run("exec", "dev", "--", "sh", "-c", "exit 3", check=False).returncode == 3
+    assert on_any.run("exec", "dev", "--", "sh", "-c", "kill -INT $$", check=False).returncode == 130
+    data = "".join(f"line {number}\n" for number in range(20000))
+    piped = subprocess.run(
+        [RIG, "exec", "dev", "--", "wc", "-l"],
+        cwd=on_any.project,
+        env=on_any.env,
+        input=data,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (piped.returncode, piped.stdout.strip()) == (0, "20000")
+
+
+def test_exec_in_a_terminal_sees_its_size_and_ctrl_c_and_exits_with_its_code(on_any: Rig) -> None:
+    env = {**on_any.env, "TERM": "xterm"}
+    child = pexpect.spawn(
+        RIG, ["exec", "dev", "--", "sh"], cwd=str(on_any.project), env=env, dimensions=(31, 97), timeout=60
+    )
+    try:
+        child.sendline("export PS1='in-ctr$ '")
+        child.expect_exact("in-ctr$ ")
+        child.sendline("stty size; tty")
+        child.expect_exact("31 97\r\n/dev/pts/")
+        child.setwinsize(44, 132)  # SIGWINCH: rig tells the daemon the new size
+        child.sendline("sleep 0.5; stty size")
+        child.expect_exact("44 132\r\n")
+        child.sendline("trap 'echo got-int' INT; sleep 30")
+        child.expect_exact("sleep 30")
+        child.sendintr()
+        child.expect_exact("got-int")
+        child.sendline("exit 7")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 7

@@ -1,13 +1,15 @@
 """A local workspace after fork, through the installed ``rig``: live status, rm of a vanished one,
-and stop/start refused in one line."""
+shell and exec with exit codes and streams, and stop/start refused in one line."""
 
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
+import pexpect
 import pytest
-from e2e_support import Rig, copy_example, rig_env
+from e2e_support import RIG, Rig, copy_example, rig_env
 
 
 @pytest.fixture
@@ -74,6 +76,35 @@ def test_rm_of_a_missing_workspace_needs_no_force(tmp_path: Path) -> None:
     assert rig.json("ls")["workflows"][0]["workspaces"] == []
 
 
+def test_exec_passes_exit_codes_signals_and_streams_through(forked: Rig) -> None:
+    machine = machine_dir(forked)
+    ok = forked.run("exec", "dev", "--", "sh", "-c", 'pwd; echo "$RIG_MACHINE_ID"; echo oops >&2', check=False)
+    assert ok.returncode == 0
+    assert ok.stdout == f"{machine}\n{machine.name}\n" and ok.stderr == "oops\n"
+    assert forked.run("exec", "dev", "--", "sh", "-c", "exit 3", check=False).returncode == 3
+    assert forked.run("exec", "dev", "--", "sh", "-c", "kill -INT $$", check=False).returncode == 130
+    piped = subprocess.run(
+        [RIG, "exec", "dev", "--", "tr", "a-z", "A-Z"],
+        cwd=forked.project,
+        env=forked.env,
+        input="piped through\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (piped.returncode, piped.stdout) == (0, "PIPED THROUGH\n")
+
+
+def test_exec_in_a_vanished_machine_is_one_line(forked: Rig) -> None:
+    shutil.rmtree(machine_dir(forked))
+    done = forked.run("exec", "dev", "--", "true", check=False)
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        f"error: Workspace dev is missing: directory .rig/machines/{done.stderr.split('machines/')[1].split(' ')[0]} "
+        "is gone; rig rm dev forgets it"
+    ]
+
+
 def test_local_has_nothing_to_stop(forked: Rig) -> None:
     for verb in ("stop", "start"):
         done = forked.run(verb, "dev", check=False)
@@ -82,3 +113,31 @@ def test_local_has_nothing_to_stop(forked: Rig) -> None:
             f"error: Workspace dev uses the local provider, which has nothing to {verb}"
         ]
     assert workspace_json(forked)["live"]["state"] == "running"  # type: ignore[index]
+
+
+def test_shell_is_a_real_terminal_in_the_machine_directory(forked: Rig) -> None:
+    # The quickstart defines its own `shell` operation (it takes precedence); a project without one
+    # gets rig's built-in shell.
+    config = forked.project / "rig_config.py"
+    config.write_text(
+        config.read_text().replace('    .workspace_operation("shell"', '    # .workspace_operation("shell"')
+    )
+    machine = machine_dir(forked)
+    env = {**forked.env, "SHELL": "/bin/sh", "PS1": "in-ws$ "}
+    child = pexpect.spawn(RIG, ["shell", "dev"], cwd=str(forked.project), env=env, dimensions=(33, 101), timeout=30)
+    try:
+        child.expect_exact("in-ws$ ")
+        child.sendline("pwd; stty size")
+        child.expect_exact(f"{machine}\r\n33 101\r\n")
+        child.setwinsize(40, 120)
+        child.sendline("stty size")
+        child.expect_exact("40 120\r\n")
+        child.sendline("trap 'echo got-int' INT; sleep 30")
+        child.expect_exact("sleep 30")
+        child.sendintr()  # Ctrl-C reaches the shell, not rig: rig stays, the shell says so
+        child.expect_exact("got-int")
+        child.sendline("exit 7")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert child.exitstatus == 7

@@ -1,0 +1,197 @@
+"""``rig shell``/``rig exec`` in a container: an exec attached to rig's own stdio through a hijacked connection.
+
+Like ``docker exec -i[t]``: the exec is created with stdin attached, started on a connection the
+daemon hands over (``rawhttp.RawClient.upgrade``), and its bytes are copied both ways until the
+program's output ends; its exit code then comes from the exec's inspect. With a terminal the
+stream is raw (the program's pty, resized to rig's window and on every SIGWINCH); without one it
+is Docker's framed stdout/stderr, and the end of rig's stdin closes the program's.
+
+Signals sent to rig reach the program through a second exec that signals every process carrying
+this exec's mark (``RIG_EXEC_ID`` in its environment, inherited by its children), so no wrapper
+shell, no pid file and nothing but the program itself runs for the common case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import select
+import signal
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+from providers.docker.frames import FrameDecoder
+from providers.docker.rawconn import Connection
+from providers.docker.rawhttp import RawClient, Response
+from rigcli.errors import ProviderError
+from rigcli.provider_kit.interactive import STDIN, RawTerminal, forwarding_signals, write_all
+
+MARK = "RIG_EXEC_ID"
+# bash when the image has it (a login shell, as `docker exec -it … bash -l` would give), else sh.
+SHELL = ("sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; fi; exec sh -l")
+# Run by the second exec: $0 is the mark, $1 the signal's name.
+_SIGNAL = (
+    'for p in /proc/[0-9]*; do tr "\\0" "\\n" <"$p/environ" 2>/dev/null | grep -qx "$0" '
+    '&& kill -"$1" "${p#/proc/}" 2>/dev/null; done; true'
+)
+_RESIZE_TRIES = 10  # the exec's process may not exist yet when the first resize arrives
+
+
+def _failed(response: Response, what: str, container: str) -> ProviderError:
+    if response.status == 404:
+        return ProviderError(f"Docker container {container[:12]} is gone ({response.message()})")
+    if response.status == 409:
+        return ProviderError(f"Docker container {container[:12]} is not running ({response.message()})")
+    return ProviderError(f"Docker {what} failed: {response.message()} (HTTP {response.status})")
+
+
+def attach_exec(
+    raw: RawClient,
+    container: str,
+    argv: Sequence[str] | None,
+    *,
+    tty: bool,
+    env: Mapping[str, str],
+    cwd: str | None,
+) -> int:
+    """Run ``argv`` (None: a shell) in ``container`` on rig's stdin, stdout and stderr; its exit code."""
+    mark = f"{MARK}={secrets.token_hex(8)}"
+    body: dict[str, object] = {
+        "AttachStdin": True,
+        "AttachStdout": True,
+        "AttachStderr": True,
+        "Tty": tty,
+        "Cmd": list(argv) if argv else list(SHELL),
+        "Env": [f"{key}={value}" for key, value in env.items()] + [mark],
+    }
+    if cwd:
+        body["WorkingDir"] = cwd
+    created = raw.request("POST", f"/containers/{container}/exec", body=body)
+    if created.status != 201:
+        raise _failed(created, "exec create", container)
+    exec_id = str(created.json()["Id"])
+    conn, started = raw.upgrade(f"/exec/{exec_id}/start", {"Detach": False, "Tty": tty})
+    if started.status not in (101, 200):
+        raise _failed(started, "exec start", container)
+
+    def forward(signum: int) -> None:
+        _signal(raw, container, mark, signal.Signals(signum).name[3:])
+
+    try:
+        with forwarding_signals(forward):
+            if tty:
+                with RawTerminal(STDIN) as terminal:
+                    resize = _resizer(raw, exec_id, terminal)
+                    resize()
+                    _pump(conn, started.leftover, tty=True, terminal=terminal, on_resize=resize)
+            else:
+                _pump(conn, started.leftover, tty=False, terminal=None, on_resize=None)
+    finally:
+        conn.close()
+    return _exit_code(raw, exec_id)
+
+
+def _resizer(raw: RawClient, exec_id: str, terminal: RawTerminal) -> Callable[[], None]:
+    def resize() -> None:
+        rows, columns = terminal.size()
+        for attempt in range(_RESIZE_TRIES):
+            response = raw.request("POST", f"/exec/{exec_id}/resize", params={"h": rows, "w": columns})
+            if response.status in (200, 201, 204) or response.status == 404:
+                return
+            time.sleep(0.01 * (attempt + 1))
+
+    return resize
+
+
+def _signal(raw: RawClient, container: str, mark: str, name: str) -> None:
+    """Send SIG``name`` to every process of the exec (best effort: the program may have ended)."""
+    with contextlib.suppress(ProviderError, KeyError, ValueError):
+        created = raw.request(
+            "POST",
+            f"/containers/{container}/exec",
+            body={"AttachStdout": False, "AttachStderr": False, "Cmd": ["sh", "-c", _SIGNAL, mark, name]},
+        )
+        if created.status == 201:
+            raw.request("POST", f"/exec/{created.json()['Id']}/start", body={"Detach": True, "Tty": False})
+
+
+def _feed(conn: Connection, stop: int) -> None:
+    """rig's stdin to the program until its end (then the program's stdin is closed) or ``stop``."""
+    try:
+        while True:
+            readable, _, _ = select.select([STDIN, stop], [], [])
+            if stop in readable:
+                return
+            try:
+                data = os.read(STDIN, 64 * 1024)
+            except OSError:
+                data = b""
+            if not data:
+                conn.close_write()
+                return
+            conn.send(data)
+    except (OSError, ValueError):
+        conn.close_write()  # no stdin at all (closed): the program reads its end at once
+
+
+def _pump(
+    conn: Connection,
+    first: bytes,
+    *,
+    tty: bool,
+    terminal: RawTerminal | None,
+    on_resize: Callable[[], None] | None,
+) -> None:
+    """Copy the program's output to rig's stdout (and stderr) until it ends, feeding stdin meanwhile."""
+    decoder = None if tty else FrameDecoder()
+
+    def show(data: bytes) -> None:
+        if decoder is None:
+            write_all(1, data)
+            return
+        for stream, chunk in decoder.feed(data):
+            write_all(1 if stream == "stdout" else 2, chunk)
+
+    stop_read, stop_write = os.pipe()
+    feeder = threading.Thread(target=_feed, args=(conn, stop_read), name="rig-exec-stdin", daemon=True)
+    feeder.start()
+    try:
+        if first:
+            show(first)
+        watched = [conn.fileno()] + ([terminal.resized] if terminal is not None else [])
+        while True:
+            if not conn.ready():
+                readable, _, _ = select.select(watched, [], [])
+                if terminal is not None and terminal.resized in readable:
+                    if terminal.take_resize() and on_resize is not None:
+                        on_resize()
+                    if conn.fileno() not in readable:
+                        continue
+            data = conn.recv()
+            if not data:
+                return
+            show(data)
+    finally:
+        os.write(stop_write, b"x")
+        feeder.join(timeout=1.0)
+        for fd in (stop_read, stop_write):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+def _exit_code(raw: RawClient, exec_id: str) -> int:
+    """The program's exit code (a death by signal N is 128 + N, as the runtime reports it)."""
+    for _ in range(100):
+        response = raw.request("GET", f"/exec/{exec_id}/json")
+        if response.status != 200:
+            raise ProviderError(f"Docker exec inspect failed: {response.message()} (HTTP {response.status})")
+        info = response.json()
+        if not info.get("Running") and info.get("ExitCode") is not None:
+            return int(info["ExitCode"])
+        time.sleep(0.02)  # the stream can end a moment before the daemon records the exit
+    raise ProviderError(f"Docker exec {exec_id[:12]} did not report an exit code")
+
+
+__all__ = ["MARK", "SHELL", "attach_exec"]

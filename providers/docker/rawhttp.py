@@ -1,0 +1,194 @@
+"""HTTP/1.1 to the daemon on a connection rig holds itself, for what httpx does not offer: a hijacked stream.
+
+``rig shell``/``rig exec`` attach to an exec the way the docker CLI does: ``POST /exec/{id}/start``
+with ``Connection: Upgrade``/``Upgrade: tcp``, after which the connection carries the program's raw
+bytes both ways, and closing our half of it is the program's end of input. That needs the socket
+itself, over every transport the provider speaks: a unix socket, tcp (with mutual TLS, through a
+memory BIO so the write half can be closed with close_notify while the read half goes on), and ssh
+(``docker system dial-stdio``: its stdin and stdout). The few plain requests an attach makes
+(create, resize, inspect) go over the same kind of connection, so this path never imports httpx.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate, version_tuple
+from providers.docker.endpoint import Endpoint
+from providers.docker.rawconn import Connection, connect
+from rigcli.errors import ProviderError
+
+
+@dataclass
+class Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes = b""
+    leftover: bytes = b""  # after an upgrade: the first bytes of the stream
+
+    def json(self) -> Any:
+        return json.loads(self.body or b"null")
+
+    def message(self) -> str:
+        try:
+            found = self.json().get("message")
+        except (ValueError, AttributeError):
+            found = None
+        return str(found or self.body.decode("utf-8", "replace").strip() or f"HTTP {self.status}")
+
+
+class Reader:
+    """Reads an HTTP response off a connection, keeping what it read past the response."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.buffer = b""
+
+    def _more(self) -> None:
+        data = self.conn.recv()
+        if not data:
+            raise ConnectionError("the daemon closed the connection mid-response")
+        self.buffer += data
+
+    def head(self) -> tuple[int, dict[str, str]]:
+        while b"\r\n\r\n" not in self.buffer:
+            self._more()
+        head, self.buffer = self.buffer.split(b"\r\n\r\n", 1)
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        return status, headers
+
+    def exactly(self, size: int) -> bytes:
+        while len(self.buffer) < size:
+            self._more()
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+    def line(self) -> bytes:
+        while b"\r\n" not in self.buffer:
+            self._more()
+        data, self.buffer = self.buffer.split(b"\r\n", 1)
+        return data
+
+    def body(self, status: int, headers: dict[str, str]) -> bytes:
+        if status in (101, 204, 304) or 100 <= status < 200:
+            return b""
+        if headers.get("transfer-encoding", "").lower() == "chunked":
+            parts: list[bytes] = []
+            while True:
+                size = int(self.line().split(b";")[0], 16)
+                if size == 0:
+                    while self.line():
+                        pass
+                    return b"".join(parts)
+                parts.append(self.exactly(size))
+                self.exactly(2)
+        if "content-length" in headers:
+            return self.exactly(int(headers["content-length"]))
+        while True:  # delimited by the end of the connection
+            data = self.conn.recv()
+            if not data:
+                return self.buffer
+            self.buffer += data
+
+
+class RawClient:
+    """Requests to one daemon on connections of our own; ``upgrade`` hands one over as a raw stream."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.version = API_VERSION
+        self._control: Connection | None = None
+        self._lock = threading.Lock()  # the control connection serves one request at a time
+
+    def _message(self, method: str, path: str, body: Any, headers: dict[str, str], *, versioned: bool = True) -> bytes:
+        host = urlsplit(self.endpoint.base_url).netloc if self.endpoint.mode in ("tcp", "tls") else "docker"
+        payload = b"" if body is None else json.dumps(body).encode()
+        target = f"/v{self.version}{path}" if versioned else path
+        lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", "User-Agent: rig"]
+        if body is not None:
+            lines += ["Content-Type: application/json", f"Content-Length: {len(payload)}"]
+        lines += [f"{name}: {value}" for name, value in headers.items()]
+        return ("\r\n".join(lines) + "\r\n\r\n").encode() + payload
+
+    def request(self, method: str, path: str, *, body: Any = None, params: dict[str, Any] | None = None) -> Response:
+        """One request on the kept-alive control connection (made again once if the daemon closed it)."""
+        if params:
+            path = f"{path}?{urlencode(params)}"
+        with self._lock:
+            for attempt in (1, 2):
+                if self._control is None:
+                    self._control = connect(self.endpoint)
+                try:
+                    self._control.send(self._message(method, path, body, {}))
+                    reader = Reader(self._control)
+                    status, headers = reader.head()
+                    response = Response(status, headers, reader.body(status, headers))
+                except (ConnectionError, OSError) as exc:
+                    self._control.close()
+                    self._control = None
+                    if attempt == 2:
+                        raise ProviderError(
+                            f"Docker request {method} {path} to {self.endpoint.host} failed: {exc}"
+                        ) from None
+                    continue
+                if headers.get("connection", "").lower() == "close":
+                    self._control.close()
+                    self._control = None
+                if response.status == 400 and self._too_new(response):
+                    continue
+                return response
+        raise AssertionError("unreachable")
+
+    def _too_new(self, response: Response) -> bool:
+        """The daemon is older than our API version: speak its own from now on (True: send again)."""
+        if "client version" not in response.message() or self.version != API_VERSION:
+            return False
+        conn = connect(self.endpoint)
+        try:
+            conn.send(self._message("GET", "/version", None, {}, versioned=False))
+            reader = Reader(conn)
+            status, headers = reader.head()
+            server = json.loads(reader.body(status, headers)).get("ApiVersion")
+        finally:
+            conn.close()
+        version = negotiate(server if isinstance(server, str) else None)
+        if version_tuple(version) < version_tuple(MIN_API_VERSION):
+            raise ProviderError(
+                f"Docker daemon at {self.endpoint.host} speaks API {version}; rig needs {MIN_API_VERSION}+"
+            )
+        self.version = version
+        return version != API_VERSION
+
+    def upgrade(self, path: str, body: Any) -> tuple[Connection, Response]:
+        """``POST path`` asking for the connection itself: the stream's first bytes are ``response.leftover``."""
+        conn = connect(self.endpoint)
+        try:
+            conn.send(self._message("POST", path, body, {"Connection": "Upgrade", "Upgrade": "tcp"}))
+            reader = Reader(conn)
+            status, headers = reader.head()
+            if status not in (101, 200):
+                response = Response(status, headers, reader.body(status, headers))
+                conn.close()
+                return conn, response
+            return conn, Response(status, headers, leftover=reader.buffer)
+        except (ConnectionError, OSError) as exc:
+            conn.close()
+            raise ProviderError(f"Docker request POST {path} to {self.endpoint.host} failed: {exc}") from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._control is not None:
+                self._control.close()
+                self._control = None
+
+
+__all__ = ["RawClient", "Reader", "Response"]

@@ -1,0 +1,64 @@
+"""rig shell WS and rig exec WS -- CMD [ARG...]: a program inside a workspace, on this terminal; its exit code.
+
+A project that defines its own ``shell``/``exec`` workspace operation keeps it: the command then
+runs that operation (``rig op WS shell``), with the command line as its input. Otherwise the
+program runs through the workspace's provider (``Engine.attach``) on rig's own stdin, stdout and
+stderr, untouched by rig's output relay: a terminal when stdin is one (for ``exec``, when stdout
+is one too), plain streams otherwise, and rig exits with the program's exit code.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+from collections.abc import Sequence
+
+from rigcli.cli.opargs import InputField
+from rigcli.cli.spec import GlobalOptions
+from rigcli.errors import UsageError
+
+
+def shell(opts: GlobalOptions, *, name: str, start: bool = False) -> int:
+    return _enter(opts, name, None, start=start, operation="shell")
+
+
+def exec_(opts: GlobalOptions, *, name: str, command: Sequence[str] = (), start: bool = False) -> int:
+    if not command:
+        raise UsageError("exec needs a command: rig exec WORKSPACE -- CMD [ARG...]")
+    return _enter(opts, name, list(command), start=start, operation="exec")
+
+
+def _enter(opts: GlobalOptions, name: str, argv: list[str] | None, *, start: bool, operation: str) -> int:
+    from rigcli.cli.session import Session
+
+    with Session(opts, relay=False) as session:
+        session.expect_project_code()
+        workflow = session.workspace_workflow(name)
+        own = {info.id: info for info in session.engine.list_workspace_operations(workflow)}
+        if operation in own:  # the project's own operation takes precedence
+            from rigcli.cli.commands.operation import workspace_operation
+            from rigcli.cli.opargs import fields_from_schema
+
+            session.relay_output()
+            words = _as_inputs(argv, fields_from_schema(own[operation].input_schema))
+            return workspace_operation(session, name, operation, words, start=start)
+        if opts.json:
+            raise UsageError(f"rig {operation} passes the program's own output through; it has no --json document")
+        tty = os.isatty(0) and (argv is None or os.isatty(1))
+        env = {"TERM": os.environ.get("TERM") or "xterm"} if tty else {}
+        engine = session.engine
+        return session.foreground(engine.attach(name, argv, tty=tty, env=env, workflow=workflow, start=start))
+
+
+def _as_inputs(argv: list[str] | None, fields: Sequence[InputField]) -> list[str]:
+    """The command line as a project operation's input: every word for a list positional, else one
+    shell command (``rig exec ws -- ls -la`` gives the operation ``ls -la``)."""
+    if not argv:
+        return []
+    positionals = [item for item in fields if item.position is not None]
+    if any(item.kind == "array" for item in positionals) or len(argv) == 1:
+        return ["--", *argv]
+    return ["--", shlex.join(argv)]
+
+
+__all__ = ["exec_", "shell"]
