@@ -256,7 +256,7 @@ COMMANDS = (
         needs="options",
         arguments=(
             WORKSPACE.replace(required=True, complete="workspaces"),
-            Argument("command", "CMD [ARG...]", "The program and its arguments, after --.", variadic=True),
+            Argument("argv", "CMD [ARG...]", "The program and its arguments, after --.", required=True, variadic=True),
         ),
         options=(START,),
         hot=True,
@@ -267,6 +267,7 @@ COMMANDS = (
         "rigcli.cli.commands.power:stop",
         arguments=(WORKSPACES,),
         options=(Option(("--all",), "all_", "Stop every workspace."),),
+        hot=True,
     ),
     Command(
         "start",
@@ -274,6 +275,7 @@ COMMANDS = (
         "rigcli.cli.commands.power:start",
         arguments=(WORKSPACES,),
         options=(Option(("--all",), "all_", "Start every workspace."),),
+        hot=True,
     ),
     CACHE,
     GRAPH,

@@ -107,11 +107,13 @@ def command_lines(table: Table) -> list[Line]:
         for path in spellings:
             for arguments in argument_forms(command):
                 lines.append(Line(path, (*needed, *arguments)))
-                plain = arguments[: arguments.index("--")] if "--" in arguments else arguments
+                # Options after the arguments too: before a `--` (after it every word is an argument)
+                cut = arguments.index("--") if "--" in arguments else len(arguments)
+                plain, after = arguments[:cut], arguments[cut:]
                 for option in command.options:
                     for form in option_forms(option):
                         lines.append(Line(path, (*needed, *form, *arguments)))
-                        lines.append(Line(path, (*needed, *plain, *form)))  # options after the arguments too
+                        lines.append(Line(path, (*needed, *plain, *form, *after)))
                     if option.repeat:
                         lines.append(Line(path, (*needed, *option_forms(option)[0], *option_forms(option)[-1])))
             everything = tuple(word for item in command.options for word in option_forms(item)[0])

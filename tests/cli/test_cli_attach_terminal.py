@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.cli_support import env_with_rig
+from tests.cli.cli_support import RIG, env_with_rig
 from tests.helpers import wait_for
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -47,7 +47,7 @@ def screen(tmp_path: Path) -> Iterator[tuple[Screen, Path]]:
     env = env_with_rig({"TERM": "xterm", "PS1": "outer$ ", "SHELL": "/bin/sh", "RIG_HOME": str(tmp_path / "home")})
     env.pop("RIG_RENDER", None)  # the live view is what used to erase the shell's last lines
     for argv in (["apply"], ["fork", "dev"]):
-        subprocess.run(["rig", *argv], cwd=project, env=env, check=True, capture_output=True, timeout=120)
+        subprocess.run([RIG, *argv], cwd=project, env=env, check=True, capture_output=True, timeout=120)
     shown = Screen(project, env)
     try:
         yield shown, project

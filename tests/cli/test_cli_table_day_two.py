@@ -114,10 +114,14 @@ STATE_MORE = (
 
 
 def day_two_table() -> Table:
+    """The table as it is, grown by what DESIGN §11 names and it does not have yet (what rig has
+    already is checked as rig has it)."""
     commands = []
     for command in TABLE.commands:
         if command.name in GROWN:
-            command = command.replace(options=(*command.options, *GROWN[command.name]), hot=True)
+            have = {option.dest for option in command.options}
+            more = tuple(option for option in GROWN[command.name] if option.dest not in have)
+            command = command.replace(options=(*command.options, *more), hot=True)
         if command.name == "state":
             command = command.replace(commands=(*command.commands, *STATE_MORE))
         commands.append(command)

@@ -22,10 +22,10 @@ def shell(opts: GlobalOptions, *, name: str, start: bool = False) -> int:
     return _enter(opts, name, None, start=start, operation="shell")
 
 
-def exec_(opts: GlobalOptions, *, name: str, command: Sequence[str] = (), start: bool = False) -> int:
-    if not command:
+def exec_(opts: GlobalOptions, *, name: str, argv: Sequence[str] = (), start: bool = False) -> int:
+    if not argv:
         raise UsageError("exec needs a command: rig exec WORKSPACE -- CMD [ARG...]")
-    return _enter(opts, name, list(command), start=start, operation="exec")
+    return _enter(opts, name, list(argv), start=start, operation="exec")
 
 
 def _enter(opts: GlobalOptions, name: str, argv: list[str] | None, *, start: bool, operation: str) -> int:
