@@ -43,6 +43,7 @@ def _details(config: Mapping[str, Any]) -> dict[str, JsonValue]:
         return {"host": config.get("host"), "mode": None, "reachable": False, "error": str(exc)}
     report: dict[str, JsonValue] = {
         "host": endpoint.host,
+        "context": endpoint.context,  # the docker context it came from, or None
         "mode": endpoint.mode,
         "transport": endpoint.mode_label,
         "description": endpoint.label,
@@ -67,8 +68,11 @@ def _details(config: Mapping[str, Any]) -> dict[str, JsonValue]:
 
 
 def summary(details: Mapping[str, JsonValue]) -> str:
-    """``tcp://build:2376 (TLS), Docker Engine 24.0.7, API 1.43`` (or ``Podman 4.3.1``), or ``not reachable: <why>``."""
+    """``tcp://build:2376 (TLS), Docker Engine 24.0.7, API 1.43`` (or ``Podman 4.3.1``), or ``not reachable: <why>``;
+    ``... from docker context build`` when a context chose the daemon."""
     where = f"{details.get('host')} ({details['transport']})" if details.get("transport") else str(details.get("host"))
+    if details.get("context"):
+        where += f" from docker context {details['context']}"
     if details.get("reachable"):
         engine = f"{details.get('engine') or 'Docker'} {details.get('engine_version') or details.get('version')}"
         return f"{where}, {engine}, API {details.get('api_version')}"

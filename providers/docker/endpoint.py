@@ -1,15 +1,18 @@
-"""Which daemon to talk to and how: host, TLS and ssh settings, from provider config or DOCKER_* like the docker CLI."""
+"""Which daemon to talk to and how: host, TLS and ssh settings, from provider config, DOCKER_* or a docker
+context, in the docker CLI's order: ``host``, then ``DOCKER_HOST``, then ``DOCKER_CONTEXT`` or the current
+context (contexts.py), then the default socket."""
 
 from __future__ import annotations
 
 import os
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from providers.docker import contexts
 from rigcli.errors import ProviderError
 
 DEFAULT_HOST = "unix:///var/run/docker.sock"
@@ -24,6 +27,7 @@ class Endpoint:
     host: str
     mode: str  # "unix" | "tls" | "tcp" (no TLS) | "ssh"
     cert_path: str | None = None  # TLS only: the folder with ca.pem, cert.pem and key.pem
+    context: str | None = None  # the docker context it came from (None: config, DOCKER_HOST or the default)
 
     @property
     def label(self) -> str:
@@ -92,13 +96,28 @@ class Endpoint:
 
 
 def resolve_endpoint(config: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> Endpoint:
-    """The endpoint from config ``host``/``tls_verify``/``cert_path``, each falling back to its DOCKER_* variable."""
+    """The endpoint from config ``host``/``tls_verify``/``cert_path``, each falling back to its DOCKER_*
+    variable; with neither ``host`` nor ``DOCKER_HOST``, the docker context in effect (if not the default)."""
     env = os.environ if environ is None else environ
-    host = _option(config, "host", str) or env.get("DOCKER_HOST") or DEFAULT_HOST
     configured_tls = _flag(config, "tls_verify")
+    host = _option(config, "host", str) or env.get("DOCKER_HOST")
+    context = None if host else contexts.current(env)
+    if context is not None:
+        if context.skip_tls_verify and configured_tls is None:
+            raise ProviderError(
+                f'Docker context "{context.name}" skips verifying the daemon\'s certificate (SkipTLSVerify); '
+                "rig always verifies it: give the context a CA, or set tls_verify and cert_path"
+            )
+        tls = configured_tls if configured_tls is not None else context.tls_dir is not None
+        cert_path = _option(config, "cert_path", str) or context.tls_dir or "~/.docker"
+        return replace(_endpoint(context.host, tls, cert_path), context=context.name)
     # Like the docker CLI: any non-empty DOCKER_TLS_VERIFY turns verification on (even "0").
     tls = configured_tls if configured_tls is not None else bool(env.get("DOCKER_TLS_VERIFY"))
     cert_path = _option(config, "cert_path", str) or env.get("DOCKER_CERT_PATH") or "~/.docker"
+    return _endpoint(host or DEFAULT_HOST, tls, cert_path)
+
+
+def _endpoint(host: str, tls: bool, cert_path: str) -> Endpoint:
     scheme, sep, rest = host.partition("://")
     if not sep:
         raise _unsupported(host)
