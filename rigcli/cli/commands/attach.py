@@ -12,10 +12,13 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from rigcli.cli.opargs import InputField
 from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import UsageError
+
+if TYPE_CHECKING:  # opargs imports pydantic: only a project's own shell/exec operation needs it
+    from rigcli.cli.opargs import InputField
 
 
 def shell(opts: GlobalOptions, *, name: str, start: bool = False) -> int:
