@@ -25,9 +25,9 @@ def test_the_starters_exec_operation_exits_with_the_commands_code(started: Path,
     assert "error:" not in done.stderr  # a command's own exit code is no failure of rig's
 
 
-def test_a_bare_exit_code_result_prints_nothing_but_json_still_shows_it(started: Path) -> None:
-    quiet = run_rig("op", "demo", "exec", "exit 4", cwd=started, subprocess=True)
-    assert (quiet.returncode, quiet.stdout) == (4, "")
+def test_the_result_is_still_shown_in_text_and_json(started: Path) -> None:
+    text = run_rig("op", "demo", "exec", "exit 4", cwd=started, subprocess=True)
+    assert (text.returncode, text.stdout) == (4, '{\n  "exit_code": 4\n}\n')
     shown = run_rig("--json", "op", "demo", "exec", "exit 4", cwd=started, subprocess=True)
     assert (shown.returncode, shown.json) == (4, {"exit_code": 4})
 

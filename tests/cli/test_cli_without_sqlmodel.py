@@ -75,7 +75,11 @@ def test_plan_apply_fork_ls_rm_and_doctor_run_without_sqlmodel(dev_project: Path
     assert isinstance(forked, dict) and list(forked) == WORKSPACE_KEYS  # DESIGN §6: the workspace record
     assert (forked["name"], forked["status"], forked["pid"]) == ("dev", "ready", None)
     listed = rig("ls")
-    assert isinstance(listed, dict) and listed["workflows"][0]["workspaces"] == [forked]
+    assert isinstance(listed, dict)
+    (workspace,) = listed["workflows"][0]["workspaces"]
+    # DESIGN §11: ls adds each workspace's live status to the record (this project's has no machine)
+    assert workspace.pop("live") == {"state": "unknown", "detail": "no machine is recorded for it"}
+    assert workspace == forked
     removed = rig("rm", "dev", "--yes")
     assert isinstance(removed, dict) and list(removed) == WORKSPACE_KEYS
     assert (removed["id"], removed["status"]) == (forked["id"], "removing")  # the record as rm last wrote it

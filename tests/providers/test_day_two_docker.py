@@ -176,8 +176,8 @@ def test_exec_in_a_terminal_sees_its_size_and_ctrl_c_and_exits_with_its_code(on_
         child.setwinsize(44, 132)  # SIGWINCH: rig tells the daemon the new size
         child.sendline("sleep 0.5; stty size")
         child.expect_exact("44 132\r\n")
-        child.sendline("trap 'echo got-int' INT; sleep 30")
-        child.expect_exact("sleep 30")
+        child.sendline("trap 'echo got-int' INT; echo armed; sleep 30")
+        child.expect_exact("\r\narmed\r\n")  # the trap is set and sleep is starting (not the typed line)
         child.sendintr()
         child.expect_exact("got-int")
         child.sendline("exit 7")

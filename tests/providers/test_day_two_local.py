@@ -132,8 +132,8 @@ def test_shell_is_a_real_terminal_in_the_machine_directory(forked: Rig) -> None:
         child.setwinsize(40, 120)
         child.sendline("stty size")
         child.expect_exact("40 120\r\n")
-        child.sendline("trap 'echo got-int' INT; sleep 30")
-        child.expect_exact("sleep 30")
+        child.sendline("trap 'echo got-int' INT; echo armed; sleep 30")
+        child.expect_exact("\r\narmed\r\n")  # the trap is set and sleep is starting (not the typed line)
         child.sendintr()  # Ctrl-C reaches the shell, not rig: rig stays, the shell says so
         child.expect_exact("got-int")
         child.sendline("exit 7")

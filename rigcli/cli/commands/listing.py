@@ -113,9 +113,9 @@ def _workspaces(session: Session, *, probe: bool) -> int:
     for item in workflows:
         for record in item.workspaces:
             owner = record.owner or "-"
-            cells = [record.name, record.status, _live_cell(live, record), owner, format_age(record.created_at)]
+            cells = [record.name, record.status, owner, format_age(record.created_at), _live_cell(live, record)]
             rows.append([*cells[:1], item.name, *cells[1:]] if several else cells)
-    columns = ["workspace", "status", "live", "owner", "created"]
+    columns = ["workspace", "status", "owner", "created", "live"]
     print_table([*columns[:1], "workflow", *columns[1:]] if several else columns, rows, empty="no workspaces")
     if status.lock is not None:
         print_message(f"state locked by {describe_holder(status.lock)}", style="yellow")

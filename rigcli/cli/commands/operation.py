@@ -225,10 +225,10 @@ def _show(session: Session, result: JsonValue) -> int:
     code = exit_code_of(result)
     if session.opts.json:
         emit_json(result)
-    elif not (isinstance(result, dict) and set(result) == {"exit_code"} and code is not None):
+    else:
         from rigcli.render.tables import print_value
 
-        print_value(shown(result))  # a bare {"exit_code": N} says nothing the exit code does not
+        print_value(shown(result))
     return code or 0
 
 
