@@ -116,10 +116,15 @@ class Cancellation:
 
         return remove
 
+    def decide(self) -> None:
+        """The stop is decided: ``is_set()`` holds from now on, so nothing this run still finishes
+        counts as a success. Cheap and lock-free (a signal handler calls it); the callbacks, which
+        may be slow (killing process groups, asking a daemon), run at ``cancel()``."""
+        self._event.set()
+
     def cancel(self) -> None:
+        """Decide the stop and run the callbacks (once each, whoever calls first)."""
         with self._lock:
-            if self._event.is_set():
-                return
             self._event.set()
             callbacks, self._callbacks = self._callbacks, []
         for callback in callbacks:

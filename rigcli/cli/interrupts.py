@@ -9,10 +9,19 @@ handler (``signal.set_wakeup_fd``) and a watcher thread reads it at once:
   engine: running commands are killed, the running task is cancelled, nothing new starts);
 - a second one ends the process with 128 + the first signal's number, whatever is going on.
 
-The main-thread handler only unwinds the main thread when no event loop is running (the engine
-is driven by hand then, see ``engine/runner.py``): it raises ``Interrupted``, a KeyboardInterrupt
-that carries the exit code, so ``except Exception`` in project code cannot swallow it. While the
-loop runs, cancelling its task is the cleaner way out and the watcher does that.
+The main-thread handler first calls ``on_noticed(signum)``, which must be cheap: the CLI decides
+the engine's stop there (``Cancellation.decide``). That is what keeps a terminal's Ctrl-C from
+being taken for success: it reaches the whole foreground process group, so the handler's child
+dies of the same signal, and its handler may return normally before the watcher's thread has
+run. The kernel queues the signal for rig before that child can die (a process-group kill holds
+the task list while it signals every member), to the main thread, which also runs the engine's
+event loop; Python runs this handler before the next bytecode of that thread. So by the time the
+loop hears the handler's result, the stop is decided, and the node ends ``interrupted``.
+
+It then unwinds the main thread only when no event loop is running (the engine is driven by hand
+then, see ``engine/runner.py``): it raises ``Interrupted``, a KeyboardInterrupt that carries the
+exit code, so ``except Exception`` in project code cannot swallow it. While the loop runs,
+cancelling its task is the cleaner way out and the watcher does that.
 """
 
 from __future__ import annotations
@@ -49,10 +58,12 @@ def interrupted_error(signum: int) -> InterruptedRunError:
 class Interrupts:
     """Signal handling for one command, installed from the main thread (elsewhere it does nothing)."""
 
-    def __init__(self, on_first: Callable[[int], None]) -> None:
+    def __init__(self, on_first: Callable[[int], None], on_noticed: Callable[[int], None] | None = None) -> None:
         self._on_first = on_first
+        self._on_noticed = on_noticed
         self._lock = threading.Lock()
         self.received: int | None = None  # the first signal's number
+        self._delivered = 0  # signals the watcher has read: the second one leaves at once
         self.on_loop = False  # an event loop runs the engine: the watcher cancels its task
         self.quiet = False  # cleaning up: never raise into the main thread any more
         self._raised = False
@@ -107,6 +118,10 @@ class Interrupts:
             signal.set_wakeup_fd(self._previous_fd)
 
     def _in_main_thread(self, signum: int, frame: FrameType | None) -> None:
+        if self.received is None:
+            self.received = signum
+        if self._on_noticed is not None:
+            self._on_noticed(signum)
         if self.on_loop or self.quiet or self._raised:
             return
         self._raised = True
@@ -126,10 +141,11 @@ class Interrupts:
 
     def _notice(self, signum: int) -> None:
         with self._lock:
-            first = self.received
-            if first is None:
+            self._delivered += 1
+            if self.received is None:
                 self.received = signum
-        if first is not None:
+            first, second = self.received, self._delivered > 1
+        if second:
             os._exit(128 + first)  # the second signal: whatever is still going on is abandoned
         # A thread of its own: cancelling may take a moment (killing process groups, asking a
         # remote daemon), and a second signal must still be noticed meanwhile.

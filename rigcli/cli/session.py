@@ -43,7 +43,7 @@ class Session:
         self._engine: Engine | None = None
         self._watching = False
         self._output_lost: int | None = None  # errno of a failed write of ours: nobody reads what we print
-        self._interrupts = Interrupts(self._interrupt)
+        self._interrupts = Interrupts(self._interrupt, on_noticed=self._decide_stop)
         self._children = ChildGuard()  # armed when the engine hands over to its event loop
         self._stdout = contextlib.ExitStack()
 
@@ -156,7 +156,7 @@ class Session:
             coro.close()
             raise
         try:
-            return self.engine.run(coro, on_loop=self._on_loop)
+            result = self.engine.run(coro, on_loop=self._on_loop)
         except BaseException as exc:
             signum = exc.signum if isinstance(exc, Interrupted) else interrupts.received
             stopped = isinstance(exc, (InterruptedRunError, KeyboardInterrupt)) or is_cancellation(exc)
@@ -167,6 +167,9 @@ class Session:
             if signum is None or not stopped:
                 raise
             raise interrupted_error(signum) from None
+        if interrupts.received is not None:  # what ran may have ended only because of the signal
+            raise interrupted_error(interrupts.received)
+        return result
 
     def interrupted_code(self) -> int | None:
         """128 + the signal that interrupted this command (None: none came), for a body that stops
@@ -187,6 +190,11 @@ class Session:
             # From here on, what starts on this host is ours to stop when the command ends (children.py).
             self._children.arm()
         self._interrupts.on_loop = running  # the watcher cancels the loop's task; the main thread is left alone
+
+    def _decide_stop(self, signum: int) -> None:
+        """In the main thread, at once: whatever the running code returns now, the command was stopped."""
+        if self._engine is not None:
+            self._engine.cancellation.decide()
 
     def _interrupt(self, signum: int) -> None:
         """The first signal (from the signal watcher's thread): stop the engine's work, cancel its task."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 
 from rigcli.cachekeys import CACHED, judge_in_doubt, judge_run, reason
 from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
@@ -312,27 +312,27 @@ class Evaluation:
 
         # From here on every way out finishes the run, whatever raises (a listener too): a run
         # is left ``running`` only by a process that died, never by one that is still here.
+        # Once the user stopped the command, the run is ``interrupted`` however the handler ended:
+        # a terminal's Ctrl-C also kills the handler's child, which the handler may take for its
+        # own failure (CalledProcessError) or success (a wait() that returned).
+        stopped = self.session.hub.cancellation
         try:
             self.emit(
                 NodeStarted(node_path=task.path, index=task.index + 1, total=len(self.workflow.tasks), run_id=run_id)
             )
             output = await self._call(task, step, ctx, run_id)
+            if stopped.is_set():
+                raise InterruptedRunError("interrupted")
         except (asyncio.CancelledError, KeyboardInterrupt, InterruptedRunError):
             finish("interrupted", error="interrupted")
             self.emit(NodeFailed(node_path=task.path, error="interrupted", run_id=run_id))
             raise
-        except SystemExit as exc:  # the handler's thread hands it over like any other exception
-            message = f"Task {task.path} called sys.exit({exc.code!r})"
-            finish("failed", error=message)
-            self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
-            raise TaskError(message) from None
         except BaseException as exc:
-            message = str(exc) if isinstance(exc, RigError) else f"Task {task.path} failed: {describe_exception(exc)}"
-            finish("failed", error=message)
-            self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
-            if isinstance(exc, RigError) or not isinstance(exc, Exception):
-                raise
-            raise TaskError(message) from exc
+            if not stopped.is_set():
+                self._failed(task, run_id, exc, finish)
+            finish("interrupted", error="interrupted")
+            self.emit(NodeFailed(node_path=task.path, error="interrupted", run_id=run_id))
+            raise InterruptedRunError("interrupted") from exc
         if isinstance(output, Invalidation):
             finish("succeeded", output=None)
             store.invalidate_runs([run_id], cascade=False)
@@ -352,6 +352,20 @@ class Evaluation:
                 self.emit(ArtifactCreated(node_path=task.path, artifact=artifact))
         self.emit(NodeCompleted(node_path=task.path, run_id=run_id))
         return output, run_id
+
+    def _failed(self, task: TaskSpec, run_id: str, exc: BaseException, finish: Callable[..., None]) -> NoReturn:
+        """Record the run ``failed`` (through ``finish``, which keeps its output); raise what the command ends with."""
+        if isinstance(exc, SystemExit):  # the handler's thread hands it over like any other exception
+            message = f"Task {task.path} called sys.exit({exc.code!r})"
+            finish("failed", error=message)
+            self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
+            raise TaskError(message) from None
+        message = str(exc) if isinstance(exc, RigError) else f"Task {task.path} failed: {describe_exception(exc)}"
+        finish("failed", error=message)
+        self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
+        if isinstance(exc, RigError) or not isinstance(exc, Exception):
+            raise exc
+        raise TaskError(message) from exc
 
     async def _call(self, task: TaskSpec, step: Step, ctx: JsonValue, run_id: str) -> JsonValue | Invalidation:
         from rigcli.engine import capture  # with logging, only when a handler really runs

@@ -8,6 +8,7 @@ from rigcli.engine.effects import Owner
 from rigcli.engine.invoke import NamedContext, build_kwargs, call_handler, freeze
 from rigcli.engine.project import Project
 from rigcli.engine.session import ProviderSession
+from rigcli.errors import InterruptedRunError
 from rigcli.graph import CompiledWorkflow, HookSpec
 from rigcli.host import operation_consent
 from rigcli.jsonutil import JsonValue
@@ -45,9 +46,18 @@ async def run_hook(
         hook.providers, node_path=node_path, workspace=workspace.name if workspace else None, owner=owner
     )
     # Entered here, on the loop, so the consent is in the context the handler's thread copies.
+    stopped = project.cancellation
     with operation_consent() if consented else contextlib.nullcontext():
         kwargs = await build_kwargs(hook.fn, fixed, factories)
-        return await call_handler(hook.fn, kwargs, capture.NodeConsole(node_path, project.emit))
+        try:
+            result = await call_handler(hook.fn, kwargs, capture.NodeConsole(node_path, project.emit))
+        except Exception as exc:
+            if stopped.is_set():  # its failure came from the stop (its child got the same Ctrl-C)
+                raise InterruptedRunError("interrupted") from exc
+            raise
+    if stopped.is_set():  # however it ended, the user stopped it: never a success
+        raise InterruptedRunError("interrupted")
+    return result
 
 
 __all__ = ["run_hook"]

@@ -146,9 +146,10 @@ async def run_in_daemon_thread(fn: Callable[[], T], *, name: str) -> T:
 
 async def call_handler(fn: Handler, kwargs: dict[str, object], console: NodeConsole) -> object:
     """Run ``fn`` (async on the loop, sync in a worker thread) with its console captured."""
-    from rigcli.engine import capture  # with logging, only when a handler really runs
+    from rigcli.engine import capture, system_call  # with logging, only when a handler really runs
 
     capture.install()
+    system_call.install()  # a Ctrl-C during os.system must reach rig (see system_call.py)
     try:
         if inspect.iscoroutinefunction(fn):
             token = capture.activate(console)
