@@ -169,6 +169,13 @@ class UnjournaledEffects:
         return None
 
 
+# An effect of this kind is a command running on a machine (a container's exec session), not a
+# thing: it lives as long as the rig process that journaled it. Once that process is gone (killed
+# with -9, so it could not stop the command itself), the next command that loads the provider for a
+# run or a workspace, and ``rig gc``, end it through ``remove_effect``; nothing else keeps it.
+EXEC_EFFECT = "exec"
+
+
 def new_effect_id(prefix: str) -> str:
     """A fresh effect id, ``<prefix>-<16 hex>``: safe as a directory name, container name and label."""
     return f"{prefix}-{os.urandom(8).hex()}"
@@ -398,6 +405,7 @@ def find_artifacts(value: object) -> list[Mapping[str, JsonValue]]:
 
 
 __all__ = [
+    "EXEC_EFFECT",
     "Cancellation",
     "EffectEntry",
     "EffectJournal",

@@ -1,7 +1,8 @@
 """Docker's effects: containers and snapshot images carry a ``rig.effect`` label (and a name or tag
 made from the same id), so a container or image whose create reply was lost, or whose rig was
 killed, is found again by ``rig rm`` and ``rig gc``; only what carries rig's labels for this
-project is ever listed.
+project is ever listed. An exec session (``exec``) is journaled only: its processes carry its id
+(see execution.py), and removing it ends them.
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import time
 from typing import Any
 
 from providers.docker.client import DockerClient
+from providers.docker.execution import end_session
 from providers.docker.images import familiar_tag
 from rigcli.errors import ProviderError
-from rigcli.provider_api import EffectEntry, KeyValueStore
+from rigcli.provider_api import EXEC_EFFECT, EffectEntry, KeyValueStore
 
 SNAPSHOT_REPO = "rig/snapshot"  # snapshots are tagged so `docker image prune` leaves them alone
 EFFECT_LABEL = "rig.effect"
@@ -94,6 +96,8 @@ def remove(client: DockerClient, storage: KeyValueStore, effect: EffectEntry) ->
         removed = remove_container(client, target)
         storage.delete(f"machine:{resource.get('machine_id') or effect['id']}")
         return removed
+    if effect["kind"] == EXEC_EFFECT:  # a command whose rig is gone: end what is left of it
+        return end_session(client, str(resource.get("container_id") or ""), effect["id"])
     if effect["kind"] == "image":
         image_id = resource.get("image_id")
         target = str(image_id or f"{SNAPSHOT_REPO}:{effect['id']}")  # the tag, when the commit reply was lost

@@ -1,4 +1,11 @@
-"""Exec in a container: decode the multiplexed stream live and stop the command's whole process tree."""
+"""Exec in a container: decode the multiplexed stream live and stop the command's whole process tree.
+
+Every exec is journaled as an ``exec`` effect before it is created: its processes carry
+``RIG_EXEC=<effect id>`` in their environment and its process group is written to
+``/tmp/.rig-exec-<id>`` in the container, so a session whose rig was killed (nothing left to stop
+it) is found and ended later (``end_session``, through ``remove_effect``). A session that ended
+is marked deleted.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +20,7 @@ from typing import Any
 from providers.docker.client import DockerClient
 from providers.docker.frames import FrameDecoder
 from rigcli.errors import InterruptedRunError, ProviderError
-from rigcli.provider_api import Cancellation
+from rigcli.provider_api import EXEC_EFFECT, Cancellation, EffectJournal
 from rigcli.provider_kit import CommandRecorder, CommandResult
 
 GRACE_SECONDS = 2.0
@@ -33,6 +40,26 @@ _NOT_STARTED = "rig-exec-not-started"  # what _SIGNAL prints when the command ha
 # A busy engine (Podman under load) can start an exec's process seconds after it was asked to, after
 # the SIGKILL even: until the stream ends or rig gives up, SIGKILL is sent again this often.
 _RETRY_SECONDS = 0.5
+EXEC_VARIABLE = "RIG_EXEC"
+# Ends a session left by a rig that is gone: its process group, then anything else carrying its
+# RIG_EXEC mark (a process that left the group); TERM first, KILL what is left a moment later.
+# Prints how many processes it found. Only /proc, tr, grep and kill: busybox has them.
+_END_SESSION = """
+mark="$1=$2"
+found() {
+  p=$(cat "$0" 2>/dev/null) && [ -n "$p" ] && kill -0 -"$p" 2>/dev/null && echo "-$p"
+  for d in /proc/[0-9]*; do
+    tr '\\0' '\\n' < "$d/environ" 2>/dev/null | grep -qx "$mark" && echo "${d#/proc/}"
+  done
+}
+first=$(found | wc -l)
+for p in $(found); do kill -TERM "$p" 2>/dev/null; done
+i=0
+while [ "$i" -lt 20 ] && [ -n "$(found)" ]; do sleep 0.1; i=$((i + 1)); done
+for p in $(found); do kill -KILL "$p" 2>/dev/null; done
+rm -f "$0"
+echo "$first"
+"""
 
 
 def run_exec(
@@ -45,10 +72,12 @@ def run_exec(
     timeout: float | None,
     recorder: CommandRecorder,
     cancellation: Cancellation,
+    effects: EffectJournal,
     grace: float = GRACE_SECONDS,
 ) -> CommandResult:
     """Run ``sh -c command`` in the container; on timeout, cancel or Ctrl-C its process group dies."""
-    pidfile = f"/tmp/.rig-exec-{secrets.token_hex(8)}"
+    session = effects.requested(EXEC_EFFECT, {"container_id": container, "host": client.host})
+    pidfile = pidfile_of(session)
     created = client.json(
         "POST",
         f"/containers/{container}/exec",
@@ -59,7 +88,7 @@ def run_exec(
             "AttachStderr": True,
             "Tty": False,
             "Cmd": ["sh", "-c", _WRAPPER, pidfile, command],
-            "Env": [f"{key}={value}" for key, value in env.items()],
+            "Env": [*(f"{key}={value}" for key, value in env.items()), f"{EXEC_VARIABLE}={session}"],
             "WorkingDir": cwd,
         },
     )
@@ -91,11 +120,45 @@ def run_exec(
         finally:
             remove_callback()
         exit_code = _exit_code(client, exec_id, stopped=stopper.signalled)
+    effects.deleted(session)  # it ended (a rig killed before this leaves it to end_session)
     was_cancelled = cancelled.is_set() and not timed_out
     result = recorder.finish(exit_code, timed_out=timed_out, cancelled=was_cancelled)
     if was_cancelled:
         raise InterruptedRunError(f"Command {result.label} was interrupted")
     return result
+
+
+def pidfile_of(session: str) -> str:
+    """Where an exec session's process group is written in its container."""
+    return f"/tmp/.rig-{session}"
+
+
+def end_session(client: DockerClient, container: str, session: str) -> bool:
+    """End what is left of an exec session (its rig is gone): True when the container was there
+    to look in (whether or not anything still ran), False when it is gone (so is the session)."""
+    created = client.request(
+        "POST",
+        f"/containers/{container}/exec",
+        what="exec create",
+        ok=(201, 404, 409),  # 404: no such container; 409: it is not running
+        json={
+            "AttachStdout": True,
+            "AttachStderr": True,
+            "Tty": False,
+            "Cmd": ["sh", "-c", _END_SESSION, pidfile_of(session), EXEC_VARIABLE, session],
+        },
+        timeout=_SIGNAL_TIMEOUT,
+    )
+    if created.status_code != 201:
+        return False
+    client.request(
+        "POST",
+        f"/exec/{created.json()['Id']}/start",
+        json={"Detach": False, "Tty": False},
+        what="exec start",
+        timeout=_SIGNAL_TIMEOUT,
+    )
+    return True
 
 
 def _read_stream(client: DockerClient, exec_id: str, chunks: queue.Queue[Any]) -> None:
@@ -265,4 +328,4 @@ def _exit_code(client: DockerClient, exec_id: str, *, stopped: bool) -> int:
     return 137 if stopped else 1
 
 
-__all__ = ["FrameDecoder", "run_exec"]
+__all__ = ["EXEC_VARIABLE", "FrameDecoder", "end_session", "pidfile_of", "run_exec"]

@@ -70,6 +70,7 @@ class DockerMachine(BaseMachine["DockerRuntime"]):
             timeout=timeout,
             recorder=recorder,
             cancellation=cancellation,
+            effects=self._runtime.context.effects,
         )
 
     def exists(self, path: str) -> bool:

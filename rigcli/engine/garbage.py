@@ -12,6 +12,10 @@ candidate. A candidate is kept when any of these refers to it:
   workflow ctx;
 - an in-flight run (``running`` in a live process) or, for effects with no owner, a live rig
   process on this host that requested it.
+
+An exec session (``EXEC_EFFECT``, a command running in a machine) is kept exactly while the rig
+process that started it lives (or runs on another host); the sessions of dead ones are ended
+first, before the machines they run in are removed.
 """
 
 from __future__ import annotations
@@ -22,11 +26,11 @@ from collections.abc import Iterable, Iterator
 from rigcli.engine.effects import as_entry
 from rigcli.engine.project import Project
 from rigcli.engine.providers import maybe_await
-from rigcli.engine.reconcile import remove_effect
+from rigcli.engine.reconcile import abandoned, remove_effect
 from rigcli.engine.results import GcItem, GcReport
 from rigcli.engine.session import ProviderSession
 from rigcli.errors import NotFoundError
-from rigcli.provider_api import SupportsEffects
+from rigcli.provider_api import EXEC_EFFECT, SupportsEffects
 from rigcli.records import EffectRecord, NodeRun
 from rigcli.state.api import StateStore
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
@@ -72,6 +76,10 @@ class References:
     def why_kept(self, effect: EffectRecord) -> str | None:
         from rigcli.state.process import pid_alive, this_host
 
+        if effect.kind == EXEC_EFFECT:  # a running command: alive exactly as long as its rig
+            if abandoned(effect):
+                return None
+            return f"a command of rig process {effect.pid} on {effect.host}, still running"
         if effect.owner_kind == "workspace" and effect.owner_id in self.workspaces:
             return f"made for workspace {self.workspaces[effect.owner_id]}"
         if effect.identifiers() & self.strings:
@@ -110,7 +118,9 @@ class Garbage:
         }
         for controller, found in await self._found(session, report):
             candidates.setdefault((found.provider_id, found.id), (found, controller))
-        for effect, finder in candidates.values():
+        # Sessions first: ending one needs its machine, which may be removed below.
+        ordered = sorted(candidates.values(), key=lambda item: item[0].kind != EXEC_EFFECT)
+        for effect, finder in ordered:
             journaled = finder is None
             why = references.why_kept(effect)
             if why is not None:

@@ -239,6 +239,10 @@ class Project:
             mode=mode,
         )
         await session.prepare(workflow.all_scopes())
+        if mode == "require":  # a writer: first end what a killed rig left running in its machines
+            from rigcli.engine.reconcile import end_abandoned_sessions
+
+            await end_abandoned_sessions(loaded.store, session)
         return session
 
     def summaries(self) -> list[WorkflowSummary]:

@@ -7,6 +7,7 @@ caller keeps whatever refers to it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -15,7 +16,7 @@ from rigcli.engine.effects import as_entry
 from rigcli.engine.providers import maybe_await
 from rigcli.engine.session import ProviderSession
 from rigcli.errors import RigError, describe_exception
-from rigcli.provider_api import EffectEntry, ProviderController, SupportsEffects
+from rigcli.provider_api import EXEC_EFFECT, EffectEntry, ProviderController, SupportsEffects
 from rigcli.records import EffectRecord, WorkspaceRecord
 from rigcli.state.api import StateStore
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
@@ -77,10 +78,43 @@ async def remove_effects(store: StateStore, session: ProviderSession, effects: S
     return outcome
 
 
+def abandoned(effect: EffectRecord) -> bool:
+    """An exec session whose rig process is gone from this host: nobody is left to stop it.
+    One started on another host cannot be judged from here, and counts as alive."""
+    from rigcli.state.process import pid_alive, this_host
+
+    if effect.pid is None:
+        return True  # no process recorded: nobody is going to end it
+    if effect.pid == os.getpid() or effect.host not in (None, this_host()):
+        return False
+    return not pid_alive(effect.pid)
+
+
+async def end_abandoned_sessions(store: StateStore, session: ProviderSession) -> Outcome:
+    """End the exec sessions of rig processes that are gone, for the providers this command loaded
+    (the others wait for theirs, or for ``rig gc``). A provider that cannot be asked now (a daemon
+    that is down) leaves them journaled with the reason; the command goes on."""
+    loaded = {controller.provider_id for controller in session.controllers()}
+    effects = [
+        effect
+        for effect in store.list_effects(kind=EXEC_EFFECT, statuses=LIVE_EFFECT_STATUSES)
+        if effect.provider_id in loaded and abandoned(effect)
+    ]
+    return await remove_effects(store, session, effects) if effects else Outcome()
+
+
 async def remove_workspace_effects(store: StateStore, session: ProviderSession, record: WorkspaceRecord) -> Outcome:
     """Everything the effects journal says was made for this workspace (owned by its record id)."""
     effects = store.list_effects(owner_kind="workspace", owner_id=record.id, statuses=LIVE_EFFECT_STATUSES)
     return await remove_effects(store, session, effects)
 
 
-__all__ = ["Outcome", "controller_of", "remove_effect", "remove_effects", "remove_workspace_effects"]
+__all__ = [
+    "Outcome",
+    "abandoned",
+    "controller_of",
+    "end_abandoned_sessions",
+    "remove_effect",
+    "remove_effects",
+    "remove_workspace_effects",
+]

@@ -258,6 +258,7 @@ class StateStore(Protocol):
         owner_kind: str | None = None,
         owner_id: str | None = None,
         provider_id: str | None = None,
+        kind: str | None = None,
     ) -> list[EffectRecord]:
         """Effects matching every given filter, oldest first."""
         ...

@@ -120,10 +120,12 @@ class EffectsJournal(StateDatabase):
         owner_kind: str | None = None,
         owner_id: str | None = None,
         provider_id: str | None = None,
+        kind: str | None = None,
     ) -> list[EffectRecord]:
         """Effects matching every given filter, oldest first."""
         filters = where_clause(
-            [("owner_kind", owner_kind), ("owner_id", owner_id), ("provider_id", provider_id)], statuses=statuses
+            [("owner_kind", owner_kind), ("owner_id", owner_id), ("provider_id", provider_id), ("kind", kind)],
+            statuses=statuses,
         )
         if filters is None:
             return []

@@ -24,6 +24,7 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tests.cli.cli_support import RIG, Result, env_with_rig, run_rig
 
@@ -105,12 +106,14 @@ class Unavailable(Exception):
 class Docker:
     """The test's own view of the daemon at DOCKER_HOST (a unix socket), to look inside containers."""
 
-    def __init__(self) -> None:
+    def __init__(self, api: Any = None) -> None:
+        """On ``api`` (an httpx client on a daemon, left open), else on a client of its own at DOCKER_HOST."""
         from tests.crash.harness import Unavailable as CrashUnavailable
         from tests.crash.harness import docker_api
 
+        self._owned = api is None
         try:
-            self.api = docker_api()
+            self.api = docker_api() if api is None else api
         except CrashUnavailable as exc:
             raise Unavailable(str(exc)) from None
 
@@ -128,7 +131,11 @@ class Docker:
         )
         if created.status_code != 201:
             return ""
-        started = self.api.post(f"/exec/{created.json()['Id']}/start", json={"Detach": False, "Tty": False})
+        started = self.api.post(
+            f"/exec/{created.json()['Id']}/start",
+            json={"Detach": False, "Tty": False},
+            headers={"Connection": "close"},  # a hijacked connection must not go back to the pool
+        )
         return b"".join(data for stream, data in FrameDecoder().feed(started.content) if stream == "stdout").decode()
 
     def long_commands(self, container: str) -> list[str]:
@@ -139,7 +146,8 @@ class Docker:
         return [line.strip() for line in listing.splitlines() if line.strip().endswith("sleep 300")]
 
     def close(self) -> None:
-        self.api.close()
+        if self._owned:
+            self.api.close()
 
 
 class SignalProject:

@@ -67,3 +67,12 @@ def test_group_signal_during_a_docker_exec_is_an_interrupt(
     assert trial.exit_code == 128 + signum, trial
     assert trial.status == "interrupted", trial
     assert trial.survivors == [], trial
+
+
+@pytest.mark.docker
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("recover_with", ["apply", "gc"])
+def test_exec_of_a_killed_rig_is_ended_by_the_next_command(docker_project: SignalProject, recover_with: str) -> None:
+    trial = docker_project.kill9_exec_trial(recover_with=recover_with)
+    assert trial.errors == [], trial
+    assert trial.survivors == [], trial
