@@ -41,6 +41,19 @@ class StateError(RigError):
     """The state database is unusable (for example written by a newer rig)."""
 
 
+class DamagedStateError(StateError):
+    """The state database is damaged (SQLite says malformed): rig reads what it can, writes nothing."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        reason = " ".join(reason.split())[:300]  # one line, whatever SQLite or a cell said
+        super().__init__(
+            f"State database {path} is damaged ({reason}); rig will not write to it. "
+            "See `rig state check`, and `rig state recover` to salvage it into a new file"
+        )
+        self.path = path
+        self.reason = reason
+
+
 class Declined(RigError):
     """The user answered no to a confirmation: the message says what was kept (shown without "error:")."""
 
@@ -108,6 +121,7 @@ __all__ = [
     "AmbiguousWorkflowError",
     "AmbiguousWorkspaceError",
     "ConfigError",
+    "DamagedStateError",
     "Declined",
     "HandlerBaseException",
     "InputError",

@@ -88,11 +88,20 @@ class Diagnosis:
         try:
             store = open_state(where, project_dir=str(project.project_dir), read_only=True)
             try:
-                return store.status().to_json()
+                status = store.status().to_json()
             finally:
                 store.close()
         except RigError as exc:
             return {"backend": where.backend, "url": where.display, "error": str(exc)}
+        if status["backend"] == "sqlite" and status["exists"]:
+            from rigcli.state.damage import check_file, summary
+
+            try:  # doctor may take the few milliseconds a full read of the file costs
+                found = check_file(str(status["url"]))
+            except Exception as exc:  # doctor reports problems, it does not have them
+                found = [f"{type(exc).__name__}: {exc}"]
+            status["damaged"] = summary(found) if found else None
+        return status
 
     def _providers(self) -> list[ConfiguredProvider]:
         """Each distinct provider definition the workflows use, diagnosed with its resolved config."""

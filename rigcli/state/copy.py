@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonObject
 from rigcli.state.api import StateStore
+from rigcli.state.damage import check_file, damaged, summary
 from rigcli.state.database import StateDatabase
 from rigcli.state.dialect import Column, Connection, Row, placeholders
 from rigcli.state.migrations import MIGRATIONS_KEY, RIG_VERSION_KEY, SCHEMA_VERSION_KEY
@@ -91,7 +92,13 @@ def _adapt(row: Row, columns: list[Column]) -> tuple[object, ...]:
 
 
 def _rows(source: StateDatabase, db: Connection, table: str, names: list[str]) -> list[Row]:
-    found = list(db.execute(f"SELECT {', '.join(_quoted(names))} FROM {table}"))
+    try:
+        found = list(db.execute(f"SELECT {', '.join(_quoted(names))} FROM {table}"))
+    except Exception as error:  # read inside the target's transaction: said of the source, not the target
+        mapped = source._driver_error(error)
+        if mapped is None:
+            raise
+        raise mapped from error
     if table == "runtime_metadata":
         key = names.index("key")
         found = [row for row in found if _copied_metadata(str(row[key]))]
@@ -127,6 +134,10 @@ def copy_state(source_store: StateStore, target_store: StateStore) -> CopyReport
         getattr(target, "schema", None),
     ):
         raise StateError(f"The source and the target are the same state ({source.path})")
+    if source.backend == "sqlite":  # a damaged source is refused whole: no half-right copy
+        problems = check_file(source.path)
+        if problems:
+            raise damaged(source.path, summary(problems))
     target.sync_schema()
     with target.lock("state copy", wait=False):
         _check_empty(target)
@@ -138,7 +149,7 @@ def copy_state(source_store: StateStore, target_store: StateStore) -> CopyReport
                     have = {column.name for column in source.dialect.columns(read, table)}
                     columns = [column for column in wanted if column.name in have]
                     names = [column.name for column in columns]
-                    found = _rows(source, read, table, names)
+                    found = _rows(source, read, table, names)  # its errors are the source's (_rows)
                     insert = f"INSERT INTO {table} ({', '.join(_quoted(names))}) VALUES ({placeholders(len(names))})"
                     if table == "runtime_metadata":
                         insert += ' ON CONFLICT("key") DO UPDATE SET value_json = excluded.value_json'

@@ -19,9 +19,10 @@ from contextlib import contextmanager
 from typing import TypeVar
 
 from rigcli._version import __version__
-from rigcli.errors import StateError
+from rigcli.errors import DamagedStateError, StateError
 from rigcli.jsonutil import JsonValue
 from rigcli.masking import mask_text, mask_value
+from rigcli.state.damage import check_file, damaged, is_damage, marked, problems, summary, unmark
 from rigcli.state.dialect import SQLITE, Connection, Dialect, Row
 from rigcli.state.migrations import (
     RIG_VERSION_KEY,
@@ -81,6 +82,8 @@ class StateDatabase:
         self._mutex = threading.RLock()
         self._db: sqlite3.Connection | None = None
         self._deferred = False  # an empty in-memory stand-in until the first write creates the file
+        self._damage: str | None = None  # SQLite found the file damaged: nothing more is written to it
+        self._checked = False  # the file passed quick_check in this process, before its first write
 
     def sync_schema(self) -> SchemaSyncResult:
         """Create or migrate the database (moving an unusable one aside); safe to call again.
@@ -93,17 +96,65 @@ class StateDatabase:
                 self._db.close()
                 self._db = None
             self._deferred = not os.path.exists(self.path) and not os.path.isdir(os.path.dirname(self.path))
+            if not self._deferred:
+                self._refuse_if_marked()
             try:
                 if self._deferred:
                     db, result = sync_schema_file(":memory:", _connect)
                 else:
                     db, result = sync_schema_file(self.path, _connect, move_aside=self.move_aside)
-            except sqlite3.OperationalError as error:
-                msg = f"Cannot open rig state database {self.path}: {error}"
-                if not os.access(os.path.dirname(self.path) or ".", os.W_OK):
-                    # A WAL database needs its -shm file beside it, so even a read opens for writing.
-                    msg += f" ({os.path.dirname(self.path)} is read-only: rig needs to write there, even to plan)"
-                raise StateError(msg) from error
+            except DamagedStateError as error:
+                self._damage = error.reason
+                raise
+            except sqlite3.DatabaseError as error:
+                if is_damage(error):
+                    raise self._damaged(str(error)) from error
+                if not isinstance(error, sqlite3.OperationalError):
+                    raise
+                raise self._unopenable(error) from error
+            try:
+                return self._finish_sync(db, result)
+            except sqlite3.DatabaseError as error:
+                if not is_damage(error):
+                    raise
+                raise self._damaged(str(error)) from error
+
+    def _unopenable(self, error: sqlite3.OperationalError) -> StateError:
+        """The one-line error for a database SQLite would not open (not damaged: locked, read-only...)."""
+        msg = f"Cannot open rig state database {self.path}: {error}"
+        if not os.access(os.path.dirname(self.path) or ".", os.W_OK):
+            # A WAL database needs its -shm file beside it, so even a read opens for writing.
+            msg += f" ({os.path.dirname(self.path)} is read-only: rig needs to write there, even to plan)"
+        return StateError(msg)
+
+    def _refuse_if_marked(self) -> None:
+        """A rig found this file damaged before: check it again, and refuse it while it still is."""
+        reason = self._damage or marked(self.path)
+        if reason is None:
+            return
+        found = check_file(self.path)
+        if found:
+            raise self._damaged(summary(found))
+        unmark(self.path)  # it was replaced or repaired since
+        self._damage = None
+
+    def _damaged(self, reason: str) -> DamagedStateError:
+        """From now on this store writes nothing (and later rigs check the file first)."""
+        self._damage = reason
+        return damaged(self.path, reason)
+
+    def _check_before_first_write(self, db: Connection) -> None:
+        """Damage no query has met yet must be found before rig writes anything into the file."""
+        if self._checked or self._deferred or self.dialect is not SQLITE:
+            return
+        assert isinstance(db, sqlite3.Connection)
+        found = problems(db)
+        if found:
+            raise self._damaged(summary(found))
+        self._checked = True
+
+    def _finish_sync(self, db: sqlite3.Connection, result: SchemaSyncResult) -> SchemaSyncResult:
+        with self._mutex:
             self._db = db
             self.last_sync = result
             wanted: dict[str, JsonValue] = {"project.dir": self.project_dir, RIG_VERSION_KEY: __version__}
@@ -148,6 +199,7 @@ class StateDatabase:
 
     def _open_read_only(self) -> None:
         """Open without creating, migrating or moving anything (for completion and other peeks)."""
+        self._refuse_if_marked()
         try:
             db = sqlite3.connect(
                 f"file:{self.path}?mode=ro",
@@ -159,6 +211,8 @@ class StateDatabase:
             query = 'SELECT value_json FROM runtime_metadata WHERE "key" = ?'
             row = db.execute(query, (SCHEMA_VERSION_KEY,)).fetchone()
         except sqlite3.Error as error:
+            if is_damage(error):
+                raise self._damaged(str(error)) from error
             raise StateError(f"Cannot read the rig state database {self.path}: {error}") from error
         if row is None or json.loads(row[0]) != STATE_SCHEMA_VERSION:
             db.close()
@@ -183,6 +237,8 @@ class StateDatabase:
         """One short write transaction; never hold it across a handler or a provider call."""
         if self.read_only:
             raise StateError(f"State database {self.path} was opened read-only")
+        if self._damage is not None:
+            raise DamagedStateError(self.path, self._damage)
         with self._mutex:
             if self._deferred:
                 self._materialize()
@@ -190,6 +246,7 @@ class StateDatabase:
                 before_write(self.path)  # room for the journal's last writes on a full disk (reserve.py)
             try:
                 db = self._connection()
+                self._check_before_first_write(db)
                 self.dialect.begin_write(db)
                 try:
                     yield db
@@ -216,6 +273,10 @@ class StateDatabase:
 
     def _driver_error(self, error: Exception) -> StateError | None:
         """The one-line StateError for a driver error, or None for anything else (re-raised as is)."""
+        if isinstance(error, DamagedStateError):
+            return None
+        if is_damage(error):
+            return self._damaged(str(error))
         if isinstance(error, sqlite3.OperationalError):
             return StateError(f"State database {self.path}: {error}")
         return None

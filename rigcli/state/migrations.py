@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rigcli.errors import StateError
+from rigcli.state.damage import damaged, is_damage, problems, summary
 from rigcli.state.dialect import SQLITE, Connection, Dialect
 
 Migration = Callable[[Connection], None]
@@ -238,8 +239,8 @@ def _inspect(db: Connection, dialect: Dialect = SQLITE, transient: type[Exceptio
         found = dict(db.execute('SELECT "key", value_json FROM runtime_metadata WHERE "key" IN (?, ?, ?)', keys))
         version, applied, written_by = (json.loads(found[key]) if key in found else None for key in keys)
     except (sqlite3.Error, ValueError) as error:
-        if isinstance(error, sqlite3.Error) and _is_transient(error):
-            raise
+        if isinstance(error, sqlite3.Error) and (_is_transient(error) or is_damage(error)):
+            raise  # a damaged rig database is refused, never moved aside for an empty one (damage.py)
         return _Found("foreign", reason=f"unreadable database ({error})")
     except Exception as error:
         if transient is not None and isinstance(error, transient):
@@ -298,6 +299,13 @@ def _move_aside(path: str) -> str:
             os.replace(path + suffix, backup + suffix)
     os.replace(path, backup)
     return backup
+
+
+def _would_write(db: sqlite3.Connection) -> bool:
+    """Opening will write: a migration is pending, or the file is not in WAL mode yet."""
+    if [fn.__name__ for fn in MIGRATIONS] != list(_applied(db)):
+        return True
+    return str(db.execute("PRAGMA journal_mode").fetchone()[0]).lower() != "wal"
 
 
 WAL_SWITCH_SECONDS = 15.0
@@ -370,11 +378,19 @@ def sync_schema_file(
         )
         raise StateError(msg)
     reason = found.reason if found.kind == "foreign" else ""
+    if not reason and not found.fresh and _would_write(db):
+        damage = problems(db)  # a migration or the switch to WAL writes: never into a damaged file
+        if damage:
+            db.close()
+            raise damaged(path, summary(damage))
     if not reason:
         _use_wal(db)
         try:
             return db, SchemaSyncResult(applied=_apply_pending(db), schema_version=STATE_SCHEMA_VERSION)
         except sqlite3.Error as error:
+            if is_damage(error):
+                db.close()
+                raise
             if found.fresh or _is_transient(error):
                 db.close()
                 msg = f"Cannot migrate rig state database {path}: {error}"

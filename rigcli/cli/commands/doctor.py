@@ -145,6 +145,9 @@ def _state_text(state: dict[str, Any]) -> list[tuple[str, str]]:
     if state.get("error"):
         backend = f" ({state['backend']})" if state["backend"] else ""
         return [("state", f"{state['url']}{backend}: {state['error']}")]
+    if state.get("damaged"):
+        advice = "rig will not write to it; see `rig state check`, and `rig state recover` to salvage it"
+        return [("state", f"{state['url']} is DAMAGED ({state['damaged']}); {advice}")]
     server = f"PostgreSQL {state['server_version']}" if state["backend"] == "postgresql" else "SQLite"
     version = f"schema version {state['schema_version']}" if state["exists"] else "not created yet"
     lock = state.get("lock")

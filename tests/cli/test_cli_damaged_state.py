@@ -1,0 +1,136 @@
+"""A damaged state database (one page's header overwritten): every command says so in one line with
+exit 1, none writes into the file, none moves it aside, and later rigs stay off it until it is fixed."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import Rig
+
+PAGE = 4096
+DAMAGED = "is damaged ("
+OFFERED = "See `rig state check`, and `rig state recover`"
+
+
+def _settled(rig: Rig, dev_project: Path) -> Path:
+    """The dev project applied with two workspaces, its log checkpointed into the database file."""
+    for args in (("apply",), ("fork", "one"), ("fork", "two")):
+        assert rig(*args).returncode == 0
+    database = dev_project / ".rig" / "state.sqlite"
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return database
+
+
+def _root_page(database: Path, table: str) -> int:
+    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+        return int(db.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0])
+
+
+def _damage(database: Path, page: int) -> str:
+    """Overwrite the b-tree header of ``page``; the file's digest after the damage."""
+    image = bytearray(database.read_bytes())
+    start = (page - 1) * PAGE + (100 if page == 1 else 0)
+    image[start : start + 8] = b"\xff" * 8
+    database.write_bytes(bytes(image))
+    return hashlib.sha256(bytes(image)).hexdigest()
+
+
+def _digest(database: Path) -> str:
+    return hashlib.sha256(database.read_bytes()).hexdigest()
+
+
+def _unwritten(database: Path, digest: str) -> bool:
+    wal = Path(f"{database}-wal")
+    return _digest(database) == digest and not (wal.exists() and wal.stat().st_size)
+
+
+@pytest.mark.parametrize("table", ["workflow_node_runs", "workspaces", "runtime_metadata"])
+@pytest.mark.parametrize(
+    "argv",
+    [("plan",), ("apply",), ("ls",), ("fork", "three"), ("rm", "one", "--yes"), ("cache", "ls"), ("gc",)],
+    ids=" ".join,
+)
+def test_a_command_on_a_damaged_database_says_so_and_writes_nothing(
+    rig: Rig, dev_project: Path, table: str, argv: tuple[str, ...]
+) -> None:
+    database = _settled(rig, dev_project)
+    digest = _damage(database, _root_page(database, table))
+
+    result = rig(*argv)
+
+    assert _unwritten(database, digest), result
+    assert not list(database.parent.glob("state.sqlite.backup-*")), "moved aside for an empty database"
+    if result.returncode == 0:  # it read nothing damaged and wrote nothing: fine
+        assert argv[0] in ("ls", "cache", "plan"), result
+        return
+    assert result.returncode == 1, result
+    [line] = result.error_lines
+    assert str(database) in line and DAMAGED in line and OFFERED in line, line
+
+
+def test_a_writer_checks_the_file_before_its_first_write(rig: Rig, dev_project: Path) -> None:
+    """Damage in a table apply never reads (workspaces) is found before apply writes its runs."""
+    database = _settled(rig, dev_project)
+    assert rig("cache", "clear", "--yes").returncode == 0  # apply has tasks to run and record
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    digest = _damage(database, _root_page(database, "workspaces"))
+
+    result = rig("apply")
+
+    assert result.returncode == 1, result
+    assert DAMAGED in result.error_lines[0]
+    assert _unwritten(database, digest)
+
+
+def test_later_rigs_stay_off_a_damaged_database_until_it_is_replaced(rig: Rig, dev_project: Path) -> None:
+    database = _settled(rig, dev_project)
+    healthy = database.read_bytes()
+    _damage(database, _root_page(database, "workspaces"))
+    assert rig("apply").returncode == 1
+    assert Path(f"{database}.damaged").exists()
+
+    refused = rig("cache", "ls")  # reads nothing damaged, and is still refused: the file is known bad
+    assert refused.returncode == 1, refused
+    assert DAMAGED in refused.error_lines[0]
+
+    database.write_bytes(healthy)  # the user restores a copy
+    restored = rig("ls")
+    assert restored.returncode == 0, restored
+    assert not Path(f"{database}.damaged").exists()
+
+
+def test_doctor_says_the_state_is_damaged(rig: Rig, dev_project: Path) -> None:
+    database = _settled(rig, dev_project)
+    digest = _damage(database, _root_page(database, "workflow_node_runs"))
+
+    result = rig("doctor")
+    report = rig("--json", "doctor")
+
+    assert result.returncode == 0, result
+    assert "DAMAGED" in result.stdout
+    assert report.json["project"]["state"]["damaged"]
+    assert _unwritten(database, digest)
+
+
+def test_state_copy_refuses_a_damaged_source_and_blames_the_source(rig: Rig, dev_project: Path, tmp_path: Path) -> None:
+    database = _settled(rig, dev_project)
+    digest = _damage(database, _root_page(database, "workflow_node_runs"))
+    target = tmp_path / "copy.sqlite"
+
+    result = rig("state", "copy", "--to", str(target))
+
+    assert result.returncode == 1, result
+    [line] = result.error_lines
+    assert f"State database {database} is damaged" in line
+    assert _unwritten(database, digest)
+    with contextlib.suppress(FileNotFoundError):
+        shutil.copy(target, tmp_path / "seen.sqlite")
+    assert not Path(f"{target}.damaged").exists()

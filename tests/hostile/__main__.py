@@ -1,0 +1,96 @@
+"""`python3 -m tests.hostile signals|corrupt`: the hostile run on its own, with its figures.
+
+- ``signals --trials N``: N process-group interrupts per handler kind and signal (SIGINT, SIGTERM,
+  SIGHUP), plus N kill -9s during a docker exec recovered by the next command and N by `rig gc`
+  (docker kinds only when a daemon answers at DOCKER_HOST). Fails on any exit 0, run recorded
+  succeeded, wrong exit code or process left running.
+- ``corrupt --databases N``: N state databases damaged at different pages and offsets, each run
+  through the common commands. Fails on any exit 3 or any write into a damaged file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def _signals(args: argparse.Namespace) -> int:
+    from tests.hostile.signals import HOST_KINDS, KINDS, SIGNALS, Docker, SignalProject, Trial, Unavailable, summarize
+
+    kinds = [kind for kind in args.kinds.split(",") if kind]
+    docker: Docker | None = None
+    if any(kind not in HOST_KINDS for kind in kinds):
+        try:
+            docker = Docker()
+        except Unavailable as exc:
+            print(f"docker kinds skipped ({exc})")
+            kinds = [kind for kind in kinds if kind in HOST_KINDS]
+    trials: list[Trial] = []
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="rig-hostile-") as workdir:
+        project = SignalProject(Path(workdir), docker)
+        try:
+            for index in range(args.trials):
+                for kind in kinds:
+                    assert kind in KINDS, kind
+                    for signum in SIGNALS:
+                        trial = project.trial(kind, signum)
+                        trials.append(trial)
+                        if not trial.clean:
+                            print(f"NOT CLEAN: {trial}", file=sys.stderr)
+                if docker is not None:
+                    for recover_with in ("apply", "gc"):
+                        trial = project.kill9_exec_trial(recover_with=recover_with)
+                        trial.signal = "SIGKILL"
+                        trials.append(trial)
+                        if not trial.clean:
+                            print(f"NOT CLEAN (kill -9, then {recover_with}): {trial}", file=sys.stderr)
+                print(f"round {index + 1}/{args.trials} done ({time.monotonic() - started:.0f}s)", file=sys.stderr)
+        finally:
+            project.close()
+            if docker is not None:
+                docker.close()
+    for line in summarize(trials):
+        print(line)
+    print(f"{len(trials)} trials in {time.monotonic() - started:.0f}s")
+    return 0 if trials and all(trial.clean for trial in trials) else 1
+
+
+def _corrupt(args: argparse.Namespace) -> int:
+    from tests.hostile.corrupt import COMMANDS, CorruptProject, summarize
+
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    print(f"seed {seed}")
+    rng = random.Random(seed)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="rig-corrupt-") as workdir:
+        project = CorruptProject(Path(workdir))
+        damages = project.damages(args.databases, rng)
+        outcomes = [outcome for damage in damages for outcome in project.sweep(damage, COMMANDS)]
+    for line in summarize(outcomes):
+        print(line)
+    print(f"{len(damages)} damaged databases x {len(COMMANDS)} commands in {time.monotonic() - started:.0f}s")
+    return 0 if outcomes and all(outcome.clean for outcome in outcomes) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    from tests.hostile.signals import KINDS
+
+    parser = argparse.ArgumentParser(prog="python3 -m tests.hostile", description=__doc__.splitlines()[0])
+    commands = parser.add_subparsers(dest="sweep", required=True)
+    signals = commands.add_parser("signals", help="process-group interrupts across handler kinds and signals")
+    signals.add_argument("--trials", type=int, default=3, help="rounds: each kind x signal once per round (default 3)")
+    signals.add_argument("--kinds", default=",".join(KINDS), help=",".join(KINDS))
+    corrupt = commands.add_parser("corrupt", help="damaged state databases x the common commands")
+    corrupt.add_argument("--databases", type=int, default=20, help="damaged databases (default 20)")
+    corrupt.add_argument("--seed", type=int, default=None, help="seed for the damage (default: random)")
+    args = parser.parse_args(argv)
+    return _signals(args) if args.sweep == "signals" else _corrupt(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
