@@ -37,6 +37,11 @@ class UnsupportedError(ProviderError):
     """The workspace's provider cannot do that at all (the local provider has nothing to stop)."""
 
 
+class UnreachableError(ProviderError):
+    """A provider could not be asked at all (its daemon does not answer, or is not the daemon that
+    made the thing): the answer is unknown, never "gone". ``rig gc --forget-unreachable`` may forget it."""
+
+
 class StateError(RigError):
     """The state database is unusable (for example written by a newer rig)."""
 
@@ -133,6 +138,7 @@ __all__ = [
     "StateLockedError",
     "TaskError",
     "UnknownWorkspaceError",
+    "UnreachableError",
     "UsageError",
     "describe_exception",
 ]

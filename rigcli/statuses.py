@@ -29,8 +29,9 @@ HistoryNodeStatus = Literal[ShownRunStatus, "cached", "skipped"]
 # A workspace record (``workspaces.status``): creating → ready | failed → removing.
 WorkspaceStatus = Literal["creating", "ready", "failed", "removing"]
 
-# An entry of the effects journal (``effects.status``): requested → confirmed → deleted.
-EffectStatus = Literal["requested", "confirmed", "deleted"]
+# An entry of the effects journal (``effects.status``): requested → confirmed → deleted, or
+# forgotten (``rig gc --forget-unreachable``: no provider can be asked about it; kept with why).
+EffectStatus = Literal["requested", "confirmed", "deleted", "forgotten"]
 # An effect as ``rig gc`` sees it: journaled, or ``found`` by its provider but never journaled
 # (never stored).
 SeenEffectStatus = Literal[EffectStatus, "found"]

@@ -149,7 +149,8 @@ class DockerController(BaseController):
         }
         problem = self._daemon_problem()
         if problem is not None:
-            check["status"], check["message"] = "error", problem
+            warning = f" ({endpoint.warning})" if endpoint.warning else ""
+            check["status"], check["message"] = "error", problem + warning
         return [check]
 
     def _daemon_problem(self) -> str | None:
@@ -273,7 +274,9 @@ class DockerController(BaseController):
                 "effect_id": tag,
             },
         )
-        effects.confirmed(tag, {"image_id": image_id})
+        # What it was made from: gc removes a snapshot of a snapshot before the snapshot under it.
+        made_from = {"parent": machine.image} if machine.image.startswith("sha256:") else {}
+        effects.confirmed(tag, {"image_id": image_id, **made_from})
         return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image_id": image_id}
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:

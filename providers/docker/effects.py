@@ -14,7 +14,7 @@ from typing import Any
 from providers.docker.client import DockerClient
 from providers.docker.execution import end_session
 from providers.docker.images import familiar_tag
-from rigcli.errors import ProviderError
+from rigcli.errors import ProviderError, UnreachableError
 from rigcli.provider_api import EXEC_EFFECT, EffectEntry, KeyValueStore
 
 SNAPSHOT_REPO = "rig/snapshot"  # snapshots are tagged so `docker image prune` leaves them alone
@@ -61,6 +61,8 @@ def find(client: DockerClient, project_dir: str) -> list[EffectEntry]:
         labelled = labels.get(EFFECT_LABEL) if labels.get(KIND_LABEL) == "snapshot" else None
         effect_id = labelled if labelled and f"{SNAPSHOT_REPO}:{labelled}" in tags else image["Id"]
         resource = {"image_id": image["Id"], "host": client.host}
+        if image.get("ParentId"):  # a snapshot of a snapshot: the daemon removes children first (gc_order)
+            resource["parent"] = image["ParentId"]
         found.append({"id": str(effect_id), "kind": "image", "resource": resource})
     return found
 
@@ -89,7 +91,7 @@ def remove(client: DockerClient, storage: KeyValueStore, effect: EffectEntry) ->
     resource = effect["resource"]
     host = resource.get("host")
     if isinstance(host, str) and host and host != client.host:
-        raise ProviderError(f"{effect['kind']} {effect['id']} was made on the daemon at {host}, not {client.host}")
+        raise UnreachableError(f"{effect['kind']} {effect['id']} was made on the daemon at {host}, not {client.host}")
     if effect["kind"] == "container":
         # Before its reply, only its name (the effect id) is known; the name finds it too.
         target = str(resource.get("container_id") or resource.get("machine_id") or effect["id"])

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import httpx
 
 from providers.docker.endpoint import Endpoint
-from rigcli.errors import ProviderError
+from rigcli.errors import ProviderError, UnreachableError
 
 # OpenSSL reasons meaning the daemon refused our client certificate (TLS 1.2 and 1.3 spellings).
 _REFUSED_CLIENT_CERT = ("ALERT_BAD_CERTIFICATE", "ALERT_UNKNOWN_CA", "CERTIFICATE_REQUIRED", "ALERT_CERTIFICATE")
@@ -28,40 +28,42 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def transport_error(endpoint: Endpoint, exc: BaseException, what: str) -> ProviderError:
-    """The ProviderError for a request that never got an answer: names the endpoint and the failing layer."""
+def transport_error(endpoint: Endpoint, exc: BaseException, what: str) -> UnreachableError:
+    """The error for a request that never got an answer: names the endpoint and the failing layer."""
     from providers.docker.ssh import SshConnectionError  # ssh is imported lazily elsewhere too
 
     at = f"Cannot reach the Docker daemon at {endpoint.host}"
     for cause in _causes(exc):
         if isinstance(cause, SshConnectionError):
-            return ProviderError(one_line(str(cause)))
-        if isinstance(cause, ProviderError):
+            return UnreachableError(one_line(str(cause)))
+        if isinstance(cause, UnreachableError):
             return cause
+        if isinstance(cause, ProviderError):
+            return UnreachableError(str(cause))
         if isinstance(cause, ssl.SSLCertVerificationError):
             reason = cause.verify_message or cause.reason or str(cause)
-            return ProviderError(
+            return UnreachableError(
                 f"{at}: certificate check failed: the daemon's certificate does not verify against "
                 f"{endpoint.cert_file('ca.pem')} ({reason})"
             )
         if isinstance(cause, ssl.SSLError):
             reason = str(cause.reason or cause)
             if any(marker in reason for marker in _REFUSED_CLIENT_CERT):
-                return ProviderError(
+                return UnreachableError(
                     f"{at}: TLS handshake failed: the daemon refused the client certificate "
                     f"{endpoint.cert_file('cert.pem')} ({reason})"
                 )
             if any(marker in reason for marker in _NOT_TLS):
-                return ProviderError(
+                return UnreachableError(
                     f"{at}: TLS handshake failed: nothing speaking TLS answered there ({reason}); "
                     "if the daemon really listens without TLS, set tls_verify=False"
                 )
-            return ProviderError(f"{at}: TLS handshake failed ({reason})")
+            return UnreachableError(f"{at}: TLS handshake failed ({reason})")
     reason = one_line(str(exc)) or type(exc).__name__
     if _is_connect_failure(exc):
         hint = "is dockerd running?" if endpoint.mode == "unix" else "is the host up and dockerd listening there?"
-        return ProviderError(f"{at}: unreachable ({reason}); {hint}")
-    return ProviderError(f"Docker request {what} to {endpoint.host} failed: {reason}")
+        return UnreachableError(f"{at}: unreachable ({reason}); {hint}")
+    return UnreachableError(f"Docker request {what} to {endpoint.host} failed: {reason}")
 
 
 def _is_connect_failure(exc: BaseException) -> bool:

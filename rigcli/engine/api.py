@@ -187,8 +187,9 @@ class Engine(Protocol):
     async def list_snapshots(self, workflow: str | None = None) -> list[JsonObject]: ...
 
     # -- garbage ------------------------------------------------------------------------------------
-    async def collect_garbage(self, dry_run: bool = False) -> GcReport:
-        """Delete what rig made and nothing live refers to (see engine/garbage.py); ``dry_run`` lists it."""
+    async def collect_garbage(self, dry_run: bool = False, forget_unreachable: bool = False) -> GcReport:
+        """Delete what rig made and nothing live refers to (see engine/garbage.py); ``dry_run`` lists it;
+        ``forget_unreachable`` marks what no provider can be asked about forgotten instead of failing."""
         ...
 
     # -- the run history (engine/history.py): rig runs, rig logs ------------------------------------

@@ -213,8 +213,8 @@ class ProjectEngine:
         return await self.cache.list_snapshots(workflow)
 
     # -- garbage ------------------------------------------------------------------------------------
-    async def collect_garbage(self, dry_run: bool = False) -> GcReport:
-        return await self.garbage.collect_garbage(dry_run)
+    async def collect_garbage(self, dry_run: bool = False, forget_unreachable: bool = False) -> GcReport:
+        return await self.garbage.collect_garbage(dry_run, forget_unreachable)
 
     # -- the run history ------------------------------------------------------------------------------
     def list_applies(self, workflow: str | None = None, limit: int | None = 20) -> list[AppliedRun]:

@@ -22,18 +22,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 
 from rigcli.engine.effects import as_entry
+from rigcli.engine.gc_order import kept_parents, removal_order
 from rigcli.engine.project import Project
 from rigcli.engine.providers import maybe_await
 from rigcli.engine.reconcile import abandoned, remove_effect
 from rigcli.engine.results import GcItem, GcReport
 from rigcli.engine.session import ProviderSession
-from rigcli.errors import NotFoundError
+from rigcli.errors import NotFoundError, UnreachableError
 from rigcli.provider_api import EXEC_EFFECT, SupportsEffects
 from rigcli.records import EffectRecord, NodeRun
 from rigcli.state.api import StateStore
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
+
+
+def _with_found(journaled: EffectRecord, found: EffectRecord) -> EffectRecord:
+    """The journaled effect, with what its provider found added to its resource (never overriding it)."""
+    resource = {**found.resource, **journaled.resource}
+    return journaled if resource == journaled.resource else replace(journaled, resource=resource)
 
 
 def _strings(value: object) -> Iterator[str]:
@@ -98,18 +106,23 @@ class Garbage:
     def __init__(self, project: Project) -> None:
         self.project = project
 
-    async def collect_garbage(self, dry_run: bool = False) -> GcReport:
-        """Delete (or with ``dry_run`` only list) what rig made and nothing live refers to."""
-        if dry_run:
-            return await self._collect(dry_run=True)
-        with self.project.stores.writing("gc"):
-            return await self._collect(dry_run=False)
+    async def collect_garbage(self, dry_run: bool = False, forget_unreachable: bool = False) -> GcReport:
+        """Delete (or with ``dry_run`` only list) what rig made and nothing live refers to.
 
-    async def _collect(self, *, dry_run: bool) -> GcReport:
+        ``forget_unreachable``: a journaled removal whose provider cannot be asked at all
+        (``UnreachableError``: a daemon that is gone, or not the one that made it) is marked
+        ``forgotten`` with the reason instead of failing this and every later gc; a provider that
+        cannot list what it made is reported but no failure either."""
+        if dry_run:
+            return await self._collect(dry_run=True, forget_unreachable=forget_unreachable)
+        with self.project.stores.writing("gc"):
+            return await self._collect(dry_run=False, forget_unreachable=forget_unreachable)
+
+    async def _collect(self, *, dry_run: bool, forget_unreachable: bool) -> GcReport:
         store = self.project.store
         session = await self._gc_session()
         references = self._references()
-        report = GcReport(dry_run=dry_run)
+        report = GcReport(dry_run=dry_run, forgetting=forget_unreachable)
         # Journaled effects are removed through their provider; found ones through the controller
         # that found them (two docker providers may talk to two daemons).
         journal = store.list_effects(statuses=LIVE_EFFECT_STATUSES)
@@ -117,33 +130,62 @@ class Garbage:
             (effect.provider_id, effect.id): (effect, None) for effect in journal
         }
         for controller, found in await self._found(session, report):
-            candidates.setdefault((found.provider_id, found.id), (found, controller))
-        # Sessions first: ending one needs its machine, which may be removed below.
-        ordered = sorted(candidates.values(), key=lambda item: item[0].kind != EXEC_EFFECT)
-        for effect, finder in ordered:
-            journaled = finder is None
+            key = (found.provider_id, found.id)
+            if key in candidates:  # what the provider sees now may say more (what it was made from)
+                journaled, _ = candidates[key]
+                candidates[key] = (_with_found(journaled, found), None)
+            else:
+                candidates[key] = (found, controller)
+        doomed: list[tuple[EffectRecord, SupportsEffects | None]] = []
+        kept: list[EffectRecord] = []
+        for effect, finder in candidates.values():
             why = references.why_kept(effect)
-            if why is not None:
-                report.kept.append(GcItem.of(effect, journaled, why))
-                continue
-            if not dry_run:
-                try:
-                    if finder is None:
-                        await remove_effect(session, as_entry(effect), effect.provider_id)
-                    else:
-                        await maybe_await(finder.remove_effect(as_entry(effect)))
-                except Exception as exc:  # an uncertain answer is never taken as gone
-                    message = str(exc) or type(exc).__name__
-                    if journaled:
-                        store.note_effect_error(effect.id, message)
-                    report.failed.append(GcItem.of(effect, journaled, message))
-                    continue
-                if journaled:
-                    store.delete_effect(effect.id)
-            report.removed.append(GcItem.of(effect, journaled, None))
+            if why is None:
+                doomed.append((effect, finder))
+            else:
+                report.kept.append(GcItem.of(effect, finder is None, why))
+                kept.append(effect)
+        for index, child in sorted(kept_parents(kept, [effect for effect, _ in doomed]).items(), reverse=True):
+            effect, finder = doomed.pop(index)
+            report.kept.append(GcItem.of(effect, finder is None, f"kept {child.kind} {child.id} was made from it"))
+        for effect, finder in removal_order(doomed):
+            await self._remove(store, session, report, effect, finder, dry_run=dry_run)
         if not dry_run:
-            report.forgotten = store.forget_deleted_effects()
+            report.dropped = store.forget_deleted_effects()
         return report
+
+    async def _remove(
+        self,
+        store: StateStore,
+        session: ProviderSession,
+        report: GcReport,
+        effect: EffectRecord,
+        finder: SupportsEffects | None,
+        *,
+        dry_run: bool,
+    ) -> None:
+        journaled = finder is None
+        if dry_run:
+            report.removed.append(GcItem.of(effect, journaled, None))
+            return
+        try:
+            if finder is None:
+                await remove_effect(session, as_entry(effect), effect.provider_id)
+            else:
+                await maybe_await(finder.remove_effect(as_entry(effect)))
+        except Exception as exc:  # an uncertain answer is never taken as gone
+            message = str(exc) or type(exc).__name__
+            if journaled and report.forgetting and isinstance(exc, UnreachableError):
+                store.forget_effect(effect.id, message)
+                report.forgotten.append(GcItem.of(effect, journaled, message))
+                return
+            if journaled:
+                store.note_effect_error(effect.id, message)
+            report.failed.append(GcItem.of(effect, journaled, message))
+            return
+        if journaled:
+            store.delete_effect(effect.id)
+        report.removed.append(GcItem.of(effect, journaled, None))
 
     async def _gc_session(self) -> ProviderSession:
         """Controllers for every provider any workflow uses (plan mode: checks have no side effects)."""

@@ -15,7 +15,7 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.engine.effects import as_entry
 from rigcli.engine.providers import maybe_await
 from rigcli.engine.session import ProviderSession
-from rigcli.errors import RigError, describe_exception
+from rigcli.errors import RigError, UnreachableError, describe_exception
 from rigcli.provider_api import EXEC_EFFECT, EffectEntry, ProviderController, SupportsEffects
 from rigcli.records import EffectRecord, WorkspaceRecord
 from rigcli.state.api import StateStore
@@ -56,7 +56,7 @@ async def remove_effect(session: ProviderSession, entry: EffectEntry, provider_i
     """Ask the provider to remove one effect; raises RigError when it cannot tell."""
     controller = await controller_of(session, provider_id)
     if controller is None:
-        raise RigError(f"provider {provider_id} is not available to remove it")
+        raise UnreachableError(f"provider {provider_id} is not available to remove it")
     if not isinstance(controller, SupportsEffects):
         raise RigError(f"provider {provider_id} cannot remove what it journaled (no remove_effect)")
     return bool(await maybe_await(controller.remove_effect(entry)))

@@ -209,11 +209,14 @@ class GcReport:
     """What ``rig gc`` removed (or, with ``dry_run``, would remove), kept and could not remove."""
 
     dry_run: bool
+    forgetting: bool = False  # --forget-unreachable: unknowable removals are forgotten, not failures
     removed: list[GcItem] = field(default_factory=list)
     kept: list[GcItem] = field(default_factory=list)
     failed: list[GcItem] = field(default_factory=list)
     unreachable: list[str] = field(default_factory=list)  # providers that could not list what they made
-    forgotten: int = 0  # journal rows of removed resources dropped
+    # With --forget-unreachable: journal entries no provider can be asked about, marked forgotten.
+    forgotten: list[GcItem] = field(default_factory=list)
+    dropped: int = 0  # journal rows of removed resources dropped
 
     def to_json(self) -> JsonObject:
         return {
@@ -222,6 +225,7 @@ class GcReport:
             "kept": [item.to_json() for item in self.kept],
             "failed": [item.to_json() for item in self.failed],
             "unreachable": list(self.unreachable),
+            "forgotten": [item.to_json() for item in self.forgotten],
         }
 
 

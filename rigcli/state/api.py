@@ -249,6 +249,10 @@ class StateStore(Protocol):
         outcome after; False when the effect is not live."""
         ...
 
+    def forget_effect(self, effect_id: str, reason: str) -> bool:
+        """Mark it ``forgotten`` with ``reason`` (no provider can be asked); False when it was not live."""
+        ...
+
     def get_effect(self, effect_id: str) -> EffectRecord | None: ...
 
     def list_effects(

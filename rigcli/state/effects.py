@@ -2,7 +2,9 @@
 
 Portable SQL over ``_read``/``_write`` (``?`` placeholders, no rowid), so every backend gets it.
 A row goes ``requested`` (before the provider call) → ``confirmed`` (it exists) → ``deleted``
-(it is gone); ``rig gc`` forgets deleted rows.
+(it is gone); ``rig gc`` forgets deleted rows. ``forgotten`` (with the reason in ``error``) is
+what ``rig gc --forget-unreachable`` makes of a row no provider can be asked about: no longer
+looked for, kept as a record that it may still exist.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Collection, Mapping
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 from rigcli.records import EffectRecord, utc_now
-from rigcli.state.database import StateDatabase, dumps
+from rigcli.state.database import StateDatabase, dumps, stored_text
 from rigcli.state.dialect import where_clause
 from rigcli.state.process import this_host
 from rigcli.state.rows import Columns, json_object
@@ -86,6 +88,17 @@ class EffectsJournal(StateDatabase):
                 "UPDATE effects SET status = 'deleted', error = NULL, updated_at = ? "
                 "WHERE id = ? AND status != 'deleted'",
                 (utc_now(), effect_id),
+            )
+            return cursor.rowcount > 0
+
+    def forget_effect(self, effect_id: str, reason: str) -> bool:
+        """Stop looking for it (its provider cannot be asked): ``forgotten``, with why; False when it
+        was not journaled or no longer live."""
+        with self._write() as db:
+            cursor = db.execute(
+                "UPDATE effects SET status = 'forgotten', error = ?, updated_at = ? "
+                "WHERE id = ? AND status IN ('requested', 'confirmed')",
+                (stored_text(reason), utc_now(), effect_id),
             )
             return cursor.rowcount > 0
 

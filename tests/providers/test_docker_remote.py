@@ -99,7 +99,9 @@ def test_the_host_is_the_fingerprint_and_the_certificates_are_not(make_harness: 
     other = check({"host": "tcp://b:2376", "tls_verify": True, "cert_path": str(tmp_path / "one")})
     assert first["fingerprint"] == again["fingerprint"] == "tcp://a:2376"
     assert other["fingerprint"] == "tcp://b:2376"
-    assert first["status"] == "ok" and first["value"] == "tcp://a:2376 (TLS)"
+    assert first["value"] == "tcp://a:2376 (TLS)"
+    # Nothing answers at tcp://a:2376: plan asks the daemon (issue 17), and says so without changing the identity.
+    assert first["status"] == again["status"] == "error" and "tcp://a:2376" in first["message"]
 
 
 def test_plain_tcp_warns_once_that_the_daemon_is_unauthenticated(make_harness: Any) -> None:

@@ -12,21 +12,27 @@ if TYPE_CHECKING:
     from rigcli.engine.results import GcReport
 
 
-def gc(session: Session, *, dry_run: bool = False) -> int:
-    """No confirmation: it only deletes what rig made and nothing live refers to."""
-    report = session.run(session.engine.collect_garbage(dry_run=dry_run))
-    check(report)
+def gc(session: Session, *, dry_run: bool = False, forget_unreachable: bool = False) -> int:
+    """No confirmation: it only deletes what rig made and nothing live refers to.
+
+    With --json the report is printed whatever happened (its ``failed`` and ``unreachable`` say
+    what could not be done); a failure is then also one error line on stderr, and exit 1."""
+    engine = session.engine
+    report = session.run(engine.collect_garbage(dry_run=dry_run, forget_unreachable=forget_unreachable))
     if session.opts.json:
         emit_json(report.to_json())
+        check(report)
     else:
+        check(report)  # one error line, and no table that would look like success
         show(report)
     return 0
 
 
 def check(report: GcReport) -> None:
-    """One error line (and nothing on stdout) when something could not be removed or looked for."""
+    """One error line when something could not be removed or looked for."""
     problems = [f"{item.provider_id} {item.kind} {item.id}: {item.reason}" for item in report.failed]
-    problems += [f"could not list what {where}" for where in report.unreachable]
+    if not report.forgetting:
+        problems += [f"could not list what {where}" for where in report.unreachable]
     if problems:
         more = f"; and {len(problems) - 2} more" if len(problems) > 2 else ""
         msg = (
@@ -41,7 +47,10 @@ def show(report: GcReport) -> None:
 
     action = "would remove" if report.dry_run else "removed"
     rows = [[action, item.provider_id, item.kind, item.id] for item in report.removed]
+    rows += [["forgot", item.provider_id, item.kind, item.id] for item in report.forgotten]
     print_table(["", "provider", "kind", "id"], rows, empty="nothing to collect")
+    for item in report.forgotten:
+        print_message(f"forgot {item.kind} {item.id} (it may still exist): {item.reason}", style="yellow")
     if report.kept:
         noun = "resource" if len(report.kept) == 1 else "resources"
         print_message(f"kept {len(report.kept)} {noun} that cache entries or workspaces refer to", style="dim")
