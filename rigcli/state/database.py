@@ -277,6 +277,10 @@ class StateDatabase:
             return None
         if is_damage(error):
             return self._damaged(str(error))
+        if isinstance(error, (json.JSONDecodeError, UnicodeDecodeError)):
+            # rig stores only JSON it wrote itself: a value that does not parse is a damaged cell
+            # (an overwritten overflow page) that SQLite's page checks may not see.
+            return self._damaged(f"a stored value does not parse: {error}")
         if isinstance(error, sqlite3.OperationalError):
             return StateError(f"State database {self.path}: {error}")
         return None

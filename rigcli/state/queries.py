@@ -27,7 +27,7 @@ class StoreQueries(RunJournal, ApplyHistory, WorkspaceTable, EffectsJournal):
     def get_metadata(self, key: str) -> JsonValue | None:
         with self._read() as db:
             row = db.execute('SELECT value_json FROM runtime_metadata WHERE "key" = ?', (key,)).fetchone()
-        return None if row is None else json.loads(row[0])
+            return None if row is None else json.loads(row[0])
 
     def set_metadata(self, key: str, value: JsonValue) -> None:
         with self._write() as db:
