@@ -318,9 +318,12 @@ def summarize(trials: list[Trial]) -> list[str]:
             group = [t for t in trials if (t.kind, t.signal) == (kind, name)]
             codes = sorted({str(t.exit_code) for t in group})
             statuses = sorted({t.status for t in group})
+            # After kill -9 the exit and status are those of the command that recovered.
+            what = ("exits", "statuses") if group[0].graceful else ("recovery-exits", "newest-run")
             lines.append(
-                f"{kind:12} {name:7} trials={len(group)} exits={','.join(codes)} statuses={','.join(statuses)} "
-                f"survivors={sum(len(t.survivors) for t in group)} errors={sum(len(t.errors) for t in group)}"
+                f"{kind:12} {name:7} trials={len(group)} {what[0]}={','.join(codes)} "
+                f"{what[1]}={','.join(statuses)} survivors={sum(len(t.survivors) for t in group)} "
+                f"errors={sum(len(t.errors) for t in group)}"
             )
     exit0 = sum(t.exit_code == 0 and t.graceful for t in trials)
     succeeded = sum(t.status == "succeeded" and t.graceful for t in trials)
