@@ -284,7 +284,15 @@ COMMANDS = (
         "gc",
         "Delete machines, snapshots, containers and images that nothing refers to (no confirmation).",
         "rigcli.cli.commands.gc:gc",
-        options=(Option(("--dry-run",), "dry_run", "List what would be deleted; delete nothing."),),
+        options=(
+            Option(("--dry-run",), "dry_run", "List what would be deleted; delete nothing."),
+            Option(
+                ("--forget-unreachable",),
+                "forget_unreachable",
+                "Mark what no daemon can be asked about (gone, or not the one that made it) forgotten, "
+                "with the reason, instead of failing.",
+            ),
+        ),
     ),
     STATE,
     Command(

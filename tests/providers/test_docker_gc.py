@@ -99,3 +99,23 @@ def test_json_gc_prints_its_report_when_a_removal_fails(project: Path) -> None:
     assert "unix:///nope.sock" in failed["reason"]
     [line] = collected.error_lines
     assert "unix:///nope.sock" in line
+
+
+@pytest.mark.docker
+def test_forget_unreachable_unsticks_gc_and_journals_why(project: Path) -> None:
+    _apply_against_a_daemon_that_never_existed(project)
+    assert _rig(project, "gc").returncode == 1  # stuck: every gc names that daemon
+    assert _rig(project, "gc").returncode == 1
+
+    forgot = _rig(project, "--json", "gc", "--forget-unreachable")
+
+    assert forgot.returncode == 0, forgot
+    [item] = forgot.json["forgotten"]
+    assert "unix:///nope.sock" in item["reason"]
+    assert forgot.json["failed"] == []
+    with contextlib.closing(sqlite3.connect(project / ".rig" / "state.sqlite")) as db:
+        [(status, error)] = db.execute("SELECT status, error FROM effects").fetchall()
+    assert status == "forgotten" and "unix:///nope.sock" in error  # kept as a record, not deleted silently
+    listed = _rig(project, "--json", "gc", "--dry-run")
+    assert listed.returncode == 0 and listed.json["removed"] == [], listed
+    assert _rig(project, "gc").returncode == 0
