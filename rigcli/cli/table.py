@@ -85,7 +85,7 @@ CACHE = Command(
 
 STATE = Command(
     "state",
-    "Move the project's state between SQLite and PostgreSQL.",
+    "Move the project's state between SQLite and PostgreSQL; check and recover a damaged state file.",
     commands=(
         Command(
             "copy",
@@ -103,6 +103,19 @@ STATE = Command(
                     complete="files",
                 ),
             ),
+        ),
+        Command(
+            "check",
+            "Run SQLite's integrity check on the project's state file; exit 1 if it is damaged.",
+            "rigcli.cli.commands.state:check",
+            needs="options",
+        ),
+        Command(
+            "recover",
+            "Salvage a damaged state file into a new one that the project then uses; the damaged one is kept "
+            "beside it.",
+            "rigcli.cli.commands.state:recover",
+            needs="options",
         ),
     ),
 )

@@ -89,7 +89,7 @@ def test_endpoint_candidates(project: Path) -> None:
     assert "--yes" in complete(project, "rig", "cache", "clear", "-")  # asks like invalidate --all
     assert "--help" in complete(project, "rig", "op", "--")  # lists the project's operations
     assert complete(project, "rig", "ls", "") == ["workspaces", "snapshots", "config"]
-    assert complete(project, "rig", "state", "") == ["copy"]
+    assert complete(project, "rig", "state", "") == ["copy", "check", "recover"]
     assert "--to" in complete(project, "rig", "state", "copy", "-")
     assert complete(project, "rig", "completion", "") == ["bash", "zsh", "fish"]
     assert "local" in complete(project, "rig", "providers", "")

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli.cli_support import Result, run_rig, write_project
 from tests.cli.conftest import Rig
 
 PAGE = 4096
@@ -134,3 +135,101 @@ def test_state_copy_refuses_a_damaged_source_and_blames_the_source(rig: Rig, dev
     with contextlib.suppress(FileNotFoundError):
         shutil.copy(target, tmp_path / "seen.sqlite")
     assert not Path(f"{target}.damaged").exists()
+
+
+def _leaf_page(database: Path, table: str) -> int:
+    """A leaf page of ``table`` other than its root: damage there loses some rows, not all."""
+    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+        pages = [
+            int(row[0])
+            for row in db.execute("SELECT pageno FROM dbstat WHERE name = ? AND pagetype = 'leaf'", (table,))
+        ]
+    root = _root_page(database, table)
+    return next(page for page in pages if page != root)
+
+
+def _count(database: Path, table: str) -> int:
+    with contextlib.closing(sqlite3.connect(f"file:{database}?mode=ro", uri=True)) as db:
+        return int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+
+
+def test_state_check_says_ok_or_names_the_damage(rig: Rig, dev_project: Path) -> None:
+    database = _settled(rig, dev_project)
+    healthy = rig("--json", "state", "check")
+    assert healthy.returncode == 0, healthy
+    assert healthy.json == {"path": str(database), "ok": True, "problems": []}
+
+    digest = _damage(database, _root_page(database, "workspaces"))
+    damaged = rig("--json", "state", "check")
+
+    assert damaged.returncode == 1, damaged
+    assert damaged.json["ok"] is False and damaged.json["problems"]
+    [line] = damaged.error_lines
+    assert DAMAGED in line and "rig state recover" in line
+    assert _unwritten(database, digest)
+
+
+MANY_RUNS = """
+from rigcli import workflow
+
+
+def grow(index):
+    def task(step):
+        return {"ctx": {**step.ctx, f"k{index}": "v" * 400}}
+
+    return task
+
+
+def create(workflow, workspace):
+    return {"name": workspace.name}
+
+
+sequence = workflow("many").sequence("many")
+for index in range(40):
+    sequence = sequence.task(f"t{index}", grow(index))
+workflows = sequence.workspace(create=create)
+"""
+
+
+def test_state_recover_salvages_into_a_new_file_and_keeps_the_damaged_one(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "many", MANY_RUNS)
+
+    def rig(*args: str) -> Result:
+        return run_rig(*args, cwd=project)
+
+    for args in (("apply",), *(("fork", name) for name in ("one", "two", "three"))):
+        assert rig(*args).returncode == 0
+    database = project / ".rig" / "state.sqlite"
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    runs = _count(database, "workflow_node_runs")
+    digest = _damage(database, _leaf_page(database, "workflow_node_runs"))
+    assert rig("apply").returncode == 1  # found, marked
+
+    recovered = rig("--json", "state", "recover")
+
+    assert recovered.returncode == 0, recovered
+    report = recovered.json
+    backup = Path(report["backup"])
+    assert backup.parent == database.parent and backup.name.startswith("state.sqlite.damaged-")
+    assert _digest(backup) == digest  # the damaged file is kept exactly as it was
+    assert report["tables"]["workspaces"] == 3 and 0 < report["tables"]["workflow_node_runs"] < runs
+    assert report["incomplete"] == ["workflow_node_runs"]
+    assert rig("--json", "state", "check").json["ok"] is True
+    assert not Path(f"{database}.damaged").exists()
+    listed = rig("--json", "ls")
+    assert listed.returncode == 0, listed
+    assert {ws["name"] for ws in listed.json["workflows"][0]["workspaces"]} == {"one", "two", "three"}
+    assert rig("apply").returncode == 0  # the project goes on with the recovered file (re-running what was lost)
+    assert _count(database, "workflow_node_runs") >= runs
+
+
+def test_state_recover_leaves_a_healthy_file_alone(rig: Rig, dev_project: Path) -> None:
+    database = _settled(rig, dev_project)
+    digest = _digest(database)
+
+    result = rig("--json", "state", "recover")
+
+    assert result.returncode == 0, result
+    assert result.json["recovered"] is False
+    assert _digest(database) == digest and not list(database.parent.glob("state.sqlite.damaged-*"))

@@ -120,10 +120,18 @@ def day_two_table() -> Table:
     for command in TABLE.commands:
         if command.name in GROWN:
             have = {option.dest for option in command.options}
-            more = tuple(option for option in GROWN[command.name] if option.dest not in have)
+            spelled = {spelling for option in command.options for spelling in option.spellings}
+            more = tuple(
+                option
+                for option in GROWN[command.name]
+                if option.dest not in have and not spelled & set(option.spellings)
+            )
             command = command.replace(options=(*command.options, *more), hot=True)
         if command.name == "state":
-            command = command.replace(commands=(*command.commands, *STATE_MORE))
+            wanted = {sub.name for sub in STATE_MORE}  # hot here, as STATE_MORE has them, whoever says them
+            own = tuple(sub.replace(hot=True) if sub.name in wanted else sub for sub in command.commands)
+            more = tuple(sub for sub in STATE_MORE if sub.name not in {own_sub.name for own_sub in own})
+            command = command.replace(commands=(*own, *more))
         commands.append(command)
     new = tuple(command for command in NEW if TABLE.root.subcommand(command.name) is None)
     return TABLE.replace(options=GLOBALS, commands=(*commands, *new), options_type=DayTwoOptions)
