@@ -5,7 +5,8 @@
   (docker kinds only when a daemon answers at DOCKER_HOST). Fails on any exit 0, run recorded
   succeeded, wrong exit code or process left running.
 - ``corrupt --databases N``: N state databases damaged at different pages and offsets, each run
-  through the common commands. Fails on any exit 3 or any write into a damaged file.
+  through the common commands, then recovered with `rig state recover`. Fails on any exit 3, any
+  write into a damaged file, or a recovery after which `rig state check` or `rig apply` fails.
 """
 
 from __future__ import annotations
@@ -70,11 +71,17 @@ def _corrupt(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="rig-corrupt-") as workdir:
         project = CorruptProject(Path(workdir))
         damages = project.damages(args.databases, rng)
-        outcomes = [outcome for damage in damages for outcome in project.sweep(damage, COMMANDS)]
-    for line in summarize(outcomes):
+        outcomes, recoveries = [], []
+        for damage in damages:
+            outcomes += project.sweep(damage, COMMANDS)
+            recoveries.append(project.recover(damage))
+            if not recoveries[-1].clean:
+                print(f"NOT RECOVERED: {recoveries[-1]}", file=sys.stderr)
+    for line in summarize(outcomes, recoveries):
         print(line)
     print(f"{len(damages)} damaged databases x {len(COMMANDS)} commands in {time.monotonic() - started:.0f}s")
-    return 0 if outcomes and all(outcome.clean for outcome in outcomes) else 1
+    clean = outcomes and all(outcome.clean for outcome in outcomes)
+    return 0 if clean and all(recovery.clean for recovery in recoveries) else 1
 
 
 def main(argv: list[str] | None = None) -> int:

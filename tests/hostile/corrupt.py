@@ -6,7 +6,9 @@ with the b-tree header of one page (page 1's sits after the 100-byte file header
 chosen offset, kept only if SQLite's ``PRAGMA integrity_check`` then finds it damaged. Every
 command of ``COMMANDS`` runs against it in turn; none may exit 3 (an internal error), none may
 write into the file (its bytes, compared before and after, and no write-ahead log left beside
-it), and none may move it aside for a fresh database.
+it), and none may move it aside for a fresh database. Then ``rig state recover`` must give the
+project a file that passes ``rig state check`` and on which ``rig apply`` succeeds, the damaged one
+kept beside it byte for byte.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import shutil
 import sqlite3
 import textwrap
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +69,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("gc", ("gc",)),
     ("state copy", ("state", "copy", "--to", "{copy}")),
     ("doctor", ("doctor",)),
+    ("state check", ("state", "check")),
 )
 
 
@@ -78,6 +82,18 @@ class Damage:
 
     def __str__(self) -> str:
         return f"#{self.index} page {self.page} +{self.offset} <- {self.data.hex()}"
+
+
+@dataclass
+class Recovery:
+    damage: Damage
+    recovered: bool  # state recover, then state check and apply, each exit 0
+    kept: bool  # the damaged file is kept beside the new one, byte for byte
+    detail: str  # the first failing command, when not recovered
+
+    @property
+    def clean(self) -> bool:
+        return self.recovered and self.kept
 
 
 @dataclass
@@ -192,12 +208,27 @@ class CorruptProject:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(f"{database}{suffix}")
                 database.write_bytes(image)
-        shutil.rmtree(project, ignore_errors=True)
         return outcomes
 
+    def recover(self, damage: Damage) -> Recovery:
+        """``rig state recover`` on the copy ``sweep`` left, then the project must work again."""
+        project = self.root / f"damaged-{damage.index}"
+        database = project / ".rig" / "state.sqlite"
+        image = database.read_bytes()
+        try:
+            for args in (("state", "recover"), ("state", "check"), ("apply",)):
+                result = self.rig(project, *args)
+                if result.returncode != 0:
+                    return Recovery(damage, False, False, f"rig {' '.join(args)}: {result}")
+            backups = database.parent.glob("state.sqlite.damaged-*")
+            kept = [path.read_bytes() for path in backups if not path.name.endswith(("-wal", "-shm"))]
+            return Recovery(damage, True, kept == [image], "")
+        finally:
+            shutil.rmtree(project, ignore_errors=True)
 
-def summarize(outcomes: list[Outcome]) -> list[str]:
-    """Per command: runs, exit codes, writes and replacements; then the totals."""
+
+def summarize(outcomes: list[Outcome], recoveries: Sequence[Recovery] = ()) -> list[str]:
+    """Per command: runs, exit codes, writes and replacements; then the totals and the recoveries."""
     lines = []
     for name in dict.fromkeys(outcome.command for outcome in outcomes):
         group = [outcome for outcome in outcomes if outcome.command == name]
@@ -212,7 +243,12 @@ def summarize(outcomes: list[Outcome]) -> list[str]:
         f"exit-3={sum(o.exit_code == 3 for o in outcomes)} writes={sum(o.wrote for o in outcomes)} "
         f"replaced={sum(o.replaced for o in outcomes)} not-clean={sum(not o.clean for o in outcomes)}"
     )
+    if recoveries:
+        lines.append(
+            f"state recover  databases={len(recoveries)} recovered={sum(r.recovered for r in recoveries)} "
+            f"damaged-file-kept={sum(r.kept for r in recoveries)}"
+        )
     return lines
 
 
-__all__ = ["COMMANDS", "CorruptProject", "Damage", "Outcome", "summarize"]
+__all__ = ["COMMANDS", "CorruptProject", "Damage", "Outcome", "Recovery", "summarize"]

@@ -1,4 +1,4 @@
-"""A damaged state database, met by the common commands: never exit 3, never a write into it.
+"""A damaged state database, met by the common commands: never exit 3, never a write into it; then recovered.
 
 ``RIG_HOSTILE_DAMAGES`` damaged databases (default 2, at random pages and offsets) x every command
 of ``COMMANDS``; ``python3 -m tests.hostile corrupt --databases 20`` runs the same on its own, with figures.
@@ -35,3 +35,5 @@ def test_commands_on_a_damaged_database_never_exit_3_or_write_into_it(
     assert bad == [], f"seed {SEED}, {damages[index]}: {bad}"
     refused = [outcome for outcome in outcomes if outcome.exit_code == 1]
     assert all("is damaged (" in outcome.error for outcome in refused), f"seed {SEED}: {refused}"
+    recovery = corrupt_project.recover(damages[index])
+    assert recovery.clean, f"seed {SEED}: {recovery}"
