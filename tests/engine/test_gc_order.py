@@ -10,7 +10,20 @@ def _effect(effect_id: str, kind: str = "image", parent: str | None = None) -> E
     resource: dict[str, object] = {"image_id": f"sha256:{effect_id}"}
     if parent is not None:
         resource["parent"] = f"sha256:{parent}"
-    return EffectRecord(effect_id, "docker", kind, "confirmed", resource, None, None, None, "", "")  # type: ignore[arg-type]
+    return EffectRecord(
+        id=effect_id,
+        provider_id="docker",
+        kind=kind,
+        status="confirmed",
+        resource=resource,  # type: ignore[arg-type]
+        owner_kind=None,
+        owner_id=None,
+        error=None,
+        created_at="",
+        updated_at="",
+        pid=None,
+        host=None,
+    )
 
 
 def test_children_come_before_their_parents_and_sessions_before_everything() -> None:
