@@ -6,8 +6,8 @@ file whose header still says SQLite, SQLITE_NOTADB. Writing into such a file can
 (a broken free list hands out pages still in use), so a store that meets it refuses every write
 from then on, and leaves ``<database>.damaged`` beside it: a later rig that finds the marker checks
 the file again (``PRAGMA quick_check``) and refuses it while the check fails. ``rig state check``
-runs the full ``PRAGMA integrity_check``; ``rig state recover`` (``recovery.py``) salvages the rows
-into a new file, after which the marker goes.
+runs the full ``PRAGMA integrity_check`` and parses every stored JSON value; ``rig state
+recover`` (``recovery.py``) salvages the rows into a new file, after which the marker goes.
 
 Writers also check before their first write in a process, so damage that no query has run into
 yet is found before anything is written: ``quick_check`` reads every page once (about 5 µs a
@@ -85,11 +85,44 @@ def problems(db: sqlite3.Connection, *, full: bool = False) -> list[str]:
     return [] if found == ["ok"] else found
 
 
-def check_file(path: str, *, full: bool = False) -> list[str]:
-    """``problems`` of the database at ``path``, opened read-only (nothing is written, not even a log)."""
+def parses(value: object) -> bool:
+    """Whether a stored ``*_json`` value is what rig writes: UTF-8 JSON text (or NULL)."""
+    if value is None:
+        return True
+    try:
+        json.loads(value.decode("utf-8") if isinstance(value, bytes) else str(value))
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError both are
+        return False
+    return True
+
+
+def unparsable_values(db: sqlite3.Connection) -> list[str]:
+    """Cells of ``*_json`` columns that do not parse: damage inside a cell's content (an overwritten
+    overflow page) that SQLite's checks cannot see, and that rig would refuse when it read them."""
+    found: list[str] = []
+    db.text_factory = bytes  # a cell that is not UTF-8 is one of them, not an error of the scan
+    try:
+        tables = [str(row[0], "utf-8") for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            if table.startswith("sqlite_"):
+                continue
+            columns = [str(row[1], "utf-8") for row in db.execute(f'PRAGMA table_info("{table}")')]
+            for column in (name for name in columns if name.endswith("_json")):
+                for rowid, value in db.execute(f'SELECT rowid, "{column}" FROM "{table}"'):
+                    if not parses(value):
+                        found.append(f"{table} row {rowid}: the stored value of {column} does not parse")
+    finally:
+        db.text_factory = str
+    return found
+
+
+def check_file(path: str, *, full: bool = False, values: bool = False) -> list[str]:
+    """``problems`` of the database at ``path``, opened read-only (nothing is written, not even a log);
+    ``values`` (implied by ``full``) also parses every stored JSON value once SQLite's own check passes."""
     try:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=15.0)) as db:
-            return problems(db, full=full)
+            found = problems(db, full=full)
+            return found if found or not (full or values) else unparsable_values(db)
     except sqlite3.DatabaseError as error:
         if not is_damage(error):
             raise
@@ -118,7 +151,9 @@ __all__ = [
     "mark",
     "marked",
     "marker",
+    "parses",
     "problems",
     "summary",
     "unmark",
+    "unparsable_values",
 ]

@@ -132,7 +132,7 @@ class StateDatabase:
         reason = self._damage or marked(self.path)
         if reason is None:
             return
-        found = check_file(self.path)
+        found = check_file(self.path, values=True)  # a damaged value is what some rigs found
         if found:
             raise self._damaged(summary(found))
         unmark(self.path)  # it was replaced or repaired since

@@ -10,7 +10,8 @@ Recovery reads the damaged file read-only, in one of two ways, and never writes 
   time in between), so only the rows under a damaged page are lost.
 
 The rows found go into a fresh database of the current schema (``INSERT OR IGNORE``: what two
-ways found twice is kept once), which must pass ``PRAGMA integrity_check``. Then, under the state's
+ways found twice is kept once), except those with a stored JSON value that does not parse (a
+damaged cell); the new database must pass ``rig state check``. Then, under the state's
 writer lock, the damaged file (with its write-ahead log) becomes ``<state>.damaged-<UTC time>`` and
 the new one takes its place: at every moment one of the two is at the state's path.
 """
@@ -29,7 +30,7 @@ from typing import Any
 
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonObject
-from rigcli.state.damage import check_file, is_damage, unmark
+from rigcli.state.damage import check_file, is_damage, parses, unmark
 from rigcli.state.lock import state_lock
 from rigcli.state.migrations import MIGRATIONS_KEY, SCHEMA_VERSION_KEY, SQLITE_HEADER, sync_schema_file
 
@@ -72,7 +73,8 @@ class RecoveryReport:
 
 
 def check_state(path: str) -> CheckReport:
-    """``PRAGMA integrity_check`` of the state file (read-only; nothing is written, not even a log)."""
+    """``PRAGMA integrity_check`` of the state file, then its JSON values parsed (read-only: nothing
+    is written, not even a log)."""
     _require_sqlite_file(path)
     return CheckReport(path, check_file(path, full=True))
 
@@ -165,6 +167,9 @@ def _fill(target: sqlite3.Connection, source: sqlite3.Connection, report: Recove
                 report.incomplete.append(table)
             continue
         rows, complete = _readable_rows(source, table, columns) if probe else (_all_rows(source, table, columns), True)
+        json_columns = [index for index, name in enumerate(columns) if name.endswith("_json")]
+        parsing = [row for row in rows if all(parses(row[index]) for index in json_columns)]
+        complete, rows = complete and len(parsing) == len(rows), parsing  # a damaged cell loses its row
         if not complete and table not in report.incomplete:
             report.incomplete.append(table)
         if table == "runtime_metadata":

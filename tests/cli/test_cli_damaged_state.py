@@ -233,3 +233,44 @@ def test_state_recover_leaves_a_healthy_file_alone(rig: Rig, dev_project: Path) 
     assert result.returncode == 0, result
     assert result.json["recovered"] is False
     assert _digest(database) == digest and not list(database.parent.glob("state.sqlite.damaged-*"))
+
+
+def _damage_a_stored_value(database: Path, needle: bytes) -> str:
+    """Overwrite one byte inside a stored JSON value (a cell's content, no page header): SQLite's
+    checks still pass, the value no longer parses. The file's digest after the damage."""
+    image = bytearray(database.read_bytes())
+    at = image.index(needle) + len(needle)
+    image[at] = 0x01  # a control character inside a JSON string
+    database.write_bytes(bytes(image))
+    return hashlib.sha256(bytes(image)).hexdigest()
+
+
+def test_a_stored_value_that_does_not_parse_is_found_by_check_and_dropped_by_recover(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "many", MANY_RUNS)
+
+    def rig(*args: str) -> Result:
+        return run_rig(*args, cwd=project)
+
+    assert rig("apply").returncode == 0
+    database = project / ".rig" / "state.sqlite"
+    with contextlib.closing(sqlite3.connect(database)) as db:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    runs = _count(database, "workflow_node_runs")
+    digest = _damage_a_stored_value(database, b'"k7":"vvvv')
+    refused = rig("apply")
+    assert refused.returncode == 1 and DAMAGED in refused.error_lines[0], refused
+    for later in (("fork", "later"), ("cache", "clear", "--yes"), ("gc",)):  # the marker's check finds it again
+        result = rig(*later)
+        assert result.returncode == 1 and DAMAGED in result.error_lines[0], result
+        assert _unwritten(database, digest), result
+
+    checked = rig("--json", "state", "check")
+
+    assert checked.returncode == 1, checked  # SQLite's own check passes: rig's must not
+    assert any("does not parse" in problem for problem in checked.json["problems"]), checked.json
+    recovered = rig("--json", "state", "recover")
+    assert recovered.returncode == 0, recovered
+    assert recovered.json["recovered"] is True and "workflow_node_runs" in recovered.json["incomplete"]
+    assert 0 < recovered.json["tables"]["workflow_node_runs"] < runs  # the damaged rows are left out
+    assert rig("--json", "state", "check").json["ok"] is True
+    assert rig("apply").returncode == 0  # what was lost runs again
