@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import queue
-import secrets
 import threading
 import time
 from collections.abc import Mapping
