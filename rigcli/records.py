@@ -37,7 +37,12 @@ def utc_datetime() -> datetime:
 
 def utc_now() -> str:
     """Now, as stored: ``2026-05-10T00:00:00.000000+00:00`` (fixed width, so text order is time order)."""
-    return utc_datetime().isoformat(timespec="microseconds")
+    return timestamp(utc_datetime())
+
+
+def timestamp(moment: datetime) -> str:
+    """An aware datetime as stored (see ``utc_now``)."""
+    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
 def parse_timestamp(text: str | None) -> datetime:
@@ -140,6 +145,12 @@ class WorkspaceRecord:
     owner: str | None  # user@host that created it (a team shares one state)
     pid: int | None  # the rig process running its create (and host), while status is creating
     host: str | None
+    # What it was made from: {"final": [{"path", "cache_path", "run_id", "node_key"}], "from": ...}
+    # (engine/provenance.py); None for a workspace made before rig recorded it.
+    provenance: JsonValue
+    expires_at: str | None  # removed by the reaper from then on (ISO-8601 UTC)
+    idle_stop: int | None  # seconds without use after which the reaper stops it
+    reap_at: str | None  # when the reaper looks at it next (expiry, or an idle check)
 
     def to_json(self) -> dict[str, JsonValue]:
         data: dict[str, JsonValue] = asdict(self)
@@ -322,6 +333,7 @@ __all__ = [
     "holder_from_json",
     "parse_timestamp",
     "short_run_id",
+    "timestamp",
     "unknown_holder",
     "utc_datetime",
     "utc_now",

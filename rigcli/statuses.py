@@ -26,8 +26,10 @@ ShownRunStatus = Literal[RunStatus, "in-doubt"]
 # because the apply stopped first (``skipped``).
 HistoryNodeStatus = Literal[ShownRunStatus, "cached", "skipped"]
 
-# A workspace record (``workspaces.status``): creating → ready | failed → removing.
-WorkspaceStatus = Literal["creating", "ready", "failed", "removing"]
+# A workspace record (``workspaces.status``): creating → ready | failed → removing. ``reap-failed``:
+# expiry (``rig reap``, or any command) could not remove or stop it; it stays, marked, until a reap
+# or ``rm`` succeeds.
+WorkspaceStatus = Literal["creating", "ready", "failed", "removing", "reap-failed"]
 
 # An entry of the effects journal (``effects.status``): requested → confirmed → deleted, or
 # forgotten (``rig gc --forget-unreachable``: no provider can be asked about it; kept with why).

@@ -218,6 +218,16 @@ class StateStore(Protocol):
     def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]: ...
     def delete_workspace(self, name: str, workflow: str) -> bool: ...
 
+    def due_workspaces(self, now: str, *, failed_too: bool = False) -> list[WorkspaceRecord]:
+        """Workspaces whose ``reap_at`` is at or before ``now`` (never one being created); one indexed
+        query. ``failed_too`` adds every ``reap-failed`` one."""
+        ...
+
+    def adopt_replacement(self, record: WorkspaceRecord, replacement: str) -> WorkspaceRecord | None:
+        """In one transaction: the workspace's effects become ``retired``, those owned by the
+        ``replacement`` owner id become its own, and its row becomes ``record``. None if it is gone."""
+        ...
+
     # -- the effects journal (state/effects.py) ----------------------------------------------------
     def request_effect(
         self,

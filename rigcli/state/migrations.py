@@ -181,6 +181,18 @@ def m005_run_history(db: Connection) -> None:
     )
 
 
+@migration
+def m006_workspace_provenance_and_expiry(db: Connection) -> None:
+    """What a workspace was made from (the final runs it was forked from: ``rig diff``, outdated in
+    ``rig ls``), when it expires, after how long idle it is stopped, and when the reaper looks next
+    (indexed: every command asks whether anything is due)."""
+    db.execute("ALTER TABLE workspaces ADD COLUMN provenance_json TEXT")
+    db.execute("ALTER TABLE workspaces ADD COLUMN expires_at TEXT")
+    db.execute("ALTER TABLE workspaces ADD COLUMN idle_stop INTEGER")
+    db.execute("ALTER TABLE workspaces ADD COLUMN reap_at TEXT")
+    db.execute("CREATE INDEX ix_workspaces_reap_at ON workspaces (reap_at)")
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(fn.__name__ for fn in MIGRATIONS)
 STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
 

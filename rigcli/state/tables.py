@@ -91,7 +91,10 @@ class Workspace(SQLModel, table=True):
     """A named workspace; rows are written ``creating`` before the create hook runs."""
 
     __tablename__ = "workspaces"
-    __table_args__ = (UniqueConstraint("workflow", "name", name="uq_workspaces_workflow_name"),)
+    __table_args__ = (
+        UniqueConstraint("workflow", "name", name="uq_workspaces_workflow_name"),
+        Index("ix_workspaces_reap_at", "reap_at"),
+    )
 
     id: str = Field(primary_key=True, sa_type=Text)
     name: str = Field(sa_type=Text)
@@ -106,6 +109,10 @@ class Workspace(SQLModel, table=True):
     owner: str | None = Field(default=None, sa_type=Text)  # user@host that created it
     pid: int | None = Field(default=None, sa_type=Integer)  # the rig process creating it, while it does
     host: str | None = Field(default=None, sa_type=Text)
+    provenance_json: str | None = Field(default=None, sa_type=Text)  # the final runs it was made from
+    expires_at: str | None = Field(default=None, sa_type=Text)  # removed by the reaper from then on
+    idle_stop: int | None = Field(default=None, sa_type=Integer)  # seconds unused before the reaper stops it
+    reap_at: str | None = Field(default=None, sa_type=Text)  # when the reaper looks at it next
 
 
 class WorkflowApply(SQLModel, table=True):

@@ -23,7 +23,7 @@ from rigcli.statuses import LIVE_EFFECT_STATUSES, WORKSPACE_STATUSES, WorkspaceS
 WORKSPACES = Columns(
     WorkspaceRecord,
     "workspaces",
-    as_json=("workflow_ctx", "ctx"),
+    as_json=("workflow_ctx", "ctx", "provenance"),
     encode={"error": stored_text},  # an error message may quote a secret
     derived={"resources": list},  # read from the effects journal (_resources)
     unused={"resources_json": "[]"},  # NOT NULL in older schemas' rows: a new row gets an empty list
@@ -39,6 +39,10 @@ def new_workspace(
     ctx: JsonValue = None,
     pid: int | None = None,
     host: str | None = None,
+    provenance: JsonValue = None,
+    expires_at: str | None = None,
+    idle_stop: int | None = None,
+    reap_at: str | None = None,
 ) -> WorkspaceRecord:
     """A record for a workspace not stored yet: a new id, made now by this user@host."""
     now = utc_now()
@@ -56,6 +60,10 @@ def new_workspace(
         owner=this_owner(),
         pid=pid,
         host=host,
+        provenance=provenance,
+        expires_at=expires_at,
+        idle_stop=idle_stop,
+        reap_at=reap_at,
     )
 
 
@@ -136,6 +144,48 @@ class WorkspaceTable(StateDatabase):
             found = WORKSPACES.all(rows)
             owned = _resources(db) if found else {}
             return [replace(record, resources=owned.get(record.id, [])) for record in found]
+
+    def due_workspaces(self, now: str, *, failed_too: bool = False) -> list[WorkspaceRecord]:
+        """Workspaces the reaper should look at by ``now`` (one query on the ``reap_at`` index; every
+        command asks). A create still running is never due; ``failed_too`` adds every ``reap-failed``
+        one, whenever its retry is due (``rig reap`` retries them at once)."""
+        statuses = "'ready', 'failed', 'reap-failed'"
+        retry = " OR status = 'reap-failed'" if failed_too else ""
+        query = (
+            f"SELECT {WORKSPACES.select} FROM workspaces "
+            f"WHERE (reap_at <= ?{retry}) AND status IN ({statuses}) ORDER BY reap_at, name"
+        )
+        with self._read() as db:
+            found = WORKSPACES.all(db.execute(query, (now,)))
+            owned = _resources(db) if found else {}
+            return [replace(record, resources=owned.get(record.id, [])) for record in found]
+
+    def adopt_replacement(self, record: WorkspaceRecord, replacement: str) -> WorkspaceRecord | None:
+        """Swap a workspace to its replacement in one transaction (``rig fork NAME --replace``).
+
+        ``record`` is the stored one (same id) with the new machine's ctx, provenance and expiry;
+        what was made for it until now becomes ``retired`` (its owner kind: removed next, and by
+        ``rm`` and ``gc`` if that is cut off), and what ``replacement`` made becomes the
+        workspace's. None when the workspace is gone (removed meanwhile): nothing is changed.
+        """
+        plain = replace(record, workflow_ctx=to_plain_json(record.workflow_ctx), ctx=to_plain_json(record.ctx))
+        now = utc_now()
+        live = ", ".join(f"'{status}'" for status in LIVE_EFFECT_STATUSES)
+        with self._write() as db:
+            if db.execute("SELECT 1 FROM workspaces WHERE id = ?", (record.id,)).fetchone() is None:
+                return None
+            db.execute(
+                "UPDATE effects SET owner_kind = 'retired', updated_at = ? "
+                f"WHERE owner_kind = 'workspace' AND owner_id = ? AND status IN ({live})",
+                (now, record.id),
+            )
+            db.execute(
+                "UPDATE effects SET owner_kind = 'workspace', owner_id = ?, updated_at = ? "
+                "WHERE owner_kind = 'replacement' AND owner_id = ?",
+                (record.id, now, replacement),
+            )
+            _write_row(db, plain, exists=True)
+            return replace(plain, resources=_resources(db, plain.id).get(plain.id, []))
 
     def delete_workspace(self, name: str, workflow: str) -> bool:
         with self._write() as db:

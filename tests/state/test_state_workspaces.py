@@ -33,6 +33,10 @@ def test_save_accepts_the_minimal_shape_and_defaults_status(store: StateStore) -
         "owner": this_owner(),  # user@host of whoever created it
         "pid": None,  # the process creating it, only while a fork records it
         "host": None,
+        "provenance": None,  # what it was made from (fork records it)
+        "expires_at": None,  # no ttl: it never expires
+        "idle_stop": None,
+        "reap_at": None,
     }
     assert saved.to_json() == expected
     assert list(saved.to_json()) == list(expected)  # rig --json fork/rm/ls show the keys in this order
