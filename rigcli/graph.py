@@ -107,6 +107,8 @@ class CompiledWorkflow:
     operations: dict[str, OperationSpec]
     workspace_operations: dict[str, OperationSpec]
     root_providers: Scope = field(default_factory=dict)
+    workspace_ttl: float | None = None  # workspace(ttl=...): seconds until the reaper removes one
+    workspace_idle_stop: float | None = None  # workspace(idle_stop=...): seconds unused until it is stopped
 
     @property
     def creates_workspace(self) -> bool:
@@ -290,6 +292,8 @@ def _compile(
         operations=operations,
         workspace_operations=workspace_operations,
         root_providers=base_scope,
+        workspace_ttl=definition.ttl if definition is not None else None,
+        workspace_idle_stop=definition.idle_stop if definition is not None else None,
     )
 
 

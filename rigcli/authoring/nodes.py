@@ -23,7 +23,7 @@ from rigcli.authoring.operations import (
     check_operation_id,
     make_operation,
 )
-from rigcli.authoring.ttl import CacheTtl, parse_ttl
+from rigcli.authoring.ttl import CacheTtl, parse_lifetime, parse_ttl
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError
 from rigcli.jsonutil import JsonValue
@@ -251,11 +251,30 @@ class SequenceNode(NodeMethods):
         """Take a provider out of scope for every later node of this sequence."""
         return replace(self, scope=frozen({**self.scope, name: None}))
 
-    def workspace(self, create: Handler, remove: Handler | None = None) -> SequenceNode:
-        """Let this workflow create workspaces: ``create`` returns the workspace ctx."""
+    def workspace(
+        self,
+        create: Handler,
+        remove: Handler | None = None,
+        *,
+        ttl: CacheTtl = None,
+        idle_stop: CacheTtl = None,
+    ) -> SequenceNode:
+        """Let this workflow create workspaces: ``create`` returns the workspace ctx.
+
+        ``ttl``: a workspace is removed that long after its fork (``rig reap``, or any later rig
+        command); ``idle_stop``: stopped after that long unused, where its provider can tell.
+        Durations as for ``cache_ttl`` (seconds, a timedelta, "8h"); ``rig fork --ttl`` overrides.
+        """
         if not callable(create) or (remove is not None and not callable(remove)):
             raise ConfigError("workspace(create=..., remove=...) needs functions")
-        return replace(self, workspace_definition=WorkspaceDefinition(create, remove, self.scope))
+        definition = WorkspaceDefinition(
+            create,
+            remove,
+            self.scope,
+            ttl=parse_lifetime(ttl, "workspace ttl"),
+            idle_stop=parse_lifetime(idle_stop, "workspace idle_stop"),
+        )
+        return replace(self, workspace_definition=definition)
 
     def workspace_operation(
         self,

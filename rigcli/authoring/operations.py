@@ -47,6 +47,8 @@ class WorkspaceDefinition:
     create: Handler
     remove: Handler | None
     scope: ProviderScope
+    ttl: float | None = None  # seconds from its fork until the reaper removes it; None: never
+    idle_stop: float | None = None  # seconds unused until the reaper stops it; None: never
 
 
 @dataclass(frozen=True, eq=False)

@@ -14,12 +14,13 @@ CacheTtl = float | timedelta | str | None  # seconds (int or float), a timedelta
 TTL_FORMAT_MESSAGE = 'cache_ttl must be a number of seconds, a timedelta, or a string like "30s", "10m", "6h" or "7d"'
 
 
-def parse_ttl(value: object) -> float | None:
-    """Return the TTL in seconds (None for "cache forever")."""
+def parse_ttl(value: object, what: str = "cache_ttl") -> float | None:
+    """Return the TTL in seconds (None for "cache forever"); ``what`` names the setting in errors."""
     if value is None:
         return None
+    message = TTL_FORMAT_MESSAGE.replace("cache_ttl", what, 1)
     if isinstance(value, bool):
-        raise ConfigError(TTL_FORMAT_MESSAGE)
+        raise ConfigError(message)
     if isinstance(value, timedelta):
         seconds = value.total_seconds()
     elif isinstance(value, (int, float)):
@@ -27,13 +28,22 @@ def parse_ttl(value: object) -> float | None:
     elif isinstance(value, str):
         match = _PATTERN.match(value.strip())
         if not match:
-            raise ConfigError(f"{TTL_FORMAT_MESSAGE}, not {value!r}")
+            raise ConfigError(f"{message}, not {value!r}")
         seconds = float(match.group(1)) * _UNITS[match.group(2).lower()]
     else:
-        raise ConfigError(TTL_FORMAT_MESSAGE)
+        raise ConfigError(message)
     if not math.isfinite(seconds) or seconds < 0:
-        raise ConfigError("cache_ttl must be a finite non-negative duration")
+        raise ConfigError(f"{what} must be a finite non-negative duration")
     return seconds
 
 
-__all__ = ["CacheTtl", "parse_ttl"]
+def parse_lifetime(value: object, what: str) -> float | None:
+    """A workspace's ``ttl`` or ``idle_stop`` (``rig fork --ttl``): a ``cache_ttl``-style duration
+    that must be positive (None: never)."""
+    seconds = parse_ttl(value, what)
+    if seconds is not None and seconds <= 0:
+        raise ConfigError(f"{what} must be a positive duration, not {value!r}")
+    return seconds
+
+
+__all__ = ["CacheTtl", "parse_lifetime", "parse_ttl"]
