@@ -254,6 +254,18 @@ class WorkspaceRemoveCompleted(Event):
 
 
 @dataclass(eq=False, repr=False)
+class WorkspaceReaped(Event):
+    """Expiry acted on a workspace: ``removed`` (its ttl is over), ``stopped`` (unused for its
+    idle_stop), or ``failed`` (it is marked ``reap-failed``; ``detail`` says why)."""
+
+    KIND: ClassVar[str] = "workspace.reaped"
+    workflow: str
+    workspace: str
+    action: str
+    detail: str
+
+
+@dataclass(eq=False, repr=False)
 class WorkspaceOperationStarted(Event):
     """A workspace operation is about to run."""
 
@@ -371,6 +383,7 @@ __all__ = [
     "WorkspaceOperationCompleted",
     "WorkspaceOperationStarted",
     "WorkspaceReady",
+    "WorkspaceReaped",
     "WorkspaceRemoveCompleted",
     "WorkspaceRemoveStarted",
     "from_provider",

@@ -366,6 +366,42 @@ class SupportsInteractive(Protocol):
         env: Mapping[str, str],
         cwd: str | None,
     ) -> int | Awaitable[int]: ...
+# -- day two: forks of live workspaces, idle time (rig fork --from, workspace(idle_stop=...)) ----------
+
+
+@runtime_checkable
+class SupportsLiveSnapshot(Protocol):
+    """Optional: snapshot a workspace's machine as it is now, for ``rig fork NEW --from WS``.
+
+    ``snapshot_source`` is the artifact ref the machine (an effect this provider journaled) was
+    made from, or None when it is not a machine or was not made from a snapshot; rig replaces
+    that ref in the workspace's workflow context with the new snapshot's and runs the create hook
+    with it, so the new workspace is made from the live one the way the old one was made.
+    ``snapshot_resource`` takes the snapshot (consistently: docker pauses the container while it
+    commits) and returns its artifact ref; it journals the snapshot through ``effects`` (owned by
+    the new workspace) before making it, so ``rig rm`` and ``rig gc`` remove it like any other.
+    Raise ``RigError`` when it cannot.
+    """
+
+    def snapshot_source(self, effect: EffectEntry) -> JsonValue | Awaitable[JsonValue]: ...
+
+    def snapshot_resource(
+        self, effect: EffectEntry, effects: EffectJournal
+    ) -> Mapping[str, JsonValue] | Awaitable[Mapping[str, JsonValue]]: ...
+
+
+@runtime_checkable
+class SupportsLastUse(Protocol):
+    """Optional: when a machine was last used, for ``workspace(idle_stop=...)``.
+
+    ``last_used`` gets an effect this provider journaled and answers with an ISO-8601 UTC time:
+    the last sign of use the provider can see (the provider's docs say what counts), or now when
+    it is in use at this moment; None when there is nothing to stop (not a machine, or stopped
+    already). Raise ``RigError`` when it cannot tell (a daemon is down): the workspace is then
+    marked ``reap-failed``, never stopped on a guess.
+    """
+
+    def last_used(self, effect: EffectEntry) -> str | Awaitable[str | None] | None: ...
 
 
 @dataclass(frozen=True)
@@ -433,6 +469,8 @@ __all__ = [
     "SupportsInteractive",
     "SupportsPower",
     "SupportsStatus",
+    "SupportsLastUse",
+    "SupportsLiveSnapshot",
     "UnjournaledEffects",
     "find_artifacts",
     "is_artifact_ref",

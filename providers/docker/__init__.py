@@ -47,6 +47,7 @@ from rigcli.provider_api import (
     SupportsInteractive,
     SupportsPower,
     SupportsStatus,
+    SupportsLiveSnapshot,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id
 
@@ -249,16 +250,21 @@ class DockerController(BaseController):
         return stored is not None or removed
 
     def commit(self, machine: DockerMachine, effects: EffectJournal) -> dict[str, Any]:
-        tag = f"{machine.id}-{secrets.token_hex(4)}"  # the image's effect id: its tag finds it before its id is known
+        return self.commit_container(machine.container_id, machine.id, effects)
+
+    def commit_container(self, container_id: str, machine_id: str, effects: EffectJournal) -> dict[str, Any]:
+        """Commit the container (paused meanwhile, so the image is one instant of it) to a snapshot image."""
+        tag = f"{machine_id}-{secrets.token_hex(4)}"  # the image's effect id: its tag finds it before its id is known
         effects.requested("image", {"tag": f"{SNAPSHOT_REPO}:{tag}", "host": self.client.host}, effect_id=tag)
         created = self.client.json(
             "POST",
             "/commit",
             params={
-                "container": machine.container_id,
+                "container": container_id,
                 "repo": SNAPSHOT_REPO,
                 "tag": tag,
                 "changes": snapshot_changes(tag),
+                "pause": "true",
             },
             json={},
             what="commit",
@@ -270,7 +276,7 @@ class DockerController(BaseController):
                 "image_id": image_id,
                 "tag": f"{SNAPSHOT_REPO}:{tag}",
                 "created_at": now_iso(),
-                "source_machine": machine.id,
+                "source_machine": machine_id,
                 "effect_id": tag,
             },
         )
@@ -278,6 +284,21 @@ class DockerController(BaseController):
         made_from = {"parent": machine.image} if machine.image.startswith("sha256:") else {}
         effects.confirmed(tag, {"image_id": image_id, **made_from})
         return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image_id": image_id}
+
+    # -- rig fork --from: a container committed as it is, replacing the image it was started from ------
+    machine_kinds = ("container",)
+
+    def machine_source(self, machine_id: str) -> dict[str, Any] | None:
+        stored = self.setup.storage.get(f"machine:{machine_id}")
+        value = stored["value"] if stored is not None else None
+        source = value.get("source_image") if isinstance(value, dict) else None
+        return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image_id": source} if isinstance(source, str) else None
+
+    def snapshot_machine(self, machine_id: str, effects: EffectJournal) -> dict[str, Any]:
+        stored = self.setup.storage.get(f"machine:{machine_id}")
+        value = stored["value"] if stored is not None else None
+        container = value.get("container_id") if isinstance(value, dict) else None
+        return self.commit_container(str(container or machine_id), machine_id, effects)
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
         """An image ref is valid while the daemon still has that image."""
@@ -364,6 +385,7 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _status: type[SupportsStatus] = DockerController
     _power: type[SupportsPower] = DockerController
     _interactive: type[SupportsInteractive] = DockerController
+    _live: type[SupportsLiveSnapshot] = DockerController
 
 
 class DockerPlugin:

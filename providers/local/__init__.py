@@ -29,6 +29,7 @@ from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.provider_api import (
     EffectEntry,
     LiveStatus,
+    EffectJournal,
     ProviderPlugin,
     ProviderSetup,
     RuntimeContext,
@@ -36,6 +37,7 @@ from rigcli.provider_api import (
     SupportsEffects,
     SupportsInteractive,
     SupportsStatus,
+    SupportsLiveSnapshot,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, ref_id
 
@@ -104,6 +106,23 @@ class LocalController(BaseController):
             return False
         self.store.delete_machine(record, self.setup.effects)
         return True
+
+    def machine_source(self, machine_id: str) -> JsonObject | None:
+        """The snapshot a machine was copied from (``rig fork --from`` replaces it with a copy of the machine)."""
+        record = self.store.get_machine(machine_id)
+        if record is None or record.source_snapshot is None:
+            return None
+        return {"provider": PROVIDER_ID, "kind": SNAPSHOT_KIND, "snapshot_id": record.source_snapshot}
+
+    def snapshot_machine(self, machine_id: str, effects: EffectJournal) -> JsonObject:
+        """A snapshot of the machine's directory as it is now: a copy, like ``snapshot_ref`` (no pause:
+        a process writing meanwhile may leave a file half-written in the copy)."""
+        record = self.store.get_machine(machine_id)
+        path = self.store.machine_dir(record) if record is not None else None
+        if record is None or path is None or not path.is_dir():
+            raise ProviderError(f"Local machine {machine_id} is gone; there is nothing to snapshot")
+        snapshot = self.store.create_snapshot(path, source_machine=machine_id, effects=effects)
+        return {"provider": PROVIDER_ID, "kind": SNAPSHOT_KIND, "snapshot_id": snapshot.id}
 
     def remove_effect(self, effect: EffectEntry) -> bool:
         """Remove a journaled (or found) machine or snapshot and its half-made copies; False if gone."""
@@ -182,6 +201,7 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract (cleanu
     _effects: type[SupportsEffects] = LocalController
     _status: type[SupportsStatus] = LocalController
     _interactive: type[SupportsInteractive] = LocalController
+    _live: type[SupportsLiveSnapshot] = LocalController
 
 
 class LocalPlugin:

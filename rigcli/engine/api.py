@@ -21,6 +21,8 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
+from rigcli.engine.provenance import WorkspaceDiff
+from rigcli.engine.reaper import ReapReport
 from rigcli.engine.results import (
     ApplyResult,
     CacheEntry,
@@ -115,7 +117,10 @@ class Engine(Protocol):
         ...
 
     # -- workspaces -------------------------------------------------------------------------------
-    async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord: ...
+    async def fork(self, name: str, workflow: str | None = None, *, ttl: float | None = None) -> WorkspaceRecord:
+        """Apply the workflow and create workspace ``name``; ``ttl`` (seconds) overrides ``workspace(ttl=...)``."""
+        ...
+
     async def remove_workspace(self, name: str, workflow: str | None = None, *, force: bool = False) -> WorkspaceRecord:
         """Remove it in any state (reconciled from the effects journal); UnknownWorkspaceError if absent.
 
@@ -128,6 +133,38 @@ class Engine(Protocol):
 
     def workspace_workflow(self, name: str, workflow: str | None = None) -> str:
         """The workflow that owns workspace ``name``; AmbiguousWorkspaceError when several do."""
+        ...
+
+    # -- forks of several, of a live one, in place; outdated; expiry (forks, provenance, reaper) ------
+    async def fork_many(
+        self, name: str, count: int, workflow: str | None = None, *, ttl: float | None = None
+    ) -> list[WorkspaceRecord]:
+        """Workspaces ``name-1`` … ``name-count`` from one apply, their create hooks run at once."""
+        ...
+
+    async def fork_from(
+        self, name: str, source: str, workflow: str | None = None, *, ttl: float | None = None
+    ) -> WorkspaceRecord:
+        """Workspace ``name`` from workspace ``source``'s machines as they are now (snapshotted)."""
+        ...
+
+    async def replace_workspace(
+        self, name: str, workflow: str | None = None, *, ttl: float | None = None
+    ) -> WorkspaceRecord:
+        """Remake ``name`` from the current snapshot, the old machine removed once the new one is ready."""
+        ...
+
+    def workspace_outdated(self, record: WorkspaceRecord, plan: WorkflowPlan) -> bool | None:
+        """Whether ``plan`` would make the workspace from other runs; None when it recorded none."""
+        ...
+
+    async def diff_workspace(self, name: str, workflow: str | None = None) -> WorkspaceDiff:
+        """Which tasks the workflow would now run differently for this workspace, and why."""
+        ...
+
+    async def reap(self, dry_run: bool = False, *, implicit: bool = False) -> ReapReport:
+        """Remove expired workspaces and stop idle ones. ``implicit``: only when something is due
+        and the writer lock is free at once (any command; nothing loaded when nothing is due)."""
         ...
 
     # -- operations -------------------------------------------------------------------------------

@@ -5,6 +5,9 @@
 - ``Planner`` (planner.py): plan and apply;
 - ``Workspaces`` (workspaces.py): fork, rm, finding a workspace;
 - ``Lifecycle`` (lifecycle.py): live status, stop and start, shell and exec;
+- ``Forks`` (forks.py): ``fork --count``, ``--from``, ``--replace``;
+- ``Drift`` (provenance.py): outdated workspaces and ``rig diff``;
+- ``Reaper`` (reaper.py): expiry, by ``rig reap`` and by any command;
 - ``Operations`` (operations.py): listing and running operations;
 - ``CacheAdmin`` (cache_admin.py): cache entries, explain, invalidate, clear, snapshots;
 - ``Garbage`` (garbage.py): ``rig gc``;
@@ -24,6 +27,7 @@ from typing import TypeVar
 
 from rigcli.engine.cache_admin import CacheAdmin
 from rigcli.engine.diagnosis import Diagnosis
+from rigcli.engine.forks import Forks
 from rigcli.engine.garbage import Garbage
 from rigcli.engine.history import History
 from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
@@ -33,6 +37,8 @@ from rigcli.engine.operations import Operations
 from rigcli.engine.pictures import Pictures
 from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
+from rigcli.engine.provenance import Drift, WorkspaceDiff
+from rigcli.engine.reaper import Reaper, ReapReport
 from rigcli.engine.results import (
     ApplyResult,
     CacheEntry,
@@ -70,6 +76,9 @@ class ProjectEngine:
         self.planner = Planner(project)
         self.workspaces = Workspaces(project, self.planner)
         self.lifecycle = Lifecycle(project, self.workspaces)
+        self.forks = Forks(project, self.planner, self.workspaces)
+        self.drift = Drift(project, self.planner, self.workspaces)
+        self.reaper = Reaper(project, self.workspaces)
         self.operations = Operations(project, self.planner, self.workspaces, self.lifecycle)
         self.cache = CacheAdmin(project, self.planner)
         self.garbage = Garbage(project)
@@ -137,8 +146,8 @@ class ProjectEngine:
         return self.pictures.run_stats(workflow, last)
 
     # -- workspaces ---------------------------------------------------------------------------------
-    async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
-        return await self.workspaces.fork(name, workflow)
+    async def fork(self, name: str, workflow: str | None = None, *, ttl: float | None = None) -> WorkspaceRecord:
+        return await self.workspaces.fork(name, workflow, ttl=ttl)
 
     async def remove_workspace(self, name: str, workflow: str | None = None, *, force: bool = False) -> WorkspaceRecord:
         return await self.workspaces.remove_workspace(name, workflow, force=force)
@@ -148,6 +157,31 @@ class ProjectEngine:
 
     def workspace_workflow(self, name: str, workflow: str | None = None) -> str:
         return self.workspaces.workspace_workflow(name, workflow)
+
+    # -- forks of several, of a live one, in place; outdated; expiry ---------------------------------
+    async def fork_many(
+        self, name: str, count: int, workflow: str | None = None, *, ttl: float | None = None
+    ) -> list[WorkspaceRecord]:
+        return await self.forks.fork_many(name, count, workflow, ttl=ttl)
+
+    async def fork_from(
+        self, name: str, source: str, workflow: str | None = None, *, ttl: float | None = None
+    ) -> WorkspaceRecord:
+        return await self.forks.fork_from(name, source, workflow, ttl=ttl)
+
+    async def replace_workspace(
+        self, name: str, workflow: str | None = None, *, ttl: float | None = None
+    ) -> WorkspaceRecord:
+        return await self.forks.replace(name, workflow, ttl=ttl)
+
+    def workspace_outdated(self, record: WorkspaceRecord, plan: WorkflowPlan) -> bool | None:
+        return self.drift.outdated(record, plan)
+
+    async def diff_workspace(self, name: str, workflow: str | None = None) -> WorkspaceDiff:
+        return await self.drift.diff(name, workflow)
+
+    async def reap(self, dry_run: bool = False, *, implicit: bool = False) -> ReapReport:
+        return await self.reaper.reap(dry_run=dry_run, implicit=implicit)
 
     # -- operations ---------------------------------------------------------------------------------
     def list_operations(self, workflow: str | None = None) -> list[OperationInfo]:

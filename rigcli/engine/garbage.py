@@ -11,7 +11,9 @@ candidate. A candidate is kept when any of these refers to it:
 - a workspace record (any status): the effects made for it, and any identifier in its ctx or
   workflow ctx;
 - an in-flight run (``running`` in a live process) or, for effects with no owner, a live rig
-  process on this host that requested it.
+  process on this host that requested it;
+- a ``fork --replace`` in progress: what it makes for a workspace that still exists, while the rig
+  process making it lives (once it is dead, that half-made replacement is garbage).
 
 An exec session (``EXEC_EFFECT``, a command running in a machine) is kept exactly while the rig
 process that started it lives (or runs on another host); the sessions of dead ones are ended
@@ -94,6 +96,10 @@ class References:
             return "referred to by a cache entry or a workspace"
         if effect.owner_kind == "run" and effect.owner_id in self.in_flight_runs:
             return "made by a run still in progress"
+        if effect.owner_kind == "replacement" and (effect.owner_id or "").split(":")[0] in self.workspaces:
+            elsewhere = effect.host != this_host()
+            if elsewhere or (effect.pid is not None and effect.pid != os.getpid() and pid_alive(effect.pid)):
+                return f"being made to replace workspace {self.workspaces[(effect.owner_id or '').split(':')[0]]}"
         unowned = effect.owner_kind is None and effect.pid and effect.pid != os.getpid()
         if unowned and effect.host == this_host() and effect.pid is not None and pid_alive(effect.pid):
             return f"requested by rig process {effect.pid}, still running"

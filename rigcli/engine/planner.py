@@ -121,7 +121,7 @@ class Planner:
                 apply_id=journal.id,
             )
         )
-        return ApplyResult(selected.name, context, plan)
+        return ApplyResult(selected.name, context, plan, runs=dict(evaluation.used_runs))
 
     async def _run_pending(
         self,

@@ -101,12 +101,28 @@ async def end_abandoned_sessions(store: StateStore, session: ProviderSession) ->
         if effect.provider_id in loaded and abandoned(effect)
     ]
     return await remove_effects(store, session, effects) if effects else Outcome()
+def workspace_effects(store: StateStore, record: WorkspaceRecord) -> list[EffectRecord]:
+    """Everything the effects journal says was made for this workspace, newest first: owned by its
+    record id, and what ``fork --replace`` retired from it or was making for it (engine/forks.py).
+
+    Newest first, because what was made later may depend on what was made before (a container on
+    the image a ``fork --from`` committed for it), and the daemon refuses to remove that first.
+    """
+    owned = [
+        *store.list_effects(owner_kind="workspace", owner_id=record.id, statuses=LIVE_EFFECT_STATUSES),
+        *store.list_effects(owner_kind="retired", owner_id=record.id, statuses=LIVE_EFFECT_STATUSES),
+        *(
+            effect
+            for effect in store.list_effects(owner_kind="replacement", statuses=LIVE_EFFECT_STATUSES)
+            if (effect.owner_id or "").startswith(f"{record.id}:")
+        ),
+    ]
+    return sorted(owned, key=lambda effect: (effect.created_at, effect.id), reverse=True)
 
 
 async def remove_workspace_effects(store: StateStore, session: ProviderSession, record: WorkspaceRecord) -> Outcome:
-    """Everything the effects journal says was made for this workspace (owned by its record id)."""
-    effects = store.list_effects(owner_kind="workspace", owner_id=record.id, statuses=LIVE_EFFECT_STATUSES)
-    return await remove_effects(store, session, effects)
+    """Remove everything the effects journal says was made for this workspace (``workspace_effects``)."""
+    return await remove_effects(store, session, workspace_effects(store, record))
 
 
 __all__ = [
@@ -117,4 +133,5 @@ __all__ = [
     "remove_effect",
     "remove_effects",
     "remove_workspace_effects",
+    "workspace_effects",
 ]

@@ -77,6 +77,7 @@ class ApplyResult:
     context: JsonValue
     plan: WorkflowPlan  # the plan as it stood before the apply ran
     dry_run: bool = False
+    runs: dict[int, str] = field(default_factory=dict)  # the run each task's output came from (by task index)
 
     def to_json(self) -> JsonObject:
         data: JsonObject = {"workflow": self.workflow, "context": self.context, "plan": self.plan.to_json()}

@@ -87,14 +87,15 @@ class Stores:
         return workflow if key == LOCAL else f"fragment:{key}"
 
     @contextlib.contextmanager
-    def writing(self, command: str) -> Iterator[None]:
-        """Hold the project store's writer lock while the block runs."""
+    def writing(self, command: str, *, wait: bool | None = None) -> Iterator[None]:
+        """Hold the project store's writer lock while the block runs. ``wait=False``: raise
+        StateLockedError at once when another process holds it (default: as the command said)."""
         if self._locks is not None:
             raise RuntimeError("nested writers: the outer command already holds the state lock")
         with contextlib.ExitStack() as stack:
             self._locks, self._command = stack, command
             try:
-                stack.enter_context(self._lock(self.local))
+                stack.enter_context(self._lock(self.local, wait))
                 self._locked = {LOCAL}
                 yield
             finally:
@@ -108,10 +109,10 @@ class Stores:
             self._locked.add(key)
         return store
 
-    def _lock(self, store: StateStore) -> contextlib.AbstractContextManager[LockHolder]:
+    def _lock(self, store: StateStore, wait: bool | None = None) -> contextlib.AbstractContextManager[LockHolder]:
         return store.lock(
             self._command,
-            wait=self._lock_wait,
+            wait=self._lock_wait if wait is None else wait,
             on_wait=lambda holder: self._emit(StateLockWaiting(holder=holder)),
             on_takeover=lambda holder: self._emit(StateLockTakeover(holder=holder)),
             cancelled=self._cancelled,

@@ -6,16 +6,22 @@ by the providers themselves: the record refers to them, it keeps no copy.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import replace
+from datetime import timedelta
 
 from rigcli.authoring.project import check_workspace_name
+from rigcli.engine.effects import Owner
 from rigcli.engine.hooks import run_hook
 from rigcli.engine.invoke import NamedContext, freeze, json_result
 from rigcli.engine.liveness import probe_records
 from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
+from rigcli.engine.provenance import make_provenance
 from rigcli.engine.reconcile import remove_workspace_effects
+from rigcli.engine.results import ApplyResult
+from rigcli.engine.session import ProviderSession
 from rigcli.errors import (
     AmbiguousWorkspaceError,
     InputError,
@@ -33,18 +39,36 @@ from rigcli.events import (
     WorkspaceRemoveStarted,
 )
 from rigcli.graph import CompiledWorkflow
-from rigcli.records import WorkspaceRecord, utc_now
+from rigcli.jsonutil import JsonValue
+from rigcli.records import WorkspaceRecord, timestamp, utc_datetime, utc_now
 from rigcli.state.process import pid_alive, this_host
 from rigcli.state.workspaces import new_workspace
+from rigcli.statuses import WorkspaceStatus
 
 REMOVE = "remove"  # every workflow that creates workspaces has this workspace operation built in
+# Records whose create completed: their remove hook runs on rm (a failed reap keeps a usable one).
+CREATED: frozenset[WorkspaceStatus] = frozenset({"ready", "removing", "reap-failed"})
 
 
-def _message(exc: BaseException) -> str:
+def expiry(selected: CompiledWorkflow, ttl: float | None) -> tuple[str | None, int | None, str | None]:
+    """``(expires_at, idle_stop, reap_at)`` of a workspace forked now: ``ttl`` (or the workflow's
+    ``workspace(ttl=...)``) from now, the workflow's ``idle_stop`` in whole seconds, and when the
+    reaper should first look (the sooner of the two)."""
+    now = utc_datetime()
+    seconds = ttl if ttl is not None else selected.workspace_ttl
+    expires_at = None if seconds is None else timestamp(now + timedelta(seconds=seconds))
+    idle = selected.workspace_idle_stop
+    idle_stop = None if idle is None else max(1, math.ceil(idle))
+    first_idle_check = None if idle_stop is None else timestamp(now + timedelta(seconds=idle_stop))
+    due = [moment for moment in (expires_at, first_idle_check) if moment is not None]
+    return expires_at, idle_stop, min(due) if due else None
+
+
+def error_message(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, RigError) else describe_exception(exc)
 
 
-def _refuse_a_live_create(record: WorkspaceRecord) -> None:
+def refuse_a_live_create(record: WorkspaceRecord) -> None:
     """A create that is still running (its rig process is alive) is not rm's to clean up."""
     pid, host = record.pid, record.host
     if record.status != "creating" or not pid:
@@ -93,52 +117,69 @@ class Workspaces:
         """The workflow that owns workspace ``name`` (for the CLI to ask which, when several do)."""
         return self.find_workspace(name, workflow)[0].name
 
-    async def fork(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
+    async def fork(self, name: str, workflow: str | None = None, *, ttl: float | None = None) -> WorkspaceRecord:
         """Apply the workflow and create workspace ``name`` from its context.
 
         The apply and the ``creating`` record happen under the state lock; the create hook runs
         without it (copying a machine may take a while, and other forks must not wait for it),
         with this process's pid on the record so ``rm`` can tell a live create from a cut-off one.
+        ``ttl`` (seconds) overrides the workflow's ``workspace(ttl=...)``.
         """
         name = check_workspace_name(name)
+        selected = self.creating_workflow(workflow)
+        with self.project.stores.writing("fork"):
+            self.refuse_existing(selected, [name])
+            session = await self.project.session(selected, "require")
+            applied = await self.planner.apply_held(selected, session, command="fork")
+            record = self.project.store.save_workspace(self.new_record(selected, name, applied, ttl))
+        return await self.create(selected, session, record)
+
+    def creating_workflow(self, workflow: str | None) -> CompiledWorkflow:
+        """The workflow meant, which must define a workspace."""
         selected = self.project.select(workflow)
         if selected.create_hook is None:
             raise RigError(f"Workflow {selected.name} does not define a workspace")
-        store = self.project.store
-        with self.project.stores.writing("fork"):
-            existing = store.get_workspace(name, selected.name)
+        return selected
+
+    def refuse_existing(self, selected: CompiledWorkflow, names: list[str]) -> None:
+        """Under the lock: none of ``names`` may exist in ``selected`` yet."""
+        for name in names:
+            existing = self.project.store.get_workspace(name, selected.name)
             if existing is not None:
                 hint = f'; run "rig rm {name}" to clean it up first' if existing.status != "ready" else ""
                 raise InputError(f"Workspace {name} already exists in workflow {selected.name}{hint}")
-            session = await self.project.session(selected, "require")
-            applied = await self.planner.apply_held(selected, session, command="fork")
-            record = new_workspace(
-                name,
-                selected.name,
-                status="creating",
-                workflow_ctx=applied.context,
-                ctx={},
-                pid=os.getpid(),
-                host=this_host(),
-            )
-            record = store.save_workspace(record)
+
+    def new_record(
+        self, selected: CompiledWorkflow, name: str, applied: ApplyResult, ttl: float | None
+    ) -> WorkspaceRecord:
+        """A ``creating`` record of this process, made from ``applied``: its provenance and expiry."""
+        expires_at, idle_stop, reap_at = expiry(selected, ttl)
+        return new_workspace(
+            name,
+            selected.name,
+            status="creating",
+            workflow_ctx=applied.context,
+            ctx={},
+            pid=os.getpid(),
+            host=this_host(),
+            provenance=make_provenance(selected, self.project.keys_for(selected), applied.runs),
+            expires_at=expires_at,
+            idle_stop=idle_stop,
+            reap_at=reap_at,
+        )
+
+    async def create(
+        self, selected: CompiledWorkflow, session: ProviderSession, record: WorkspaceRecord
+    ) -> WorkspaceRecord:
+        """Run the create hook of a ``creating`` record (the lock not held) and record how it ended:
+        ``ready`` with its ctx, or ``failed`` with the error (what it made stays journaled for rm)."""
+        name = record.name
+        store = self.project.store
         self.project.emit(WorkspaceCreateStarted(workflow=selected.name, workspace=name))
         try:
-            result = await run_hook(
-                self.project,
-                selected,
-                session,
-                selected.create_hook,
-                node_path=f"workspace:{name}:create",
-                workflow_ctx=applied.context,
-                workspace=NamedContext(name, freeze({})),
-                owner=("workspace", record.id),  # what rm cleans, even if this process dies
-            )
-            ctx = json_result(result if result is not None else {}, f"Workflow {selected.name} workspace create result")
-            if not isinstance(ctx, dict):
-                raise TaskError(f"Workflow {selected.name} workspace create result must be an object")
+            ctx = await self.run_create_hook(selected, session, name, record.workflow_ctx, ("workspace", record.id))
         except BaseException as exc:
-            message = _message(exc)
+            message = error_message(exc)
             with self.project.stores.writing("fork"):
                 failed = store.get_workspace(name, selected.name)
                 if failed is not None:  # unless rm --force took it meanwhile
@@ -163,6 +204,27 @@ class Workspaces:
         live = await probe_records(self.project, [record])
         return live[record.id].state == "missing"
 
+    async def run_create_hook(
+        self, selected: CompiledWorkflow, session: ProviderSession, name: str, workflow_ctx: JsonValue, owner: Owner
+    ) -> dict[str, JsonValue]:
+        """The create hook's result (the workspace ctx); what its providers make belongs to ``owner``,
+        so rm cleans it even if this process dies."""
+        assert selected.create_hook is not None
+        result = await run_hook(
+            self.project,
+            selected,
+            session,
+            selected.create_hook,
+            node_path=f"workspace:{name}:create",
+            workflow_ctx=workflow_ctx,
+            workspace=NamedContext(name, freeze({})),
+            owner=owner,
+        )
+        ctx = json_result(result if result is not None else {}, f"Workflow {selected.name} workspace create result")
+        if not isinstance(ctx, dict):
+            raise TaskError(f"Workflow {selected.name} workspace create result must be an object")
+        return ctx
+
     async def remove_workspace(
         self, name: str, workflow: str | None = None, *, consented: bool = False, force: bool = False
     ) -> WorkspaceRecord:
@@ -172,63 +234,82 @@ class Workspaces:
         ``force``: delete the record even when the remove hook fails or a resource's removal is
         uncertain; what could not be removed stays journaled for ``rig gc`` (a warning says so).
         """
-        store = self.project.store
         with self.project.stores.writing("rm"):
             # Read under the lock: a concurrent rm must find the record gone, not remove it twice.
             selected, record = self.find_workspace(name, workflow)
             if not force:
-                _refuse_a_live_create(record)
-            # Only a workspace whose create completed (ready, or removing since) gets the user's
-            # remove hook; a cut-off or failed create has nothing the hook could rely on. Such a
-            # record keeps its status while it is cleaned, so a retry still knows.
-            created = record.status in ("ready", "removing")
-            if created:
-                record = store.save_workspace(replace(record, status="removing", updated_at=utc_now()))
-            self.project.emit(WorkspaceRemoveStarted(workflow=selected.name, workspace=name))
-            problems: list[str] = []
-            try:
-                remove_hook = selected.remove_hook if created else None
-                session = await self.project.session(selected, "plan" if remove_hook is None else "require")
-                if remove_hook is not None:
-                    try:
-                        await run_hook(
-                            self.project,
-                            selected,
-                            session,
-                            remove_hook,
-                            node_path=f"workspace:{name}:remove",
-                            workflow_ctx=record.workflow_ctx,
-                            workspace=NamedContext(name, freeze(record.ctx)),
-                            consented=consented,
-                            owner=("workspace", record.id),
-                        )
-                    except Exception as exc:
-                        if not force and not await self._gone(record):
-                            raise
-                        problems.append(f"the remove hook failed: {_message(exc)}")
-                outcome = await remove_workspace_effects(store, session, record)
-                if outcome.failed:
-                    problems.append(outcome.summary())
-                    if not force:
-                        raise RigError(problems[-1])
-            except Exception as exc:
-                message = _message(exc)
-                store.save_workspace(replace(record, error=message, updated_at=utc_now()))
-                raise TaskError(
-                    f"Workspace {name} was not removed: {message}. Its record is kept: run rig rm {name} "
-                    f"again once that is fixed, or rig rm --force {name} to forget it"
-                ) from exc
-            store.delete_workspace(name, selected.name)
-            if problems:
-                how = "with --force" if force else "(its machine was already gone)"
-                self.project.emit(
-                    StateWarning(
-                        message=f"Workspace {name} removed {how}, but {'; '.join(problems)}; "
-                        "what could not be removed stays in the effects journal for rig gc"
-                    )
+                refuse_a_live_create(record)
+            return await self.remove_held(selected, record, consented=consented, force=force)
+
+    async def remove_held(
+        self, selected: CompiledWorkflow, record: WorkspaceRecord, *, consented: bool = False, force: bool = False
+    ) -> WorkspaceRecord:
+        """``remove_workspace`` under the lock the caller holds (rm, and the reaper)."""
+        store = self.project.store
+        name = record.name
+        # Only a workspace whose create completed (ready, or removing since) gets the user's
+        # remove hook; a cut-off or failed create has nothing the hook could rely on. Such a
+        # record keeps its status while it is cleaned, so a retry still knows.
+        created = record.status in CREATED
+        if created:
+            record = store.save_workspace(replace(record, status="removing", updated_at=utc_now()))
+        self.project.emit(WorkspaceRemoveStarted(workflow=selected.name, workspace=name))
+        problems: list[str] = []
+        try:
+            remove_hook = selected.remove_hook if created else None
+            session = await self.project.session(selected, "plan" if remove_hook is None else "require")
+            if remove_hook is not None:
+                try:
+                    await self.run_remove_hook(selected, session, name, record, consented=consented)
+                except Exception as exc:
+                    if not force and not await self._gone(record):
+                        raise
+                    problems.append(f"the remove hook failed: {error_message(exc)}")
+            outcome = await remove_workspace_effects(store, session, record)
+            if outcome.failed:
+                problems.append(outcome.summary())
+                if not force:
+                    raise RigError(problems[-1])
+        except Exception as exc:
+            message = error_message(exc)
+            store.save_workspace(replace(record, error=message, updated_at=utc_now()))
+            raise TaskError(
+                f"Workspace {name} was not removed: {message}. Its record is kept: run rig rm {name} "
+                f"again once that is fixed, or rig rm --force {name} to forget it"
+            ) from exc
+        store.delete_workspace(name, selected.name)
+        if problems:
+            how = "with --force" if force else "(its machine was already gone)"
+            self.project.emit(
+                StateWarning(
+                    message=f"Workspace {name} removed {how}, but {'; '.join(problems)}; "
+                    "what could not be removed stays in the effects journal for rig gc"
                 )
-            self.project.emit(WorkspaceRemoveCompleted(workflow=selected.name, workspace=name))
-            return record
+            )
+        self.project.emit(WorkspaceRemoveCompleted(workflow=selected.name, workspace=name))
+        return record
+
+    async def run_remove_hook(
+        self,
+        selected: CompiledWorkflow,
+        session: ProviderSession,
+        name: str,
+        record: WorkspaceRecord,
+        *,
+        consented: bool = False,
+    ) -> None:
+        assert selected.remove_hook is not None
+        await run_hook(
+            self.project,
+            selected,
+            session,
+            selected.remove_hook,
+            node_path=f"workspace:{name}:remove",
+            workflow_ctx=record.workflow_ctx,
+            workspace=NamedContext(name, freeze(record.ctx)),
+            consented=consented,
+            owner=("workspace", record.id),
+        )
 
 
-__all__ = ["REMOVE", "Workspaces"]
+__all__ = ["CREATED", "REMOVE", "Workspaces", "expiry"]

@@ -21,6 +21,7 @@ from rigcli.errors import ProviderError, RigError
 from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.provider_api import (
     EffectEntry,
+    EffectJournal,
     EventData,
     LiveStatus,
     ProviderController,
@@ -28,6 +29,7 @@ from rigcli.provider_api import (
     RuntimeContext,
     SupportsEffects,
     SupportsStatus,
+    SupportsLiveSnapshot,
     new_effect_id,
 )
 
@@ -78,9 +80,12 @@ class BaseController:
     It removes and finds what its runtimes made with ``making`` (``SupportsEffects``): a machine
     through ``delete_machine``, a snapshot through ``delete_snapshot``; what it finds are the
     machines ``list_machines`` and the snapshots ``list_snapshots`` lists under a ``making`` id.
+    ``rig fork NEW --from WS`` works once a subclass says what a machine was made from
+    (``machine_source``) and how to snapshot it live (``snapshot_machine``).
     """
 
     provider_id: str
+    machine_kinds: tuple[str, ...] = (MACHINE,)  # the effect kinds that are machines (docker: "container")
 
     def __init__(self, setup: ProviderSetup) -> None:
         self.setup = setup
@@ -128,6 +133,26 @@ class BaseController:
             if status is not None:
                 answers[resource["id"]] = status
         return answers
+    # -- rig fork --from (SupportsLiveSnapshot): override machine_source and snapshot_machine ---------
+    def snapshot_source(self, effect: EffectEntry) -> JsonValue:
+        """The artifact ref a machine was made from (``machine_source``); None for anything else."""
+        return self.machine_source(effect["id"]) if effect["kind"] in self.machine_kinds else None
+
+    def snapshot_resource(self, effect: EffectEntry, effects: EffectJournal) -> JsonObject:
+        """Snapshot a machine as it is now (``snapshot_machine``), journaled through ``effects``."""
+        if effect["kind"] not in self.machine_kinds:
+            raise ProviderError(f"{self.provider_id} cannot snapshot a {effect['kind']}")
+        return self.snapshot_machine(effect["id"], effects)
+
+    def machine_source(self, machine_id: str) -> JsonObject | None:
+        """The snapshot's artifact ref this machine was made from; None when unknown (the default),
+        which makes ``rig fork --from`` refuse a workspace on it."""
+        return None
+
+    def snapshot_machine(self, machine_id: str, effects: EffectJournal) -> JsonObject:
+        """Snapshot the machine as it is now and return its ref; journal it before making it
+        (``effects.requested("snapshot", ...)``, named by the id it returns, then ``confirmed``)."""
+        raise ProviderError(f"{self.provider_id} cannot snapshot a live machine")
 
     def find_effects(self) -> list[EffectEntry]:
         """The listed machines and snapshots named by ``making``: rig's, journaled or not."""
@@ -146,6 +171,7 @@ if TYPE_CHECKING:  # mypy checks the base against the contract (and optional hoo
     _controller: type[ProviderController] = BaseController
     _effects: type[SupportsEffects] = BaseController
     _status: type[SupportsStatus] = BaseController
+    _live: type[SupportsLiveSnapshot] = BaseController
 
 
 class BaseRuntime(Generic[ControllerT_co]):
