@@ -14,7 +14,7 @@ from rigcli.cli.spec import GlobalOptions  # the options reach a Session parsed 
 from rigcli.cli.terminal_host import CliHost
 from rigcli.discovery import ProjectLocation, find_project, locate_state
 from rigcli.errors import AmbiguousWorkflowError, AmbiguousWorkspaceError, InterruptedRunError
-from rigcli.events import Event, StateLockTakeover, StateLockWaiting, StateWarning
+from rigcli.events import Event, StateLockTakeover, StateLockWaiting, StateWarning, WorkspaceReaped
 
 if TYPE_CHECKING:
     from rigcli.engine.api import Engine
@@ -46,6 +46,9 @@ class Session:
         self._interrupts = Interrupts(self._interrupt, on_noticed=self._decide_stop)
         self._children = ChildGuard()  # armed when the engine hands over to its event loop
         self._stdout = contextlib.ExitStack()
+        # Expiry: any command that loads the project first reaps what is due (engine/reaper.py),
+        # unless its body says otherwise before it touches the engine (``rig reap`` does it itself).
+        self.reap_on_load = True
 
     def __enter__(self) -> Session:
         if self.opts.json:
@@ -108,6 +111,8 @@ class Session:
                 engine.on_event(self._json_stream())  # every event of every command
             self._engine = engine
             self.run(engine.load())
+            if self.reap_on_load:
+                self._reap(engine)
         return self._engine
 
     def _json_stream(self) -> Callable[[Event], None]:
@@ -127,9 +132,22 @@ class Session:
 
         return stream
 
+    def _reap(self, engine: Engine) -> None:
+        """Reap what is due, if the lock is free at once: one query when nothing is (the usual case).
+        A failure is reported and the command goes on; the workspace is marked ``reap-failed``."""
+        from rigcli.errors import RigError
+
+        try:
+            self.run(engine.reap(implicit=True))
+        except (InterruptedRunError, KeyboardInterrupt):
+            raise
+        except RigError as exc:
+            self._notice(StateWarning(message=f"Could not reap expired workspaces: {exc}"))
+
     def _notice(self, event: Event) -> None:
         """State warnings and lock waits and takeovers reach stderr in every command, even with no renderer."""
-        if self._watching or not isinstance(event, (StateWarning, StateLockWaiting, StateLockTakeover)):
+        noticed = (StateWarning, StateLockWaiting, StateLockTakeover, WorkspaceReaped)
+        if self._watching or not isinstance(event, noticed):
             return
         from rigcli.render.lines import EventFormatter
         from rigcli.render.tables import print_message

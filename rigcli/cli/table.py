@@ -191,6 +191,28 @@ COMMANDS = (
         "Create a workspace from the prepared workflow.",
         "rigcli.cli.commands.workflow:fork",
         arguments=(WORKSPACE,),
+        options=(
+            # -- day two: forks of several, of a live one, in place, with an expiry --------------------
+            Option(
+                ("--replace",),
+                "replace",
+                "Remake NAME from the current snapshot; the old machine is removed once the new one is ready.",
+            ),
+            Option(
+                ("--from",),
+                "source",
+                "Fork the live workspace WS: its machine snapshotted as it is now.",
+                metavar="WS",
+                complete="workspaces",
+            ),
+            Option(("--count", "-n"), "count", "Make NAME-1 ... NAME-N at once.", metavar="N", kind="int"),
+            Option(
+                ("--ttl",),
+                "ttl",
+                'Remove the workspace that long after it is made (e.g. "8h"; overrides workspace(ttl=...)).',
+                metavar="DURATION",
+            ),
+        ),
         aliases=("create",),
         hot=True,
     ),
@@ -289,6 +311,20 @@ COMMANDS = (
         arguments=(WORKSPACES,),
         options=(Option(("--all",), "all_", "Start every workspace."),),
         hot=True,
+    ),
+    # -- day two: outdated workspaces and expiry ---------------------------------------------------------
+    Command(
+        "diff",
+        "Say why a workspace is outdated: the tasks the workflow would now run differently, and why.",
+        "rigcli.cli.commands.drift:diff",
+        arguments=(WORKSPACE.replace(required=True, complete="workspaces"),),
+        hot=True,
+    ),
+    Command(
+        "reap",
+        "Remove expired workspaces and stop idle ones now (every rig command also does, cheaply).",
+        "rigcli.cli.commands.drift:reap",
+        options=(Option(("--dry-run",), "dry_run", "List what would be removed or stopped; change nothing."),),
     ),
     CACHE,
     GRAPH,

@@ -32,6 +32,7 @@ from rigcli.events import (
     WorkspaceOperationCompleted,
     WorkspaceOperationStarted,
     WorkspaceReady,
+    WorkspaceReaped,
     WorkspaceRemoveCompleted,
     WorkspaceRemoveStarted,
 )
@@ -168,6 +169,7 @@ class EventFormatter:
             "workspace.ready": _only(WorkspaceReady, self._workspace_ready),
             "workspace.remove.started": _only(WorkspaceRemoveStarted, self._workspace_remove_started),
             "workspace.remove.completed": _only(WorkspaceRemoveCompleted, self._workspace_remove_completed),
+            "workspace.reaped": _only(WorkspaceReaped, self._workspace_reaped),
             "workspace.operation.started": _only(WorkspaceOperationStarted, self._workspace_operation_started),
             "workspace.operation.completed": _only(WorkspaceOperationCompleted, self._workspace_operation_completed),
         }
@@ -273,6 +275,18 @@ class EventFormatter:
 
     def _workspace_remove_completed(self, event: WorkspaceRemoveCompleted) -> list[Line]:
         return [Line(f"{self.g.ok} removed {event.workspace}", "green")]
+
+    def _workspace_reaped(self, event: WorkspaceReaped) -> list[Line]:
+        if event.action == "failed":
+            return [
+                Line(
+                    f"{self.g.warn} could not reap workspace {event.workspace}: {event.detail}; "
+                    "it is marked reap-failed (rig reap tries again)",
+                    "yellow",
+                )
+            ]
+        which = "idle" if event.action == "stopped" else "expired"
+        return [Line(f"{self.g.ok} {event.action} {which} workspace {event.workspace} ({event.detail})", "green")]
 
     def _workspace_operation_started(self, event: WorkspaceOperationStarted) -> list[Line]:
         self.started[f"op:{event.workspace}/{event.operation}"] = time.monotonic()

@@ -33,6 +33,7 @@ STATUS_STYLES: dict[PlanStatus | CacheEntryStatus | CheckStatus | WorkspaceStatu
     "failed": "red",
     "creating": "yellow",
     "removing": "yellow",
+    "reap-failed": "red",
 }
 _STYLE_OF: dict[str, str] = {str(status): style for status, style in STATUS_STYLES.items()}  # looked up by cell text
 _STYLED = {"status": _STYLE_OF}
@@ -128,6 +129,24 @@ def format_age(timestamp: object) -> str:
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return "just now"
+
+
+def format_until(timestamp: object) -> str:
+    """``in 7h 59m``, ``in 3m``, ``due`` for a future ISO-8601 time (an expiry); ``-`` for none."""
+    if not isinstance(timestamp, str) or not timestamp:
+        return "-"
+    from rigcli.records import VERY_OLD, age_seconds, parse_timestamp
+
+    if parse_timestamp(timestamp) == VERY_OLD:
+        return timestamp
+    seconds = -age_seconds(timestamp)
+    if seconds <= 0:
+        return "due"
+    if seconds >= 86400:
+        return f"in {int(seconds // 86400)}d {int(seconds % 86400 // 3600)}h"
+    if seconds >= 3600:
+        return f"in {int(seconds // 3600)}h {int(seconds % 3600 // 60):02d}m"
+    return f"in {max(1, int(seconds // 60))}m" if seconds >= 60 else f"in {int(seconds)}s"
 
 
 def print_kv(pairs: Sequence[tuple[str, object]], *, console: Console | None = None) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
@@ -46,6 +46,7 @@ class _WorkflowRow:
     cached_node_count: int | None = None
     node_count: int | None = None
     plan_error: str | None = None
+    outdated: dict[str, bool | None] = field(default_factory=dict)  # by record id; None: cannot tell
 
     def to_json(self, live: dict[str, LiveStatus] | None) -> dict[str, object]:
         data: dict[str, object] = {
@@ -56,7 +57,11 @@ class _WorkflowRow:
         if self.plan_error is not None:
             data["plan_error"] = self.plan_error
         data["workspaces"] = [
-            {**record.to_json(), "live": live[record.id].to_json() if live is not None else None}
+            {
+                **record.to_json(),
+                "outdated": self.outdated.get(record.id),
+                "live": live[record.id].to_json() if live is not None else None,
+            }
             for record in self.workspaces
         ]
         return data
@@ -81,6 +86,7 @@ def _workspaces(session: Session, *, probe: bool) -> int:
         try:
             plan = session.run(engine.plan(workflow=name))
             row.cached_node_count, row.node_count = plan.cached_node_count, plan.node_count
+            row.outdated = {record.id: engine.workspace_outdated(record, plan) for record in row.workspaces}
         except RigError as exc:
             row.plan_error = str(exc)
         workflows.append(row)
@@ -101,7 +107,7 @@ def _workspaces(session: Session, *, probe: bool) -> int:
         )
         return 0
     from rigcli.records import describe_holder
-    from rigcli.render.tables import format_age, print_message, print_table
+    from rigcli.render.tables import format_age, format_until, print_message, print_table
 
     print_table(
         ["workflow", "cached", "workspaces"],
@@ -113,15 +119,30 @@ def _workspaces(session: Session, *, probe: bool) -> int:
     for item in workflows:
         for record in item.workspaces:
             owner = record.owner or "-"
-            cells = [record.name, record.status, owner, format_age(record.created_at), _live_cell(live, record)]
+            outdated = item.outdated.get(record.id)
+            snapshot = "-" if outdated is None else "outdated" if outdated else "current"
+            cells = [
+                record.name,
+                record.status,
+                snapshot,
+                owner,
+                format_age(record.created_at),
+                format_until(record.expires_at),
+                _live_cell(live, record),
+            ]
             rows.append([*cells[:1], item.name, *cells[1:]] if several else cells)
-    columns = ["workspace", "status", "owner", "created", "live"]
+    columns = ["workspace", "status", "snapshot", "owner", "created", "expires", "live"]
     print_table([*columns[:1], "workflow", *columns[1:]] if several else columns, rows, empty="no workspaces")
     if status.lock is not None:
         print_message(f"state locked by {describe_holder(status.lock)}", style="yellow")
     for item in workflows:
         if item.plan_error:
             print_message(f"{item.name}: {item.plan_error}", style="yellow")
+        for record in item.workspaces:
+            if record.status == "reap-failed" and record.error:
+                print_message(f"{record.name}: reap failed: {record.error}", style="yellow")
+        if any(item.outdated.get(record.id) for record in item.workspaces):
+            print_message("rig diff WORKSPACE says what changed; rig fork WORKSPACE --replace remakes it", style="dim")
     return 0
 
 

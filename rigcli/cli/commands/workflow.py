@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.cli.output import emit_json, stderr_is_terminal, stdout_is_terminal
 from rigcli.cli.session import Session
@@ -11,6 +12,8 @@ from rigcli.records import WorkspaceRecord
 
 if TYPE_CHECKING:
     from rigcli.engine.results import ApplyResult
+
+T = TypeVar("T")
 
 
 def _workflow_flag(session: Session, workflow: str) -> str:
@@ -75,17 +78,45 @@ def _ask_name(workflow: str) -> str:
     return text("Workspace name", default=f"{workflow}-{secrets.token_hex(2)}", validate=problem)
 
 
-def fork(session: Session, name: str | None) -> int:
+def fork(
+    session: Session,
+    name: str | None,
+    *,
+    replace: bool = False,
+    source: str | None = None,
+    count: int | None = None,
+    ttl: str | None = None,
+) -> int:
     # The engine checks the name itself before it takes the lock or applies anything.
+    if count is not None and (replace or source is not None):
+        raise UsageError("--count makes new workspaces; it cannot be combined with --replace or --from")
+    if replace and source is not None:
+        raise UsageError("--replace remakes NAME from the current snapshot; it cannot be combined with --from")
+    if count is not None and count < 1:
+        raise UsageError(f"--count must be at least 1, not {count}")
+    seconds = _ttl_seconds(ttl)
     if name is None and not session.opts.interactive:
         raise UsageError("create requires a workspace name: rig fork NAME")
     session.expect_project_code()  # the workspace's create hook
+    picked: str | None = None
     if name is None:  # the default name says which workflow it is made from
-        workflow = session.workflow()
-        record = _fork(session, _ask_name(workflow), workflow)
+        picked = session.workflow()
+        name = _ask_name(picked)
+    given = name
+    engine = session.engine
+
+    def with_workflow(call: Callable[[str | None], T]) -> T:
+        return call(picked) if picked is not None else session.with_workflow(call)
+
+    if count is not None:
+        many = with_workflow(lambda wf: _watched(session, engine.fork_many(given, count, wf, ttl=seconds)))
+        return _print_forks(session, many)
+    if source is not None:  # the workflow is the source workspace's
+        record = _watched(session, engine.fork_from(given, source, picked or session.opts.workflow, ttl=seconds))
+    elif replace:
+        record = with_workflow(lambda wf: _watched(session, engine.replace_workspace(given, wf, ttl=seconds)))
     else:
-        given = name
-        record = session.with_workflow(lambda workflow: _fork(session, given, workflow))
+        record = with_workflow(lambda wf: _watched(session, engine.fork(name=given, workflow=wf, ttl=seconds)))
     if session.opts.json:
         emit_json(record)
         return 0
@@ -97,9 +128,32 @@ def fork(session: Session, name: str | None) -> int:
     return 0
 
 
-def _fork(session: Session, name: str, workflow: str | None) -> WorkspaceRecord:
+def _ttl_seconds(ttl: str | None) -> float | None:
+    """``--ttl 8h`` in seconds: a duration as ``cache_ttl`` takes it, positive (exit 2 otherwise)."""
+    if ttl is None:
+        return None
+    from rigcli.authoring.ttl import parse_lifetime
+    from rigcli.errors import ConfigError
+
+    try:
+        return parse_lifetime(ttl, "--ttl")
+    except ConfigError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _watched(session: Session, coro: Coroutine[object, object, T]) -> T:
     with session.watch():
-        return session.run(session.engine.fork(name=name, workflow=workflow))
+        return session.run(coro)
+
+
+def _print_forks(session: Session, records: list[WorkspaceRecord]) -> int:
+    """``--count``: the records as a JSON list, or the names one per line (on stdout, terminal or not)."""
+    if session.opts.json:
+        emit_json(records)
+        return 0
+    for record in records:
+        print(record.name, flush=True)
+    return 0
 
 
 def _next_steps(session: Session, name: str, workflow: str) -> None:
