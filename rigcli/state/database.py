@@ -37,6 +37,26 @@ from rigcli.state.reserve import before_write, room_for_a_run
 # bookkeeping and other rig processes' short commits.
 BUSY_TIMEOUT_SECONDS = 15.0
 
+# Tests only: RIG_TEST_PAUSE_AFTER_WRITES=N makes this process stop for good right after its N-th
+# committed write transaction (an entry of the run or effects journal, a workspace record),
+# having written RIG_TEST_PAUSE_FILE, so a test can SIGKILL it between exactly those two entries
+# (tests/crash/test_replace_steps.py). Read once at import; unset, it costs nothing.
+_PAUSE_AFTER = int(os.environ.get("RIG_TEST_PAUSE_AFTER_WRITES") or 0)
+_writes = 0
+
+
+def _after_commit() -> None:
+    global _writes
+    _writes += 1
+    if _writes == _PAUSE_AFTER:
+        import time
+
+        with open(os.environ["RIG_TEST_PAUSE_FILE"], "w", encoding="utf-8") as marker:
+            marker.write(f"{_writes}\n")
+        while True:
+            time.sleep(3600)
+
+
 _Self = TypeVar("_Self", bound="StateDatabase")
 
 
@@ -259,6 +279,8 @@ class StateDatabase:
                 if mapped is None:
                     raise
                 raise mapped from error
+        if _PAUSE_AFTER:
+            _after_commit()
 
     def _require_room(self) -> None:
         """Before a run starts: refuse unless the journal could still finish it on a full disk."""
