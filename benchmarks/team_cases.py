@@ -96,6 +96,33 @@ def run_fork_docker(ctx: Context, case: Case) -> list[Row]:
         _remove_docker_leftovers(f"rig.project={project.dir}")
 
 
+def run_fork_count_docker(ctx: Context, case: Case) -> list[Row]:
+    """``rig fork --count 8`` (one apply, the create hooks at once) against eight ``rig fork`` in a row."""
+    forks = 8
+    image = os.environ.get("RIG_BENCH_DOCKER_IMAGE") or os.environ.get("RIG_TEST_DOCKER_IMAGE") or DEFAULT_IMAGE
+    reason = docker_unavailable(image)
+    if reason is not None:
+        return case.skipped(reason)
+    project = Project.create(ctx.root, "fork-count-docker", DOCKER_CONFIG, RIG_BENCH_DOCKER_IMAGE=image)
+    try:
+        project.run("apply")
+
+        def remove_all() -> None:
+            project.run("rm", "--all", "--yes")
+
+        together = Command(
+            f"rig fork --count {forks}", [project.invocation("fork", "bench", "--count", str(forks))], after=remove_all
+        )
+        serial = Command(
+            f"{forks} × rig fork in a row",
+            [project.invocation("fork", f"bench{index}") for index in range(forks)],
+            after=remove_all,
+        )
+        return [ctx.compare(case, together, serial)]
+    finally:
+        _remove_docker_leftovers(f"rig.project={project.dir}")
+
+
 def _with_schema(url: str, schema: str) -> str:
     parts = urlsplit(url)
     query = [(key, value) for key, value in parse_qsl(parts.query) if key not in ("schema", "fragments_schema")]
@@ -155,6 +182,13 @@ TEAM_CASES = [
         "`docker run -d --init --network none` of the same image",
         Target(max_ratio=1.5),
         run_fork_docker,
+    ),
+    Case(
+        "fork-count-docker",
+        "`rig fork --count 8` (docker)",
+        "eight `rig fork` in a row",
+        Target(max_ratio=0.5),
+        run_fork_count_docker,
     ),
     Case(
         "apply-postgres",
