@@ -24,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from providers.docker import effects as effects_on_daemon
-from providers.docker import lifecycle
+from providers.docker import idle, lifecycle
 from providers.docker.client import DockerClient
 from providers.docker.diagnose import diagnose
 from providers.docker.effects import EFFECT_LABEL, KIND_LABEL, SNAPSHOT_REPO, snapshot_changes
@@ -47,6 +47,7 @@ from rigcli.provider_api import (
     SupportsInteractive,
     SupportsPower,
     SupportsStatus,
+    SupportsLastUse,
     SupportsLiveSnapshot,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id
@@ -300,6 +301,13 @@ class DockerController(BaseController):
         container = value.get("container_id") if isinstance(value, dict) else None
         return self.commit_container(str(container or machine_id), machine_id, effects)
 
+    # -- workspace(idle_stop=...): when a container was last used (providers/docker/idle.py) -------------
+    def last_used(self, effect: EffectEntry) -> str | None:
+        """The container's last sign of use; None for an image, or a container not running."""
+        if effect["kind"] != "container":
+            return None
+        return idle.last_used(self.client, effect["id"])  # its name is its effect id
+
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
         """An image ref is valid while the daemon still has that image."""
         try:
@@ -386,6 +394,7 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _power: type[SupportsPower] = DockerController
     _interactive: type[SupportsInteractive] = DockerController
     _live: type[SupportsLiveSnapshot] = DockerController
+    _last_use: type[SupportsLastUse] = DockerController
 
 
 class DockerPlugin:

@@ -194,7 +194,9 @@ class Reaper:
         )
         for effect in owned:
             controller = await controller_of(session, effect.provider_id)
-            if isinstance(controller, SupportsLastUse):
+            # Only where the provider can both tell and stop (SupportsPower.stop): otherwise idle_stop
+            # does not apply, and the workspace is left alone rather than marked.
+            if isinstance(controller, SupportsLastUse) and callable(getattr(controller, "stop", None)):
                 found.append((effect, controller, await maybe_await(controller.last_used(as_entry(effect)))))
         return found
 

@@ -146,3 +146,26 @@ def test_count_makes_several_containers_at_once(project: Path, daemon: docker_en
     assert {name: item["status"] for name, item in records.items()} == {"w-1": "ready", "w-2": "ready", "w-3": "ready"}
     assert containers(daemon.api, project) == {item["ctx"]["machine"] for item in records.values()}
     assert len(containers(daemon.api, project)) == 3
+
+
+def test_last_used_is_the_start_until_something_else_runs_in_the_container(
+    docker_on: Callable[[str], Any], daemon: docker_endpoints.EndpointDaemon
+) -> None:
+    from rigcli.provider_api import EffectEntry, SupportsLastUse
+    from rigcli.records import age_seconds
+
+    box = docker_on("unix")
+    assert isinstance(box.controller, SupportsLastUse)
+    machine = box.runtime.create_machine()
+    entry: EffectEntry = {"id": machine.id, "kind": "container", "resource": {"machine_id": machine.id}}
+    started = daemon.api.get(f"/containers/{machine.id}/json").json()["State"]["StartedAt"]
+    idle = box.controller.last_used(entry)
+    assert idle is not None and idle[:19] == started[:19]  # only its own two processes: used when started
+
+    machine.exec("sleep 300 >/dev/null 2>&1 &", name="leave a process running")
+    busy = box.controller.last_used(entry)
+    assert busy is not None and busy > idle and abs(age_seconds(busy)) < 60  # in use now
+
+    assert box.controller.last_used({**entry, "kind": "image"}) is None  # not a machine
+    daemon.api.post(f"/containers/{machine.id}/stop", params={"t": "0"})
+    assert box.controller.last_used(entry) is None  # stopped: nothing to stop
