@@ -161,3 +161,79 @@ def test_a_workspace_whose_create_is_running_is_never_reaped(project: Path, tmp_
     # Its create done, it is due at once: the next command removes it.
     assert "removed expired workspace slow" in ok(project, "ls").stderr
     assert listed(project) == {}
+
+
+# The local provider with a power switch, at the provider seam: it says a machine is in use while
+# the project has a "busy" file, unused since 2000 otherwise, and "stops" it by marking it.
+IDLE_CONFIG = """
+from datetime import datetime, timezone
+from pathlib import Path
+
+from providers.local import LocalController, LocalPlugin
+from rigcli import define_provider, workflow
+
+HERE = Path(__file__).parent
+
+
+class PoweredController(LocalController):
+    def last_used(self, effect):
+        if effect["kind"] != "machine" or (HERE / ("stopped-" + effect["id"])).exists():
+            return None
+        if (HERE / "busy").exists():
+            return datetime.now(timezone.utc).isoformat()
+        return "2000-01-01T00:00:00+00:00"
+
+    def stop(self, effect):
+        if (HERE / "stop-fails").exists():
+            raise RuntimeError("the machine would not stop")
+        (HERE / ("stopped-" + effect["id"])).touch()
+
+
+class PoweredPlugin(LocalPlugin):
+    def create_provider(self, setup):
+        return PoweredController(setup)
+
+
+app = workflow("idle", providers={"box": define_provider("local", plugin=PoweredPlugin())})
+
+
+def build(step, box):
+    machine = box.create_machine()
+    ref = machine.snapshot_ref()
+    machine.delete()
+    return {"ctx": {"base": ref}}
+
+
+def create(workflow, workspace, box):
+    return {"machine": box.from_snapshot(workflow.ctx["base"]).id}
+
+
+workflows = app.sequence("idle").task("build", build).workspace(create=create, idle_stop="1s")
+"""
+
+
+def test_idle_stop_stops_an_unused_workspace_where_the_provider_can_tell(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "idle", IDLE_CONFIG)
+    (project / "busy").touch()
+    made = ok(project, "--json", "fork", "a").json
+    assert made["idle_stop"] == 1 and made["expires_at"] is None and made["reap_at"] is not None
+    stopped = project / f"stopped-{made['ctx']['machine']}"
+
+    expire(made["reap_at"])
+    assert ok(project, "--json", "reap").json["reaped"] == []  # in use: looked at again a second later
+    again = listed(project)["a"]["reap_at"]
+    assert again > made["reap_at"] and not stopped.exists()
+
+    (project / "busy").unlink()
+    (project / "stop-fails").touch()
+    expire(again)
+    failed = rig(project, "--json", "reap")
+    assert failed.returncode == 1 and failed.json["failed"][0]["action"] == "stop"
+    assert listed(project)["a"]["status"] == "reap-failed"
+
+    (project / "stop-fails").unlink()
+    done = ok(project, "--json", "reap").json
+    assert [(item["workspace"], item["action"], item["reason"]) for item in done["reaped"]] == [("a", "stop", "idle")]
+    assert stopped.exists()
+    record = listed(project)["a"]
+    assert record["status"] == "ready" and record["error"] is None  # stopped, not removed
