@@ -44,9 +44,9 @@ def reap(session: Session, *, dry_run: bool = False) -> int:
         return 1 if report.failed else 0
     from rigcli.render.tables import print_message, print_table
 
-    verb = "would" if dry_run else "did"
     rows = [[item.workspace, item.action, item.reason, item.detail] for item in report.reaped]
-    print_table(["workspace", "action", "reason", "detail"], rows, empty=f"nothing to reap ({verb} nothing)")
+    title = "would reap (dry run)" if dry_run and rows else None
+    print_table(["workspace", "action", "reason", "detail"], rows, empty="nothing to reap", title=title)
     for item in report.failed:
         print_message(
             f"{item.workspace}: could not {item.action} it: {item.error}; it is marked reap-failed", style="red"
