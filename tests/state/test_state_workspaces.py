@@ -11,6 +11,7 @@ from rigcli.records import utc_now
 from rigcli.state import StateStore
 from rigcli.state.process import this_owner
 from rigcli.state.workspaces import new_workspace
+from rigcli.statuses import WorkspaceStatus
 from tests.backends import dict_rows
 
 
@@ -162,3 +163,44 @@ def test_record_and_read_last_apply(store: StateStore, state_location: str) -> N
     assert stored == latest.to_json()
     assert stored is not None and (stored["provider_fingerprint"], stored["cached_node_count"]) == ("p2", 3)
     assert _last_apply(state_location, "api") is None
+
+
+def test_due_workspaces_are_those_whose_reap_time_has_come_never_one_being_created(store: StateStore) -> None:
+    def saved(name: str, status: WorkspaceStatus, reap_at: str | None) -> None:
+        store.save_workspace(new_workspace(name, "web", status=status, reap_at=reap_at))
+
+    saved("past", "ready", "2026-01-01T00:00:00.000000+00:00")
+    saved("now", "failed", "2026-06-01T00:00:00.000000+00:00")
+    saved("later", "ready", "2026-12-01T00:00:00.000000+00:00")
+    saved("never", "ready", None)
+    saved("creating", "creating", "2026-01-01T00:00:00.000000+00:00")  # its create may still run
+    saved("marked", "reap-failed", "2026-12-01T00:00:00.000000+00:00")  # its retry is later
+    now = "2026-06-01T00:00:00.000000+00:00"
+    assert [record.name for record in store.due_workspaces(now)] == ["past", "now"]
+    assert [record.name for record in store.due_workspaces(now, failed_too=True)] == ["past", "now", "marked"]
+
+
+def test_adopt_replacement_swaps_the_effects_and_the_row_in_one_go(store: StateStore) -> None:
+    old = store.save_workspace(new_workspace("dev", "web", ctx={"machine": "m-old"}))
+
+    def request(effect_id: str, owner_kind: str, owner_id: str) -> None:
+        store.request_effect(
+            effect_id, provider_id="local", kind="machine", resource={}, owner_kind=owner_kind, owner_id=owner_id
+        )
+
+    request("m-old", "workspace", old.id)
+    request("m-new", "replacement", f"{old.id}:abc")
+    request("m-other", "replacement", f"{old.id}:def")  # another replacement's: untouched
+    swapped = store.adopt_replacement(replace(old, ctx={"machine": "m-new"}), f"{old.id}:abc")
+    assert swapped is not None and swapped.id == old.id and swapped.ctx == {"machine": "m-new"}
+    assert [item["effect_id"] for item in swapped.resources] == ["m-new"]
+    owners = {effect.id: (effect.owner_kind, effect.owner_id) for effect in store.list_effects()}
+    assert owners == {
+        "m-old": ("retired", old.id),
+        "m-new": ("workspace", old.id),
+        "m-other": ("replacement", f"{old.id}:def"),
+    }
+
+    store.delete_workspace("dev", "web")  # removed meanwhile: nothing changes
+    assert store.adopt_replacement(replace(old, ctx={}), f"{old.id}:def") is None
+    assert store.list_effects(owner_kind="replacement")[0].id == "m-other"
