@@ -23,6 +23,10 @@ WORKSPACE_KEYS = [
     "owner",
     "pid",
     "host",
+    "provenance",
+    "expires_at",
+    "idle_stop",
+    "reap_at",
 ]
 
 _IMPORT_ALL = """
@@ -79,7 +83,7 @@ def test_plan_apply_fork_ls_rm_and_doctor_run_without_sqlmodel(dev_project: Path
     (workspace,) = listed["workflows"][0]["workspaces"]
     # DESIGN §11: ls adds each workspace's live status to the record (this project's has no machine)
     assert workspace.pop("live") == {"state": "unknown", "detail": "no machine is recorded for it"}
-    assert workspace == forked
+    assert workspace == {**forked, "outdated": False}
     removed = rig("rm", "dev", "--yes")
     assert isinstance(removed, dict) and list(removed) == WORKSPACE_KEYS
     assert (removed["id"], removed["status"]) == (forked["id"], "removing")  # the record as rm last wrote it

@@ -124,14 +124,14 @@ def _workspaces(session: Session, *, probe: bool) -> int:
             cells = [
                 record.name,
                 record.status,
-                snapshot,
                 owner,
                 format_age(record.created_at),
+                snapshot,  # day two: outdated and expiry, after the columns scripts already read
                 format_until(record.expires_at),
                 _live_cell(live, record),
             ]
             rows.append([*cells[:1], item.name, *cells[1:]] if several else cells)
-    columns = ["workspace", "status", "snapshot", "owner", "created", "expires", "live"]
+    columns = ["workspace", "status", "owner", "created", "snapshot", "expires", "live"]
     print_table([*columns[:1], "workflow", *columns[1:]] if several else columns, rows, empty="no workspaces")
     if status.lock is not None:
         print_message(f"state locked by {describe_holder(status.lock)}", style="yellow")
