@@ -366,6 +366,8 @@ class SupportsInteractive(Protocol):
         env: Mapping[str, str],
         cwd: str | None,
     ) -> int | Awaitable[int]: ...
+
+
 # -- day two: forks of live workspaces, idle time (rig fork --from, workspace(idle_stop=...)) ----------
 
 
@@ -467,10 +469,10 @@ __all__ = [
     "SupportsDiagnosis",
     "SupportsEffects",
     "SupportsInteractive",
-    "SupportsPower",
-    "SupportsStatus",
     "SupportsLastUse",
     "SupportsLiveSnapshot",
+    "SupportsPower",
+    "SupportsStatus",
     "UnjournaledEffects",
     "find_artifacts",
     "is_artifact_ref",

@@ -45,10 +45,10 @@ from rigcli.provider_api import (
     SupportsDiagnosis,
     SupportsEffects,
     SupportsInteractive,
-    SupportsPower,
-    SupportsStatus,
     SupportsLastUse,
     SupportsLiveSnapshot,
+    SupportsPower,
+    SupportsStatus,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id
 
@@ -251,9 +251,11 @@ class DockerController(BaseController):
         return stored is not None or removed
 
     def commit(self, machine: DockerMachine, effects: EffectJournal) -> dict[str, Any]:
-        return self.commit_container(machine.container_id, machine.id, effects)
+        return self.commit_container(machine.container_id, machine.id, effects, made_from=machine.image)
 
-    def commit_container(self, container_id: str, machine_id: str, effects: EffectJournal) -> dict[str, Any]:
+    def commit_container(
+        self, container_id: str, machine_id: str, effects: EffectJournal, *, made_from: str | None
+    ) -> dict[str, Any]:
         """Commit the container (paused meanwhile, so the image is one instant of it) to a snapshot image."""
         tag = f"{machine_id}-{secrets.token_hex(4)}"  # the image's effect id: its tag finds it before its id is known
         effects.requested("image", {"tag": f"{SNAPSHOT_REPO}:{tag}", "host": self.client.host}, effect_id=tag)
@@ -282,8 +284,8 @@ class DockerController(BaseController):
             },
         )
         # What it was made from: gc removes a snapshot of a snapshot before the snapshot under it.
-        made_from = {"parent": machine.image} if machine.image.startswith("sha256:") else {}
-        effects.confirmed(tag, {"image_id": image_id, **made_from})
+        parent = {"parent": made_from} if made_from and made_from.startswith("sha256:") else {}
+        effects.confirmed(tag, {"image_id": image_id, **parent})
         return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image_id": image_id}
 
     # -- rig fork --from: a container committed as it is, replacing the image it was started from ------
@@ -299,7 +301,10 @@ class DockerController(BaseController):
         stored = self.setup.storage.get(f"machine:{machine_id}")
         value = stored["value"] if stored is not None else None
         container = value.get("container_id") if isinstance(value, dict) else None
-        return self.commit_container(str(container or machine_id), machine_id, effects)
+        image = value.get("image") if isinstance(value, dict) else None
+        return self.commit_container(
+            str(container or machine_id), machine_id, effects, made_from=image if isinstance(image, str) else None
+        )
 
     # -- workspace(idle_stop=...): when a container was last used (providers/docker/idle.py) -------------
     def last_used(self, effect: EffectEntry) -> str | None:

@@ -28,16 +28,16 @@ from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.provider_api import (
     EffectEntry,
-    LiveStatus,
     EffectJournal,
+    LiveStatus,
     ProviderPlugin,
     ProviderSetup,
     RuntimeContext,
     SupportsArtifactValidation,
     SupportsEffects,
     SupportsInteractive,
-    SupportsStatus,
     SupportsLiveSnapshot,
+    SupportsStatus,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, ref_id
 

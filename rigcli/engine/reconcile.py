@@ -101,6 +101,8 @@ async def end_abandoned_sessions(store: StateStore, session: ProviderSession) ->
         if effect.provider_id in loaded and abandoned(effect)
     ]
     return await remove_effects(store, session, effects) if effects else Outcome()
+
+
 def workspace_effects(store: StateStore, record: WorkspaceRecord) -> list[EffectRecord]:
     """Everything the effects journal says was made for this workspace, newest first: owned by its
     record id, and what ``fork --replace`` retired from it or was making for it (engine/forks.py).

@@ -28,8 +28,8 @@ from rigcli.provider_api import (
     ProviderSetup,
     RuntimeContext,
     SupportsEffects,
-    SupportsStatus,
     SupportsLiveSnapshot,
+    SupportsStatus,
     new_effect_id,
 )
 
@@ -133,6 +133,7 @@ class BaseController:
             if status is not None:
                 answers[resource["id"]] = status
         return answers
+
     # -- rig fork --from (SupportsLiveSnapshot): override machine_source and snapshot_machine ---------
     def snapshot_source(self, effect: EffectEntry) -> JsonValue:
         """The artifact ref a machine was made from (``machine_source``); None for anything else."""
