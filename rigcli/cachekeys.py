@@ -19,9 +19,10 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 from rigcli.authoring.nodes import Node, OutputSchema, ParallelNode, SequenceNode, TaskNode
+from rigcli.fingerprint.parts import PartHashes, changes, part_hash
 from rigcli.graph import TaskSpec
 from rigcli.jsonutil import JsonValue, canonical_json, tagged_hash, to_plain_json
-from rigcli.records import NodeRun, Reason, age_seconds
+from rigcli.records import Liveness, LockHolder, NodeRun, Reason, age_seconds, describe_holder
 from rigcli.statuses import REASON_MESSAGES, ReasonCode
 
 Fingerprint = Callable[[object], str]  # the handler fingerprint of any code object (see rigcli.fingerprint)
@@ -59,6 +60,24 @@ def task_key(task: TaskSpec, fingerprint: Fingerprint) -> str:
             "version": node.version,
         },
     )
+
+
+def task_parts(task: TaskSpec, handler_parts: Callable[[object], PartHashes], fingerprint: Fingerprint) -> PartHashes:
+    """The inputs of ``task_key``, each hashed alone (``fingerprint/parts.py``): what a run stores
+    so that a later ``task-changed`` can say which one changed. Config keys are named, never valued."""
+    node = task.node
+    parts = dict(handler_parts(node.handler))
+    stack = [to_plain_json(level) for level in task.config_stack]
+    unset: JsonValue = {"t": "unset"}
+    for key in sorted({key for level in stack if isinstance(level, dict) for key in level}):
+        parts[f"config:{key}"] = part_hash(
+            [level.get(key, unset) if isinstance(level, dict) else unset for level in stack]
+        )
+    parts["config-stack"] = part_hash(len(stack))  # where each key is set is in its own part
+    parts["output"] = part_hash(output_identity(node.output, fingerprint))
+    parts["version"] = part_hash(node.version)
+    parts["path"] = part_hash([task.cache_path, node.name])
+    return parts
 
 
 def describe_fragment(node: Node, fingerprint: Fingerprint) -> JsonValue:
@@ -100,6 +119,29 @@ def provider_fingerprint(providers: Mapping[str, JsonValue], checks: Sequence[Js
     return tagged_hash("provider-v1", {"providers": dict(providers), "checks": list(checks)})
 
 
+def provider_parts(providers: Mapping[str, JsonValue], checks: Sequence[JsonValue]) -> PartHashes:
+    """The inputs of ``provider_fingerprint``, per provider: its description and its checks."""
+    parts = {f"provider:{name}": part_hash(description) for name, description in providers.items()}
+    by_provider: dict[str, list[JsonValue]] = {}
+    for check in checks:
+        name = check.get("provider_name") if isinstance(check, dict) else None
+        by_provider.setdefault(str(name), []).append(check)
+    parts.update({f"checks:{name}": part_hash(found) for name, found in by_provider.items()})
+    return parts
+
+
+def name_the_change(why: Reason, old: PartHashes | None, new: PartHashes) -> Reason:
+    """``task-changed``/``provider-changed`` naming the component that changed, from the parts the
+    old run stored (``old``; None for runs recorded before parts were) and the current ones."""
+    found = changes(old, new) if old else []
+    if not found:
+        return why
+    (first, happened), more = found[0], found[1:]
+    message = f"{first} {happened}" + (f" (and {len(more)} more)" if more else "")
+    detail = "; ".join(f"{name} {verb}" for name, verb in found) if more else why.detail
+    return Reason(why.code, message, detail, component=first)
+
+
 def judge_run(
     run: NodeRun, *, key: str, provider_fp: str, upstream: Sequence[str], ttl: float | None, now: datetime
 ) -> Reason | None:
@@ -133,15 +175,57 @@ def judge_in_doubt(
     return reason("in-doubt", f"run {running[0].id} started {running[0].created_at}")
 
 
+def _newer(run: NodeRun, than: NodeRun) -> bool:
+    return (run.created_at, run.id) > (than.created_at, than.id)
+
+
+def judge_attempt(
+    attempts: Sequence[NodeRun], succeeded: Sequence[NodeRun], *, liveness: Callable[[NodeRun], Liveness]
+) -> Reason | None:
+    """Why a pending node's newest run did not leave a result, when that run is newer than its
+    newest success: ``running-elsewhere``, ``in-doubt``, ``previous-run-failed`` or
+    ``previous-run-interrupted``; None when there is no such run (the usual reasons apply).
+
+    ``attempts``: the node's runs of other processes that did not succeed (running, failed,
+    interrupted, abandoned), and ``succeeded`` its successes, each newest first. ``liveness``
+    judges a ``running`` one (``state/process.py:judge_liveness``).
+    """
+    if not attempts or (succeeded and not _newer(attempts[0], succeeded[0])):
+        return None
+    newest = attempts[0]
+    started = f"run {newest.id} started {newest.created_at}"
+    if newest.status == "running":
+        state = liveness(newest)
+        if not state.alive:
+            return reason("in-doubt", f"{started}; {state.evidence}")
+        holder = state.holder or LockHolder(
+            pid=newest.pid or 0, host=newest.host or "", user="", command="", started_at=""
+        )
+        return Reason(
+            "running-elsewhere", f"{REASON_MESSAGES['running-elsewhere']}: {describe_holder(holder)}", started
+        )
+    if newest.status == "abandoned":  # closed by a later rig that proved its process gone
+        return reason("in-doubt", f"{started}; {newest.error or 'abandoned'}")
+    if newest.status == "failed":
+        return reason("previous-run-failed", f"{started}: {newest.error}" if newest.error else started)
+    if newest.status == "interrupted":
+        return reason("previous-run-interrupted", started)
+    return None
+
+
 __all__ = [
     "CACHED",
     "REASON_MESSAGES",
     "describe_fragment",
     "fragment_hash",
+    "judge_attempt",
     "judge_in_doubt",
     "judge_run",
+    "name_the_change",
     "output_identity",
     "provider_fingerprint",
+    "provider_parts",
     "reason",
     "task_key",
+    "task_parts",
 ]

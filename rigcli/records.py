@@ -80,14 +80,21 @@ def age_seconds(text: str | None, *, now: datetime | None = None) -> float:
 
 @dataclass(frozen=True)
 class Reason:
-    """Why a node is cached or pending: a code from DESIGN §3, its message, and optional detail."""
+    """Why a node is cached or pending: a code from DESIGN §3, its message, and optional detail.
+
+    ``component``: for ``task-changed``/``provider-changed``, the part of the fingerprint that
+    changed (``handler install_pkgs (tools.py)``, ``config key "python"``, ``provider "box"``).
+    """
 
     code: ReasonCode
     message: str
     detail: str | None = None
+    component: str | None = None
 
     def to_json(self) -> dict[str, JsonValue]:
         data: dict[str, JsonValue] = {"code": self.code, "message": self.message}
+        if self.component:
+            data["component"] = self.component
         if self.detail:
             data["detail"] = self.detail
         return data
@@ -126,6 +133,18 @@ def short_run_id(run_id: str) -> str:
     """A run id as people see it: its last 8 characters. Run ids start with their creation time
     (so they sort in creation order, state/runs.py) and end with random ones."""
     return run_id[-8:]
+
+
+@dataclass(frozen=True)
+class FingerprintParts:
+    """A row of ``fingerprint_parts``: the parts of one cache key or provider fingerprint, by name."""
+
+    fingerprint: str
+    parts: dict[str, str]  # "kind:name" -> short hash (rigcli/fingerprint/parts.py)
+    created_at: str
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {"fingerprint": self.fingerprint, "parts": dict(self.parts), "created_at": self.created_at}
 
 
 @dataclass(frozen=True)
@@ -276,6 +295,16 @@ class LockHolder:
         }
 
 
+@dataclass(frozen=True)
+class Liveness:
+    """Whether the rig that recorded a ``running`` run is still running it, and how we know
+    (``state/process.py:judge_liveness``)."""
+
+    alive: bool
+    evidence: str  # one phrase: "rig pid 12 on box has exited", "rig pid 12 on box holds the state lock"
+    holder: LockHolder | None = None  # the lock holder running it, when alive and known
+
+
 def held_for(holder: LockHolder, *, now: datetime | None = None) -> str:
     """How long the holder has held the lock, as ``12s`` / ``3m 05s`` / ``2h 01m`` ("" when unknown)."""
     if not holder.started_at or parse_timestamp(holder.started_at) == VERY_OLD:
@@ -322,6 +351,8 @@ __all__ = [
     "ApplyRecord",
     "ApplyRun",
     "EffectRecord",
+    "FingerprintParts",
+    "Liveness",
     "LockHolder",
     "NodeRun",
     "OutputChunk",

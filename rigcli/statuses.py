@@ -16,8 +16,10 @@ from collections.abc import Mapping
 from typing import Final, Literal, get_args
 
 # A node run in the run journal (``workflow_node_runs.status``): recorded ``running`` before
-# its handler starts, then finished as one of the others in one transaction.
-RunStatus = Literal["running", "succeeded", "failed", "interrupted"]
+# its handler starts, then finished as one of the others in one transaction. ``abandoned``: a run
+# its rig left ``running`` (killed), closed later by a rig that proved that process gone or saw
+# a newer run of the node; its ``error`` holds the evidence.
+RunStatus = Literal["running", "succeeded", "failed", "interrupted", "abandoned"]
 
 # A run or an apply as people see it (``rig logs``, ``rig runs``): ``in-doubt`` when it was left
 # ``running`` by a rig process that is gone (never stored).
@@ -69,6 +71,9 @@ ReasonCode = Literal[
     "artifact-invalid",
     "upstream-pending",
     "in-doubt",
+    "previous-run-failed",
+    "previous-run-interrupted",
+    "running-elsewhere",
 ]
 
 REASON_MESSAGES: Final[Mapping[ReasonCode, str]] = {
@@ -83,6 +88,9 @@ REASON_MESSAGES: Final[Mapping[ReasonCode, str]] = {
     "artifact-invalid": "cached artifact is no longer valid",
     "upstream-pending": "upstream output is pending",
     "in-doubt": "left running by a rig process that is gone",
+    "previous-run-failed": "the previous run failed",
+    "previous-run-interrupted": "the previous run was interrupted",
+    "running-elsewhere": "another rig is running it now",
 }
 
 RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)

@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+
 from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.results import CacheEntry, JsonObject, NodeExplanation
 from rigcli.engine.stores import LOCAL
 from rigcli.errors import InputError, NotFoundError
 from rigcli.graph import CompiledWorkflow, TaskSpec
-from rigcli.records import NodeRun
+from rigcli.records import LockHolder, NodeRun
 from rigcli.state.api import StateStore
 from rigcli.statuses import CacheEntryStatus
 
 
-def _entry_status(run: NodeRun) -> CacheEntryStatus:
+def _entry_status(run: NodeRun, holder: Callable[[], LockHolder | None]) -> CacheEntryStatus:
     if run.status == "running":
-        # A run still "running" whose process is gone was cut off mid-way: in doubt, never reused.
-        from rigcli.state.process import left_by_dead_process
+        # A run still "running" whose rig is gone was cut off mid-way: in doubt, never reused.
+        from rigcli.state.process import is_ours, judge_liveness
 
-        return "in-doubt" if left_by_dead_process(run) else "running"
+        return "running" if is_ours(run) or judge_liveness(run, holder()).alive else "in-doubt"
     return "invalidated" if run.invalidated else "cached"
 
 
@@ -41,9 +44,10 @@ class CacheAdmin:
         display = {(task.store, task.cache_path): task for task in selected.tasks}
         entries: list[CacheEntry] = []
         for key, store, column in self._stores_of(selected):
+            holder = functools.cache(lambda store=store: store.status().lock)  # read once, if a run is running
             for run in store.list_runs(workflow=column, statuses=["succeeded", "running"]):
                 task = display.get((key, run.node_path))
-                status = _entry_status(run)
+                status = _entry_status(run, holder)
                 entries.append(
                     CacheEntry(
                         scope="local" if key == LOCAL else "global",

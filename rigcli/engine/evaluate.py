@@ -11,14 +11,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from rigcli.cachekeys import CACHED, judge_in_doubt, judge_run, reason
+from rigcli.cachekeys import CACHED, judge_attempt, judge_run, name_the_change, reason
 from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
 from rigcli.engine.results import PlanNode
 from rigcli.engine.runlog import OutputRecorder
+from rigcli.engine.runindex import RunIndex
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.stores import LOCAL, Stores
 from rigcli.errors import InterruptedRunError, RigError, TaskError, describe_exception
 from rigcli.events import ArtifactCreated, Event, NodeCached, NodeCompleted, NodeFailed, NodeStarted
+from rigcli.fingerprint.parts import PartHashes
 from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
 from rigcli.jsonutil import JsonValue, canonical_json
 from rigcli.provider_api import find_artifacts
@@ -50,37 +52,6 @@ class Verdict:
     upstream: tuple[str, ...] = ()  # the upstream run ids it was judged against
 
 
-class RunIndex:
-    """Succeeded runs by store and path, read once per command (``runs_by_path``) and shared."""
-
-    def __init__(self, stores: Stores, workflow: str) -> None:
-        self._stores = stores
-        self._workflow = workflow
-        self._runs: dict[str, dict[str, list[NodeRun]]] = {}
-        self._running: dict[str, dict[str, list[NodeRun]]] = {}
-
-    def candidates(self, task: TaskSpec) -> list[NodeRun]:
-        if task.store not in self._runs:
-            store = self._stores.get(task.store)
-            self._runs[task.store] = store.runs_by_path(self._stores.workflow_column(task.store, self._workflow))
-        return self._runs[task.store].get(task.cache_path, [])
-
-    def running(self, task: TaskSpec) -> list[NodeRun]:
-        """Runs of this task still marked ``running``, newest first (few: read once per store)."""
-        if task.store not in self._running:
-            column = self._stores.workflow_column(task.store, self._workflow)
-            by_path: dict[str, list[NodeRun]] = {}
-            for run in self._stores.get(task.store).list_runs(workflow=column, statuses=["running"]):
-                by_path.setdefault(run.node_path, []).append(run)
-            self._running[task.store] = by_path
-        return self._running[task.store].get(task.cache_path, [])
-
-    def forget(self) -> None:
-        """Read again on next use: runs were invalidated."""
-        self._runs.clear()
-        self._running.clear()
-
-
 class Evaluation:
     """One pass over the workflow. ``apply=False`` never runs handlers."""
 
@@ -89,6 +60,7 @@ class Evaluation:
         *,
         workflow: CompiledWorkflow,
         keys: dict[int, str],
+        parts: Callable[[TaskSpec], PartHashes],
         stores: Stores,
         runs: RunIndex,
         session: ProviderSession,
@@ -100,6 +72,7 @@ class Evaluation:
     ) -> None:
         self.workflow = workflow
         self.keys = keys
+        self.parts = parts  # the named parts of a task's cache key (Project.task_parts)
         self.stores = stores
         self.runs = runs
         self.session = session
@@ -250,12 +223,8 @@ class Evaluation:
     async def _judge(self, task: TaskSpec, upstream: list[str]) -> Verdict:
         judged_against = tuple(upstream)
         candidates = self.runs.candidates(task)
-        if not candidates:
-            return Verdict(
-                "pending", self._in_doubt(task, candidates) or reason("no-previous-run"), None, judged_against
-            )
         key, provider_fp = self.keys[task.index], self.session.fingerprint(task.providers)
-        first: Reason | None = None
+        first: tuple[Reason, NodeRun] | None = None
         for run in candidates:
             why = judge_run(
                 run, key=key, provider_fp=provider_fp, upstream=upstream, ttl=task.node.cache_ttl, now=self.now
@@ -264,14 +233,35 @@ class Evaluation:
                 why = await self._effectful_checks(task, run)
             if why is None:
                 return Verdict("cached", CACHED, run, judged_against)
-            first = first or why
-        assert first is not None
-        return Verdict("pending", self._in_doubt(task, candidates) or first, None, judged_against)
+            first = first or (why, run)
+        attempt = judge_attempt(
+            self.runs.attempts(task), candidates, liveness=lambda run: self.runs.liveness(task.store, run)
+        )
+        if attempt is not None:
+            return Verdict("pending", attempt, None, judged_against)
+        if first is None:
+            return Verdict("pending", reason("no-previous-run"), None, judged_against)
+        return Verdict("pending", self._named(task, *first), None, judged_against)
 
-    def _in_doubt(self, task: TaskSpec, candidates: list[NodeRun]) -> Reason | None:
-        from rigcli.state.process import left_by_dead_process
+    def _named(self, task: TaskSpec, why: Reason, run: NodeRun) -> Reason:
+        """``task-changed``/``provider-changed`` naming the part that changed (from the parts ``run`` stored)."""
+        if why.code == "task-changed":
+            return name_the_change(why, self.runs.parts(task.store, run.node_key), self.parts(task))
+        if why.code == "provider-changed":
+            old = self.runs.parts(task.store, run.provider_fingerprint)
+            return name_the_change(why, old, self.session.fingerprint_parts(task.providers))
+        return why
 
-        return judge_in_doubt(self.runs.running(task), candidates, left_by_dead_process=left_by_dead_process)
+    def _abandoned_by(self, task: TaskSpec) -> dict[str, str]:
+        """The task's runs left ``running`` by a rig that is gone (run id -> the evidence): closed
+        ``abandoned`` in the transaction that starts its new run. Under the writer lock, a run of
+        another process is running nowhere (see judge_liveness)."""
+        found: dict[str, str] = {}
+        for run in self.runs.running(task):
+            state = self.runs.liveness(task.store, run)
+            if not state.alive:
+                found[run.id] = state.evidence
+        return found
 
     async def _effectful_checks(self, task: TaskSpec, run: NodeRun) -> Reason | None:
         if task.node.output is not None:
@@ -298,6 +288,11 @@ class Evaluation:
             provider_fingerprint=self.session.fingerprint(task.providers),
             upstream_run_ids=upstream,
             apply_id=self.apply_id,
+            parts={
+                self.keys[task.index]: self.parts(task),
+                self.session.fingerprint(task.providers): self.session.fingerprint_parts(task.providers),
+            },
+            abandon=self._abandoned_by(task),
         )
         self.started[task.index] = run_id
         step = Step(ctx=ctx, path=task.path, workflow=self.workflow.name)

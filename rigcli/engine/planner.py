@@ -9,9 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rigcli.engine.applies import ApplyJournal
-from rigcli.engine.evaluate import Evaluation, RunIndex
+from rigcli.engine.evaluate import Evaluation
+from rigcli.engine.runindex import RunIndex
 from rigcli.engine.project import Project
 from rigcli.engine.results import ApplyResult, WorkflowPlan
+from rigcli.engine.runindex import RunIndex
 from rigcli.engine.session import ProviderSession
 from rigcli.errors import TaskError
 from rigcli.events import PlanCreated, WorkflowApplyCompleted, WorkflowApplyStarted
@@ -42,6 +44,7 @@ class Planner:
         return Evaluation(
             workflow=workflow,
             keys=project.keys_for(workflow),
+            parts=project.task_parts,
             stores=project.stores,
             runs=runs,
             session=session,
@@ -103,6 +106,7 @@ class Planner:
                 self.project.cancellation.cancel()  # commands still running in worker threads stop too
             journal.failed(passes, exc)
             raise
+        self.close_abandoned(runs)
         evaluation = passes[-1]
         cached = sum(1 for node in evaluation.plan_nodes() if node.status == "cached")
         self.project.stores.local.record_apply(
@@ -151,6 +155,21 @@ class Planner:
                 )
             runs.forget()
             prior = None
+
+    def close_abandoned(self, runs: RunIndex) -> int:
+        """Close ``abandoned`` the runs other rigs left ``running`` in the stores this command holds
+        locked: under the lock, their rig is proven gone (state/process.py:judge_liveness). Runs
+        of a task this apply ran again were closed with its new run already."""
+        closed = 0
+        for key in self.project.stores.held():
+            evidence = {}
+            for run in runs.all_running(key):
+                state = runs.liveness(key, run)
+                if not state.alive:
+                    evidence[run.id] = state.evidence
+            if evidence:
+                closed += self.project.stores.get(key).abandon_runs(evidence)
+        return closed
 
     def invalidate_tasks(self, workflow: CompiledWorkflow, indexes: Iterable[int]) -> int:
         """Invalidate every valid run of these tasks (older ones too) and, by cascade, what was built on them."""

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rigcli.cachekeys import fragment_hash, task_key
+from rigcli.cachekeys import fragment_hash, task_key, task_parts
 from rigcli.config_loader import LoadedConfig, load_config
 from rigcli.engine.effects import StoreEffects
 from rigcli.engine.hostadapter import SuppliedHost, adapt_local
@@ -24,7 +24,7 @@ from rigcli.engine.stores import FragmentLocator, Stores
 from rigcli.errors import AmbiguousWorkflowError, NotFoundError, RigError
 from rigcli.event_bus import EventBus, EventListener
 from rigcli.events import Event, StateWarning
-from rigcli.graph import CompiledWorkflow, compile_workflow
+from rigcli.graph import CompiledWorkflow, TaskSpec, compile_workflow
 from rigcli.layout import CONFIG_FILE, STATE_DIR
 from rigcli.provider_api import Cancellation, ProviderPlugin
 from rigcli.records import NodeRun
@@ -81,6 +81,7 @@ class Project:
         self.cancellation = Cancellation()
         self._loaded: LoadedProject | None = None
         self._keys: dict[str, dict[int, str]] = {}
+        self._parts: dict[int, tuple[object, dict[str, str]]] = {}  # by id(handler), the handler kept alive
 
     # -- events ------------------------------------------------------------------------------------
     def on_event(self, listener: EventListener) -> Callable[[], None]:
@@ -108,7 +109,7 @@ class Project:
         """Import rig_config.py, compile its workflows, and open the state on first load."""
         config, workflows = self.compile()
         self.recorder.cap = cap_from_env()  # after the import: the project's .env may set it
-        self._keys = {}
+        self._keys, self._parts = {}, {}
         _declare_secrets(workflows.values())
         if self._loaded is None:
             store, stores, hub = self._open_state()
@@ -225,6 +226,18 @@ class Project:
 
             self._keys[workflow.name] = {task.index: task_key(task, fingerprint) for task in workflow.tasks}
         return self._keys[workflow.name]
+
+    def task_parts(self, task: TaskSpec) -> dict[str, str]:
+        """The named parts of a task's cache key (cachekeys.task_parts); a handler is described once per load."""
+        from rigcli.fingerprint import describe_handler
+        from rigcli.fingerprint.parts import handler_parts
+
+        def parts_of(fn: object) -> dict[str, str]:
+            if id(fn) not in self._parts:
+                self._parts[id(fn)] = (fn, handler_parts(describe_handler(fn, project_dir=self.project_dir)))
+            return self._parts[id(fn)][1]
+
+        return task_parts(task, parts_of, self.fingerprint)
 
     async def session(self, workflow: CompiledWorkflow, mode: str) -> ProviderSession:
         """Providers for one command: ``plan`` for read-only commands, ``require`` for writers."""

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rigcli.authoring.values import ProviderDefinition
-from rigcli.cachekeys import provider_fingerprint
+from rigcli.cachekeys import provider_fingerprint, provider_parts
 from rigcli.engine.interactions import InteractionBroker, Presenter
 from rigcli.engine.providers import ProviderHub, maybe_await
 from rigcli.errors import ProviderError, RigError, describe_exception
@@ -84,22 +84,29 @@ class ProviderSession:
         """The provider fingerprint of a task with this scope (see cachekeys, ``provider-v1``)."""
         key = id(scope)
         if key not in self._fingerprints:
-            checks: list[JsonValue] = []
-            for name in sorted(scope):
-                for check in self.checks.get(id(scope[name]), []):
-                    status = check.get("status")
-                    checks.append(
-                        {
-                            "provider_name": name,
-                            "provider_id": check["provider_id"],
-                            "id": check.get("id"),
-                            # A daemon that does not answer now is the same provider (SupportsChecks).
-                            "status": "ok" if status == "error" else status,
-                            "fingerprint": check.get("fingerprint", check.get("value")),
-                        }
-                    )
-            self._fingerprints[key] = provider_fingerprint(self.hub.describe_scope(scope), checks)
+            self._fingerprints[key] = provider_fingerprint(self.hub.describe_scope(scope), self._check_inputs(scope))
         return self._fingerprints[key]
+
+    def fingerprint_parts(self, scope: Scope) -> dict[str, str]:
+        """The named parts of ``fingerprint(scope)``: each provider and its checks, hashed alone."""
+        return provider_parts(self.hub.describe_scope(scope), self._check_inputs(scope))
+
+    def _check_inputs(self, scope: Scope) -> list[JsonValue]:
+        checks: list[JsonValue] = []
+        for name in sorted(scope):
+            for check in self.checks.get(id(scope[name]), []):
+                status = check.get("status")
+                checks.append(
+                    {
+                        "provider_name": name,
+                        "provider_id": check["provider_id"],
+                        "id": check.get("id"),
+                        # A daemon that does not answer now is the same provider (SupportsChecks).
+                        "status": "ok" if status == "error" else status,
+                        "fingerprint": check.get("fingerprint", check.get("value")),
+                    }
+                )
+        return checks
 
     def controllers(self) -> list[ProviderController]:
         """Every controller this command made, one per provider definition."""

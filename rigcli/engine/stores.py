@@ -109,6 +109,10 @@ class Stores:
             self._locked.add(key)
         return store
 
+    def held(self) -> list[str]:
+        """The stores (keys) whose writer lock this command holds now."""
+        return sorted(self._locked)
+
     def _lock(self, store: StateStore, wait: bool | None = None) -> contextlib.AbstractContextManager[LockHolder]:
         return store.lock(
             self._command,

@@ -108,8 +108,22 @@ class StateStore(Protocol):
         provider_fingerprint: str,
         upstream_run_ids: Sequence[str],
         apply_id: str | None = None,
+        parts: Mapping[str, Mapping[str, str]] | None = None,
+        abandon: Mapping[str, str] | None = None,
     ) -> str:
-        """Record a ``running`` run owned by this process before its handler starts; return its id."""
+        """Record a ``running`` run owned by this process before its handler starts; return its id.
+
+        In the same transaction, keep ``parts`` (fingerprint -> its named parts) and close the
+        ``running`` runs in ``abandon`` (run id -> the evidence their rig is gone) ``abandoned``.
+        """
+        ...
+
+    def abandon_runs(self, evidence: Mapping[str, str]) -> int:
+        """Close these ``running`` runs ``abandoned`` with the evidence (run id -> why); return how many."""
+        ...
+
+    def fingerprint_parts(self) -> dict[str, dict[str, str]]:
+        """The named parts of the fingerprints runs were recorded with (fingerprint -> parts)."""
         ...
 
     def finish_run(

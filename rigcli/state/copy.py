@@ -35,6 +35,7 @@ TABLES = (
     "effects",
     "apply_runs",
     "node_run_output",
+    "fingerprint_parts",
 )
 # The target's own bookkeeping (its schema, the rig that wrote it, who holds its lock) is never copied.
 _OWN_METADATA = (SCHEMA_VERSION_KEY, MIGRATIONS_KEY, RIG_VERSION_KEY, "project.dir", "config.path")

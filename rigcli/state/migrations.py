@@ -193,6 +193,20 @@ def m006_workspace_provenance_and_expiry(db: Connection) -> None:
     db.execute("CREATE INDEX ix_workspaces_reap_at ON workspaces (reap_at)")
 
 
+@migration
+def m007_fingerprint_parts(db: Connection) -> None:
+    """The parts of each cache key and provider fingerprint a run was recorded with, hashed one by
+    one, so a later plan can say which part changed (``handler install (tools.py)``). Keyed by
+    the fingerprint itself: runs with the same key share one row."""
+    db.execute(
+        """CREATE TABLE fingerprint_parts (
+            fingerprint TEXT NOT NULL PRIMARY KEY,
+            parts_json TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )"""
+    )
+
+
 MIGRATION_NAMES: tuple[str, ...] = tuple(fn.__name__ for fn in MIGRATIONS)
 STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
 

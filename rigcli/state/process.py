@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import os
 
-from rigcli.records import NodeRun
+from rigcli.records import Liveness, LockHolder, NodeRun, describe_holder
 
 
 @functools.lru_cache(maxsize=1)
@@ -61,4 +61,39 @@ def left_by_dead_process(run: NodeRun) -> bool:
     return not pid_alive(run.pid)
 
 
-__all__ = ["left_by_dead_process", "pid_alive", "this_host", "this_owner", "this_user"]
+def is_ours(run: NodeRun) -> bool:
+    """Recorded by this very process (a run of the command in progress)."""
+    return run.pid == os.getpid() and run.host in (None, this_host())
+
+
+def judge_liveness(run: NodeRun, holder: LockHolder | None) -> Liveness:
+    """Judge a ``running`` run of another process by its pid and the store's writer lock.
+
+    ``holder`` is who holds the lock of the store the run is in (None: nobody). A rig records a
+    run only while it holds that lock and holds it until the run is finished, so a run whose
+    process does not hold the lock was cut off, whichever host it ran on. A holder that could
+    not be identified (pid 0) proves nothing: then only a pid on this host can be checked.
+    """
+    who = f"rig pid {run.pid} on {run.host or 'an unknown host'}"
+    if not run.pid:
+        return Liveness(False, "no rig process was recorded for it")
+    if run.host in (None, this_host()) and not pid_alive(run.pid):
+        return Liveness(False, f"{who} has exited")
+    if holder is not None and holder.pid:
+        if (holder.pid, holder.host) == (run.pid, run.host or holder.host):
+            return Liveness(True, f"{who} holds the state lock", holder)
+        return Liveness(False, f"{who} does not hold the state lock ({describe_holder(holder)} does)")
+    if holder is None:
+        return Liveness(False, f"{who} does not hold the state lock (nobody does)")
+    return Liveness(True, f"{who} may still be running it (the lock holder is not known yet)")
+
+
+__all__ = [
+    "is_ours",
+    "judge_liveness",
+    "left_by_dead_process",
+    "pid_alive",
+    "this_host",
+    "this_owner",
+    "this_user",
+]

@@ -10,13 +10,16 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json
-from rigcli.records import NodeRun, utc_now
+from rigcli.records import FingerprintParts, NodeRun, utc_now
 from rigcli.state.database import StateDatabase, dumps, stored_text
 from rigcli.state.dialect import Connection, placeholders, where_clause
 from rigcli.state.process import this_host
 from rigcli.state.rows import Columns, json_object
 from rigcli.state.run_output import OutputBatch, RunOutput, write_output
 from rigcli.statuses import FINISHED_STATUSES, RUN_STATUSES, RunStatus
+
+# What a run's own process may finish it as; ``abandoned`` is written by another rig (abandon_runs).
+OUTCOME_STATUSES: frozenset[RunStatus] = frozenset({"succeeded", "failed", "interrupted"})
 
 # Every column of the run journal, by field of NodeRun (rows.py); the plan reads thousands at once.
 RUNS = Columns(
@@ -25,6 +28,7 @@ RUNS = Columns(
     as_json=("upstream_run_ids", "output", "artifacts", "metadata"),
     decode={"invalidated": bool, "metadata": json_object},  # SQLite stores booleans as 0/1
 )
+PARTS = Columns(FingerprintParts, "fingerprint_parts", as_json=("parts",), decode={"parts": json_object})
 # Newest first; the id breaks ties between runs recorded within the same microsecond (run ids
 # sort in creation order, see new_run_id; PostgreSQL has no rowid to do it).
 _NEWEST_FIRST = "ORDER BY created_at DESC, id DESC"
@@ -81,6 +85,15 @@ class _NotRunning(StateError):
     """finish_run of a run that is not (any longer) ``running``."""
 
 
+def _abandon(db: Connection, run_id: str, evidence: str, at: str | None = None) -> int:
+    cursor = db.execute(
+        "UPDATE workflow_node_runs SET status = 'abandoned', error = ?, finished_at = ? "
+        "WHERE id = ? AND status = 'running'",
+        (stored_text(evidence), at or utc_now(), run_id),
+    )
+    return int(cursor.rowcount)
+
+
 class RunJournal(RunOutput, StateDatabase):
     def start_run(
         self,
@@ -93,8 +106,16 @@ class RunJournal(RunOutput, StateDatabase):
         provider_fingerprint: str,
         upstream_run_ids: Sequence[str],
         apply_id: str | None = None,
+        parts: Mapping[str, Mapping[str, str]] | None = None,
+        abandon: Mapping[str, str] | None = None,
     ) -> str:
-        """Record a ``running`` run owned by this process; call before the handler starts."""
+        """Record a ``running`` run owned by this process; call before the handler starts.
+
+        In the same transaction: ``parts`` (by fingerprint: the node key's and the provider
+        fingerprint's named parts) are kept unless already known, and the ``running`` runs in
+        ``abandon`` (run id -> the evidence that their rig is gone) are closed ``abandoned``,
+        superseded by this one.
+        """
         run = NodeRun(
             id=new_run_id(),
             workflow=workflow,
@@ -119,6 +140,11 @@ class RunJournal(RunOutput, StateDatabase):
         self._require_room()
         with self._write() as db:
             db.execute(RUNS.insert(), RUNS.params(run.to_json()))
+            for fingerprint, named in (parts or {}).items():
+                row = FingerprintParts(fingerprint, dict(named), run.created_at)
+                db.execute(f"{PARTS.insert()} ON CONFLICT (fingerprint) DO NOTHING", PARTS.params(row.to_json()))
+            for old_id, evidence in sorted((abandon or {}).items()):
+                _abandon(db, old_id, f"{evidence}; superseded by run {run.id}", run.created_at)
         return run.id
 
     def finish_run(
@@ -138,8 +164,8 @@ class RunJournal(RunOutput, StateDatabase):
         Should that transaction fail (a full disk), the run is still finished, without ``log``:
         a run that started is always finished.
         """
-        if status not in FINISHED_STATUSES:
-            msg = f"finish_run status must be one of {', '.join(sorted(FINISHED_STATUSES))}, not {status!r}"
+        if status not in OUTCOME_STATUSES:
+            msg = f"finish_run status must be one of {', '.join(sorted(OUTCOME_STATUSES))}, not {status!r}"
             raise ValueError(msg)
         artifact_list = list(artifacts)
         bad = find_non_json({"output": output, "artifacts": artifact_list})
@@ -178,6 +204,20 @@ class RunJournal(RunOutput, StateDatabase):
                 raise _NotRunning(msg)
             if log:
                 write_output(db, run_id, log)
+
+    def abandon_runs(self, evidence: Mapping[str, str]) -> int:
+        """Close these ``running`` runs (run id -> why their rig is known to be gone) ``abandoned``;
+        return how many were still running."""
+        with self._write() as db:
+            return sum(_abandon(db, run_id, why) for run_id, why in sorted(evidence.items()))
+
+    def fingerprint_parts(self) -> dict[str, dict[str, str]]:
+        """The named parts of every fingerprint runs were recorded with (fingerprint -> parts)."""
+        with self._read() as db:
+            return {
+                row.fingerprint: row.parts
+                for row in PARTS.all(db.execute(f"SELECT {PARTS.select} FROM fingerprint_parts"))
+            }
 
     def list_runs(
         self,
@@ -266,13 +306,30 @@ class RunJournal(RunOutput, StateDatabase):
             if workflow is None:
                 db.execute("DELETE FROM node_run_output")
                 db.execute("DELETE FROM apply_runs")
-                return db.execute("DELETE FROM workflow_node_runs").rowcount
+                deleted = db.execute("DELETE FROM workflow_node_runs").rowcount
+            else:
+                db.execute(
+                    "DELETE FROM node_run_output WHERE run_id IN "
+                    "(SELECT id FROM workflow_node_runs WHERE workflow = ?)",
+                    (workflow,),
+                )
+                db.execute("DELETE FROM apply_runs WHERE workflow = ?", (workflow,))
+                deleted = db.execute("DELETE FROM workflow_node_runs WHERE workflow = ?", (workflow,)).rowcount
+            # Parts go with the last run that used them.
             db.execute(
-                "DELETE FROM node_run_output WHERE run_id IN (SELECT id FROM workflow_node_runs WHERE workflow = ?)",
-                (workflow,),
+                "DELETE FROM fingerprint_parts WHERE fingerprint NOT IN (SELECT node_key FROM workflow_node_runs) "
+                "AND fingerprint NOT IN (SELECT provider_fingerprint FROM workflow_node_runs)"
             )
-            db.execute("DELETE FROM apply_runs WHERE workflow = ?", (workflow,))
-            return db.execute("DELETE FROM workflow_node_runs WHERE workflow = ?", (workflow,)).rowcount
+            return deleted
 
 
-__all__ = ["FINISHED_STATUSES", "RUNS", "RUN_STATUSES", "RunJournal", "id_suffix_pattern", "new_run_id"]
+__all__ = [
+    "FINISHED_STATUSES",
+    "OUTCOME_STATUSES",
+    "PARTS",
+    "RUNS",
+    "RUN_STATUSES",
+    "RunJournal",
+    "id_suffix_pattern",
+    "new_run_id",
+]

@@ -161,9 +161,21 @@ class Effect(SQLModel, table=True):
     host: str | None = Field(default=None, sa_type=Text)
 
 
+class FingerprintParts(SQLModel, table=True):
+    """The named parts of a cache key or provider fingerprint, each hashed alone (``fingerprint/parts.py``):
+    what ``task-changed`` and ``provider-changed`` name. Written with the first run of that key."""
+
+    __tablename__ = "fingerprint_parts"
+
+    fingerprint: str = Field(primary_key=True, sa_type=Text)  # a run's node_key or provider_fingerprint
+    parts_json: str = Field(sa_type=Text)  # {"kind:name": short hash}; names only, never values
+    created_at: str = Field(sa_type=Text)
+
+
 __all__ = [
     "ApplyRunRow",
     "Effect",
+    "FingerprintParts",
     "NodeRunOutput",
     "ProviderState",
     "RuntimeMetadata",

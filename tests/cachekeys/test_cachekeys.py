@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 
@@ -12,14 +13,17 @@ from rigcli.authoring.nodes import SequenceNode
 from rigcli.cachekeys import (
     REASON_MESSAGES,
     fragment_hash,
+    judge_attempt,
     judge_in_doubt,
     judge_run,
+    name_the_change,
     provider_fingerprint,
     reason,
     task_key,
 )
+from rigcli.fingerprint.parts import changes
 from rigcli.graph import TaskSpec, compile_workflow
-from rigcli.records import NodeRun
+from rigcli.records import Liveness, LockHolder, NodeRun
 
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 
@@ -172,3 +176,59 @@ def test_judge_in_doubt_looks_at_the_newest_run(
     if why is not None:
         assert why.message == REASON_MESSAGES["in-doubt"]
         assert why.detail is not None and runs[0].id in why.detail
+
+
+def _alive_if(pid: int) -> Callable[[NodeRun], Liveness]:
+    def liveness(run: NodeRun) -> Liveness:
+        if run.pid == pid:
+            holder = LockHolder(pid=pid, host="box", user="ann", command="apply", started_at="")
+            return Liveness(True, "holds the lock", holder)
+        return Liveness(False, f"rig pid {run.pid} on box has exited")
+
+    return liveness
+
+
+@pytest.mark.parametrize(
+    ("attempt", "succeeded_at", "expected"),
+    [
+        (None, "2026-11-30T11:00:00", None),
+        ({"status": "failed", "error": "KeyError: 'x'"}, None, "previous-run-failed"),
+        ({"status": "interrupted"}, None, "previous-run-interrupted"),
+        ({"status": "running", "pid": 7}, None, "running-elsewhere"),
+        ({"status": "running", "pid": 8}, None, "in-doubt"),
+        ({"status": "abandoned", "error": "rig pid 8 on box has exited"}, None, "in-doubt"),
+        ({"status": "failed"}, "2026-11-30T11:00:00", "previous-run-failed"),  # failed after the success
+        ({"status": "failed", "created_at": "2026-11-30T10:00:00"}, "2026-11-30T11:00:00", None),  # then fixed
+    ],
+)
+def test_judge_attempt_names_what_the_newest_run_without_a_result_did(
+    attempt: dict[str, object] | None, succeeded_at: str | None, expected: str | None
+) -> None:
+    attempts = [] if attempt is None else [_run(id="r2", **{"created_at": "2026-11-30T12:00:00", **attempt})]
+    succeeded = [] if succeeded_at is None else [_run(created_at=succeeded_at)]
+    why = judge_attempt(attempts, succeeded, liveness=_alive_if(7))
+    assert (why.code if why else None) == expected
+    if expected == "running-elsewhere":
+        assert (
+            why is not None
+            and why.message == f"{REASON_MESSAGES['running-elsewhere']}: rig apply (pid 7 on box by ann)"
+        )
+    elif why is not None:
+        assert why.message == REASON_MESSAGES[why.code]
+        assert why.detail is not None and why.detail.startswith("run r2 started")
+
+
+def test_a_changed_part_is_named_and_the_rest_counted() -> None:
+    old = {"handler:tools.py:install": "a", "helper:tools.py:_pin": "b", "config:python": "c", "version": "d"}
+    assert name_the_change(reason("task-changed"), old, old) == reason("task-changed")
+    assert name_the_change(reason("task-changed"), None, old) == reason("task-changed")  # stored before parts
+    new = {**old, "helper:tools.py:_pin": "B", "config:extra": "e"}
+    named = name_the_change(reason("task-changed"), old, new)
+    assert named.to_json() == {
+        "code": "task-changed",
+        "message": "helper _pin() changed (and 1 more)",
+        "component": "helper _pin()",
+        "detail": 'helper _pin() changed; config key "extra" added',
+    }
+    assert changes({"provider:box": "a"}, {"provider:box": "b"}) == [('provider "box"', "config changed")]
+    assert changes({"handler:tools.py:install": "a"}, {}) == [("handler install (tools.py)", "removed")]

@@ -211,10 +211,13 @@ def test_a_writer_killed_holding_the_lock_frees_it_and_b_applies_at_once(
     assert after.returncode == 0, after
     assert time.monotonic() - started < 20
     assert f"took over the state lock from rig apply (pid {holder.pid}" in after.stderr
-    # alice's deps run was cut off: it stays "running" (in doubt, never reused); bob ran it again.
-    runs = rows(url, "SELECT node_path, status, pid FROM workflow_node_runs WHERE node_path = 'deps' ORDER BY 2")
-    assert [(path, status) for path, status, _ in runs] == [("deps", "running"), ("deps", "succeeded")]
+    # alice's deps run was cut off (in doubt, never reused); bob ran it again and, in the same
+    # transaction, closed hers "abandoned" with the evidence and the run that superseded it.
+    runs = rows(url, "SELECT node_path, status, pid, error FROM workflow_node_runs WHERE node_path = 'deps' ORDER BY 2")
+    assert [(path, status) for path, status, _, _ in runs] == [("deps", "abandoned"), ("deps", "succeeded")]
     assert runs[0][2] == holder.pid
+    [(new_run,)] = rows(url, "SELECT id FROM workflow_node_runs WHERE node_path = 'deps' AND status = 'succeeded'")
+    assert runs[0][3].startswith(f"rig pid {holder.pid} on ") and runs[0][3].endswith(f"; superseded by run {new_run}")
     assert rows(url, "SELECT COUNT(*) FROM runtime_metadata WHERE key LIKE 'lock.holder%'") == [(0,)]
     assert bob.rig("--json", "ls").json["lock"] is None
     _clean(after, postgres_server.password)
@@ -294,4 +297,10 @@ def test_the_server_stopped_mid_apply_is_a_clear_error_then_the_next_apply_conve
     assert again.returncode == 0, again
     final = alice.rig("--json", "plan").json
     assert (final["cached_node_count"], final["node_count"]) == (3, 3)
-    assert runs(url) == [("deps", "running"), ("deps", "succeeded"), ("toolchain", "succeeded"), ("warm", "succeeded")]
+    # The cut-off run is closed "abandoned" by the apply that ran the node again (issue 17, defect 13).
+    assert runs(url) == [
+        ("deps", "abandoned"),
+        ("deps", "succeeded"),
+        ("toolchain", "succeeded"),
+        ("warm", "succeeded"),
+    ]

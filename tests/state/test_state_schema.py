@@ -114,10 +114,10 @@ def _record_columns() -> list[Columns[Any]]:
     from rigcli.state.provider_storage import STORED
     from rigcli.state.queries import APPLIES
     from rigcli.state.run_output import OUTPUT
-    from rigcli.state.runs import RUNS
+    from rigcli.state.runs import PARTS, RUNS
     from rigcli.state.workspaces import WORKSPACES
 
-    return [RUNS, WORKSPACES, EFFECTS, APPLIES, STORED, APPLY_RUNS, OUTPUT]
+    return [RUNS, WORKSPACES, EFFECTS, APPLIES, STORED, APPLY_RUNS, OUTPUT, PARTS]
 
 
 def test_each_record_is_exactly_its_tables_columns() -> None:
