@@ -96,6 +96,19 @@ class StateLockedError(RigError):
     exit_code = 4
 
 
+class PendingWorkError(RigError):
+    """``apply --expect-cached`` found pending tasks and ran nothing (exit 5).
+
+    ``document``: what ``--json`` prints for it (``{workflow, pending, plan}``).
+    """
+
+    exit_code = 5
+
+    def __init__(self, message: str, document: dict[str, object]) -> None:
+        super().__init__(message)
+        self.document = document
+
+
 class InterruptedRunError(RigError):
     """The run was interrupted by SIGINT/SIGTERM (exit 130)."""
 
@@ -132,6 +145,7 @@ __all__ = [
     "InputError",
     "InterruptedRunError",
     "NotFoundError",
+    "PendingWorkError",
     "ProviderError",
     "RigError",
     "StateError",

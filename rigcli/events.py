@@ -95,6 +95,7 @@ class WorkflowApplyCompleted(Event):
     cached_node_count: int
     node_count: int
     apply_id: str = ""
+    skipped: tuple[str, ...] = ()  # tasks left pending (``apply --only``), by path
 
 
 @dataclass(eq=False, repr=False)

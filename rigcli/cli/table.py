@@ -178,13 +178,48 @@ COMMANDS = (
         "rigcli.cli.commands.project:init",
         needs="options",
     ),
-    Command("plan", "Show which tasks are cached or pending, and why.", "rigcli.cli.commands.workflow:plan", hot=True),
+    Command(
+        "plan",
+        "Show which tasks are cached or pending, and why.",
+        "rigcli.cli.commands.workflow:plan",
+        # -- CI gates (issue 19, item 4) --
+        options=(
+            Option(
+                ("--detailed-exitcode",),
+                "detailed_exitcode",
+                "Exit 0 when nothing is pending, 2 when something is, 1 on an error.",
+            ),
+        ),
+        hot=True,
+    ),
     Command(
         "apply",
         "Run the pending tasks of a workflow.",
         "rigcli.cli.commands.workflow:apply",
-        options=(Option(("--dry-run",), "dry_run", "Show the plan; change nothing."),),
+        # -- the extra words of `--only A B` (issue 19, item 7) --
+        arguments=(Argument("extra_only", "TASK", "More tasks for --only.", variadic=True, hidden=True),),
+        options=(
+            Option(("--dry-run",), "dry_run", "Show the plan; change nothing."),
+            # -- CI gates and --only (issue 19, items 4 and 7) --
+            Option(
+                ("--expect-cached",),
+                "expect_cached",
+                "Run nothing and exit 5, naming each pending task and why, unless every task is cached.",
+            ),
+            Option(
+                ("--only",),
+                "only",
+                "Run only TASK and the pending tasks upstream of it, nothing downstream (repeatable).",
+                metavar="TASK",
+                repeat=True,
+                complete="tasks",
+            ),
+        ),
         hot=True,
+        examples=(
+            ("rig apply --only build test", "build and test, and what they need; nothing after them"),
+            ("rig apply --expect-cached", "fail (exit 5) in CI when anything would run"),
+        ),
     ),
     Command(
         "fork",

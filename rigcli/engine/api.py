@@ -98,7 +98,19 @@ class Engine(Protocol):
 
     # -- plan and apply ----------------------------------------------------------------------------
     async def plan(self, workflow: str | None = None) -> WorkflowPlan: ...
-    async def apply(self, workflow: str | None = None, dry_run: bool = False) -> ApplyResult: ...
+    async def apply(
+        self,
+        workflow: str | None = None,
+        dry_run: bool = False,
+        *,
+        expect_cached: bool = False,
+        only: Sequence[str] = (),
+    ) -> ApplyResult:
+        """Run the pending tasks. ``expect_cached``: run nothing and raise PendingWorkError (exit 5)
+        when a task is pending. ``only``: run those tasks (names or paths) and the pending upstream
+        they need, nothing downstream; ``ApplyResult.skipped`` says what stayed pending."""
+        ...
+
     def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]: ...
 
     # -- pictures: rig graph, rig runs --timeline / --stats ----------------------------------------

@@ -8,8 +8,9 @@ from collections.abc import Callable
 from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.results import CacheEntry, JsonObject, NodeExplanation
+from rigcli.engine.selection import match_tasks, require_tasks
 from rigcli.engine.stores import LOCAL
-from rigcli.errors import InputError, NotFoundError
+from rigcli.errors import InputError
 from rigcli.graph import CompiledWorkflow, TaskSpec
 from rigcli.records import LockHolder, NodeRun
 from rigcli.state.api import StateStore
@@ -65,23 +66,11 @@ class CacheAdmin:
         return entries
 
     def match_tasks(self, workflow: CompiledWorkflow, target: str) -> list[TaskSpec]:
-        exact = [task for task in workflow.tasks if target in (task.path, task.cache_path)]
-        return exact or [task for task in workflow.tasks if task.name == target]
+        return match_tasks(workflow, target)
 
     def require_tasks(self, workflow: CompiledWorkflow, target: str) -> list[TaskSpec]:
         """``match_tasks``, or a NotFoundError that names the closest task paths."""
-        matches = self.match_tasks(workflow, target)
-        if matches:
-            return matches
-        import difflib
-
-        paths = [task.path for task in workflow.tasks]
-        names = {task.name: task.path for task in workflow.tasks}
-        close = difflib.get_close_matches(target, paths, n=3, cutoff=0.6)
-        close += [names[name] for name in difflib.get_close_matches(target, list(names), n=3, cutoff=0.6)]
-        close = list(dict.fromkeys(close))[:3]
-        hint = f"; did you mean {' or '.join(close)}?" if close else f" (tasks: {', '.join(paths[:10]) or 'none'})"
-        raise NotFoundError(f"Workflow {workflow.name} has no task {target}{hint}")
+        return require_tasks(workflow, target)
 
     async def explain(self, workflow: str | None = None, task: str | None = None) -> list[NodeExplanation]:
         selected = self.project.select(workflow)

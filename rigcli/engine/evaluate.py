@@ -69,6 +69,7 @@ class Evaluation:
         prior: dict[int, Verdict] | None = None,
         recorder: OutputRecorder | None = None,
         apply_id: str | None = None,
+        only: frozenset[int] | None = None,
     ) -> None:
         self.workflow = workflow
         self.keys = keys
@@ -81,6 +82,7 @@ class Evaluation:
         self.prior = prior or {}
         self.recorder = recorder  # keeps each run's output in the state (engine/runlog.py)
         self.apply_id = apply_id  # the apply its runs belong to (``rig runs``)
+        self.only = only  # ``apply --only``: the task indexes that may run (None: every one)
         self.now = utc_datetime()
         self.nodes: dict[int, PlanNode] = {}
         self.verdicts: dict[int, Verdict] = {}
@@ -185,6 +187,8 @@ class Evaluation:
             return verdict.run.output, [verdict.run.id], False
         self._record(task, "pending", verdict.reason, None, upstream)
         if not self.apply:
+            return None, [], True
+        if self.only is not None and task.index not in self.only:  # left pending: what follows waits
             return None, [], True
         if self._stopping:
             raise _Stopped()

@@ -129,8 +129,15 @@ class ProjectEngine:
     async def plan(self, workflow: str | None = None) -> WorkflowPlan:
         return await self.planner.plan(workflow)
 
-    async def apply(self, workflow: str | None = None, dry_run: bool = False) -> ApplyResult:
-        return await self.planner.apply(workflow, dry_run)
+    async def apply(
+        self,
+        workflow: str | None = None,
+        dry_run: bool = False,
+        *,
+        expect_cached: bool = False,
+        only: Sequence[str] = (),
+    ) -> ApplyResult:
+        return await self.planner.apply(workflow, dry_run, expect_cached=expect_cached, only=only)
 
     def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]:
         return self.project.node_runs(workflow)

@@ -6,7 +6,7 @@ was built on it) and the workflow is evaluated again, at most ``MAX_EVALUATIONS`
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from rigcli.engine.applies import ApplyJournal
 from rigcli.engine.evaluate import Evaluation
@@ -14,10 +14,11 @@ from rigcli.engine.runindex import RunIndex
 from rigcli.engine.project import Project
 from rigcli.engine.results import ApplyResult, WorkflowPlan
 from rigcli.engine.runindex import RunIndex
+from rigcli.engine.selection import only_closure
 from rigcli.engine.session import ProviderSession
-from rigcli.errors import TaskError
+from rigcli.errors import PendingWorkError, TaskError
 from rigcli.events import PlanCreated, WorkflowApplyCompleted, WorkflowApplyStarted
-from rigcli.graph import CompiledWorkflow
+from rigcli.graph import CompiledWorkflow, TaskSpec
 from rigcli.jsonutil import JsonValue
 from rigcli.speed.coroutines import is_cancellation
 
@@ -39,6 +40,7 @@ class Planner:
         apply: bool,
         prior: Evaluation | None = None,
         apply_id: str | None = None,
+        only: frozenset[int] | None = None,
     ) -> Evaluation:
         project = self.project
         return Evaluation(
@@ -53,6 +55,7 @@ class Planner:
             prior=prior.verdicts if prior is not None else None,
             recorder=project.recorder if apply else None,
             apply_id=apply_id,
+            only=only,
         )
 
     async def plan(self, workflow: str | None = None) -> WorkflowPlan:
@@ -75,32 +78,51 @@ class Planner:
         )
         return plan, evaluation
 
-    async def apply(self, workflow: str | None = None, dry_run: bool = False) -> ApplyResult:
+    async def apply(
+        self,
+        workflow: str | None = None,
+        dry_run: bool = False,
+        *,
+        expect_cached: bool = False,
+        only: Sequence[str] = (),
+    ) -> ApplyResult:
         selected = self.project.select(workflow)
+        selection = only_closure(selected, only) if only else None  # unknown names fail before the lock
         if dry_run:
             plan = await self.plan_with(selected, await self.project.session(selected, "plan"))
             return ApplyResult(plan.workflow, plan.final_context, plan, dry_run=True)
         with self.project.stores.writing("apply"):
             session = await self.project.session(selected, "require")
-            return await self.apply_held(selected, session)
+            return await self.apply_held(selected, session, expect_cached=expect_cached, only=selection)
 
     async def apply_held(
-        self, selected: CompiledWorkflow, session: ProviderSession, *, command: str = "apply"
+        self,
+        selected: CompiledWorkflow,
+        session: ProviderSession,
+        *,
+        command: str = "apply",
+        expect_cached: bool = False,
+        only: tuple[list[TaskSpec], frozenset[int]] | None = None,
     ) -> ApplyResult:
         """Apply under the lock the caller holds, with the caller's providers (``apply`` and ``fork``).
 
         The apply is recorded in the history (``rig runs``) before anything runs, and finished with
-        what each task did, however it ends.
+        what each task did, however it ends. ``expect_cached``: raise PendingWorkError, before
+        anything runs (or is recorded), when a task is pending. ``only``: the tasks ``--only``
+        named and the indexes that may run (only_closure).
         """
         runs = RunIndex(self.project.stores, selected.name)
         plan, planned = await self._plan(selected, session, runs)
+        if expect_cached and plan.cached_node_count < plan.node_count:
+            raise pending_work(plan)
+        allowed = only[1] if only is not None else None
         journal = ApplyJournal.start(self.project.stores.local, selected, command)
         self.project.emit(
             WorkflowApplyStarted(workflow=selected.name, node_count=len(selected.tasks), apply_id=journal.id)
         )
         passes: list[Evaluation] = []
         try:
-            context = await self._run_pending(selected, session, runs, planned, passes, journal.id)
+            context = await self._run_pending(selected, session, runs, planned, passes, journal.id, allowed)
         except BaseException as exc:
             if is_cancellation(exc):
                 self.project.cancellation.cancel()  # commands still running in worker threads stop too
@@ -109,6 +131,9 @@ class Planner:
         self.close_abandoned(runs)
         evaluation = passes[-1]
         cached = sum(1 for node in evaluation.plan_nodes() if node.status == "cached")
+        # What --only kept from running: every task still pending once the named ones are done.
+        left = [task for task in selected.tasks if task.index not in evaluation.used_runs] if only else []
+        skipped = tuple(task.path for task in left)
         self.project.stores.local.record_apply(
             selected.name,
             provider_fingerprint=session.fingerprint(selected.root_providers),
@@ -123,9 +148,13 @@ class Planner:
                 cached_node_count=cached,
                 node_count=len(selected.tasks),
                 apply_id=journal.id,
+                skipped=skipped,
             )
         )
-        return ApplyResult(selected.name, context, plan, runs=dict(evaluation.used_runs))
+        named = tuple(task.path for task in only[0]) if only is not None else ()
+        return ApplyResult(
+            selected.name, context, plan, runs=dict(evaluation.used_runs), only=named, skipped=skipped
+        )
 
     async def _run_pending(
         self,
@@ -135,13 +164,16 @@ class Planner:
         planned: Evaluation,
         passes: list[Evaluation],
         apply_id: str,
+        only: frozenset[int] | None,
     ) -> JsonValue:
         """Evaluation passes (each appended to ``passes``) until one completes; each pass that ends in
         ``step.invalidate`` invalidates its target and starts over, and the ``MAX_EVALUATIONS``-th
         such pass is an error."""
         prior: Evaluation | None = planned  # the plan's verdicts hold until something is invalidated
         while True:
-            evaluation = self.evaluation(selected, session, runs, apply=True, prior=prior, apply_id=apply_id)
+            evaluation = self.evaluation(
+                selected, session, runs, apply=True, prior=prior, apply_id=apply_id, only=only
+            )
             passes.append(evaluation)
             context = await evaluation.run()
             invalidation = evaluation.invalidation
@@ -184,4 +216,17 @@ class Planner:
         )
 
 
-__all__ = ["MAX_EVALUATIONS", "Planner"]
+def pending_work(plan: WorkflowPlan) -> PendingWorkError:
+    """``--expect-cached``'s one error line: every pending task and why, nothing ran."""
+    pending = [node for node in plan.nodes if node.status == "pending"]
+    named = ", ".join(f"{node.path} ({node.reason.code}: {node.reason.message})" for node in pending)
+    noun = "task is" if len(pending) == 1 else "tasks are"
+    document: dict[str, object] = {
+        "workflow": plan.workflow,
+        "pending": [{"path": node.path, "reason": node.reason.to_json()} for node in pending],
+        "plan": plan.to_json(),
+    }
+    return PendingWorkError(f"--expect-cached: {len(pending)} {noun} pending, nothing ran: {named}", document)
+
+
+__all__ = ["MAX_EVALUATIONS", "Planner", "pending_work"]

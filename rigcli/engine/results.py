@@ -78,11 +78,16 @@ class ApplyResult:
     plan: WorkflowPlan  # the plan as it stood before the apply ran
     dry_run: bool = False
     runs: dict[int, str] = field(default_factory=dict)  # the run each task's output came from (by task index)
+    only: tuple[str, ...] = ()  # ``--only``: the paths of the tasks it named
+    skipped: tuple[str, ...] = ()  # ``--only``: the paths of the tasks left pending because of it
 
     def to_json(self) -> JsonObject:
         data: JsonObject = {"workflow": self.workflow, "context": self.context, "plan": self.plan.to_json()}
         if self.dry_run:
             data["dry_run"] = True
+        if self.only:
+            data["only"] = list(self.only)
+            data["skipped"] = list(self.skipped)
         return data
 
 

@@ -202,10 +202,16 @@ class EventFormatter:
         if self._held is not None and event.cached_node_count == event.node_count:
             self._held = None
             return [Line(f"{self.g.ok} {event.workflow}: {event.cached_node_count} cached", "green")]
-        ran = event.node_count - event.cached_node_count
+        ran = event.node_count - event.cached_node_count - len(event.skipped)
         took = self.elapsed("workflow:" + event.workflow)
         suffix = f" in {took}" if took else ""
-        return [Line(f"{self.g.ok} {event.workflow}: ran {ran}, cached {event.cached_node_count}{suffix}", "green")]
+        done = f"{self.g.ok} {event.workflow}: ran {ran}, cached {event.cached_node_count}"
+        if not event.skipped:
+            return [Line(f"{done}{suffix}", "green")]
+        return [
+            Line(f"{done}, skipped {len(event.skipped)}{suffix}", "green"),
+            Line(f"  skipped because of --only: {', '.join(event.skipped)}", "dim"),
+        ]
 
     def _node_cached(self, event: NodeCached) -> list[Line]:
         line = Line(f"  {self.g.ok} {event.node_path}  cached", "dim")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.cli.output import emit_json, stderr_is_terminal, stdout_is_terminal
 from rigcli.cli.session import Session
-from rigcli.errors import UsageError
+from rigcli.errors import PendingWorkError, RigError, UsageError
 from rigcli.records import WorkspaceRecord
 
 if TYPE_CHECKING:
@@ -20,12 +20,23 @@ def _workflow_flag(session: Session, workflow: str) -> str:
     return f" --workflow {workflow}" if len(session.workflow_names()) > 1 else ""
 
 
-def plan(session: Session) -> int:
+def plan(session: Session, *, detailed_exitcode: bool = False) -> int:
+    try:
+        return _plan(session, detailed_exitcode)
+    except RigError as exc:
+        if detailed_exitcode and exc.exit_code == 2:
+            # Terraform's convention: 2 means "something is pending"; an error is 1, whatever it was.
+            exc.exit_code = 1
+        raise
+
+
+def _plan(session: Session, detailed_exitcode: bool) -> int:
     engine = session.engine
     result = session.with_workflow(lambda workflow: session.run(engine.plan(workflow=workflow)))
+    pending = 2 if detailed_exitcode and result.cached_node_count < result.node_count else 0
     if session.opts.json:
         emit_json(result.to_json())
-        return 0
+        return pending
     from rigcli.render.tables import print_message, print_plan
 
     print_plan(result)
@@ -35,11 +46,23 @@ def plan(session: Session) -> int:
             style="dim",
             err=False,
         )
-    return 0
+    return pending
 
 
-def apply(session: Session, *, dry_run: bool = False) -> int:
+def apply(
+    session: Session,
+    *,
+    dry_run: bool = False,
+    expect_cached: bool = False,
+    only: tuple[str, ...] = (),
+    extra_only: tuple[str, ...] = (),
+) -> int:
     engine = session.engine
+    if extra_only and not only:
+        raise UsageError(
+            f"Got unexpected extra argument ({extra_only[0]}); to run only some tasks: rig apply --only TASK"
+        )
+    targets = tuple(name for word in (*only, *extra_only) for name in word.split(",") if name)
     if dry_run:
         result = session.with_workflow(lambda workflow: session.run(engine.apply(workflow=workflow, dry_run=True)))
         if session.opts.json:
@@ -53,9 +76,14 @@ def apply(session: Session, *, dry_run: bool = False) -> int:
 
     def run(workflow: str | None) -> ApplyResult:
         with session.watch():
-            return session.run(engine.apply(workflow=workflow))
+            return session.run(engine.apply(workflow=workflow, expect_cached=expect_cached, only=targets))
 
-    applied = session.with_workflow(run)
+    try:
+        applied = session.with_workflow(run)
+    except PendingWorkError as exc:
+        if session.opts.json:  # the answer CI asked for: what is pending and why (the error line goes to stderr)
+            emit_json(exc.document)
+        raise
     if session.opts.json:
         emit_json(applied.to_json())
     return 0
