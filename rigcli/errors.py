@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from traceback import FrameSummary
+
 
 class RigError(Exception):
     """An error the user can act on: printed as one line, never with a traceback."""
@@ -14,7 +20,15 @@ class ConfigError(RigError):
 
 
 class TaskError(RigError):
-    """A task, hook or operation failed, or returned something rig cannot keep."""
+    """A task, hook or operation failed, or returned something rig cannot keep.
+
+    ``project_dir``: set when project code raised (the exception is the ``__cause__``), so that
+    ``RIG_DEBUG=1`` can show the frames in the project first (``format_project_first``).
+    """
+
+    def __init__(self, message: str = "", *, project_dir: str | None = None) -> None:
+        super().__init__(message)
+        self.project_dir = project_dir
 
 
 class InputError(RigError):
@@ -124,6 +138,49 @@ class HandlerBaseException(Exception):
         self.original = original
 
 
+def _split_frames(exc: BaseException, project_dir: str) -> tuple[list[FrameSummary], list[FrameSummary]]:
+    """The frames of ``exc``'s traceback in the project's own files, and all the others (rig's,
+    the standard library's, installed packages', a virtualenv inside the project too)."""
+    import traceback
+
+    root = os.path.realpath(project_dir) + os.sep
+    rig = os.path.dirname(os.path.realpath(__file__)) + os.sep
+    shown = exc.original if isinstance(exc, HandlerBaseException) else exc
+    mine: list[FrameSummary] = []
+    others: list[FrameSummary] = []
+    for frame in traceback.extract_tb(shown.__traceback__):
+        path = os.path.realpath(frame.filename)
+        ours = path.startswith(root) and not path.startswith(rig) and f"{os.sep}site-packages{os.sep}" not in path
+        (mine if ours else others).append(frame)
+    return mine, others
+
+
+def where_in_project(exc: BaseException, project_dir: str) -> str | None:
+    """``tools.py:12 in install_pkgs``: the innermost frame of ``exc`` in the project's files
+    (relative to the project), or None when the project's code is nowhere in it."""
+    mine, _ = _split_frames(exc, project_dir)
+    if not mine:
+        return None
+    frame = mine[-1]
+    file = os.path.relpath(os.path.realpath(frame.filename), os.path.realpath(project_dir))
+    return f"{file}:{frame.lineno} in {frame.name}"
+
+
+def format_project_first(exc: BaseException, project_dir: str) -> str:
+    """``exc``'s traceback with the project's frames first, then the exception, then rig's frames."""
+    import traceback
+
+    mine, others = _split_frames(exc, project_dir)
+    shown = exc.original if isinstance(exc, HandlerBaseException) else exc
+    lines = ["Traceback, your code first (most recent call last):\n"]
+    lines += traceback.StackSummary.from_list(mine).format()
+    lines += traceback.format_exception_only(type(shown), shown)
+    if others:
+        lines.append("Then rig's frames and the libraries' (most recent call last):\n")
+        lines += traceback.StackSummary.from_list(others).format()
+    return "".join(lines)
+
+
 def describe_exception(exc: BaseException) -> str:
     """``Type: message`` for an exception from project code, even one whose ``str()`` raises."""
     shown = exc.original if isinstance(exc, HandlerBaseException) else exc
@@ -155,4 +212,6 @@ __all__ = [
     "UnreachableError",
     "UsageError",
     "describe_exception",
+    "format_project_first",
+    "where_in_project",
 ]

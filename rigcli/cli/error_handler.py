@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from rigcli._version import __version__
-from rigcli.errors import Declined, RigError, describe_exception
+from rigcli.errors import Declined, RigError, TaskError, describe_exception, format_project_first
 from rigcli.masking import mask_text
 
 INTERNAL_ERROR = 3
@@ -45,6 +45,11 @@ def _print_traceback(exc: BaseException) -> None:
     """RIG_DEBUG=1: the traceback on stderr, secrets masked like every other error."""
     import traceback  # only when there is a traceback to show: it costs every command its import
 
+    cause = exc.__cause__
+    if isinstance(exc, TaskError) and exc.project_dir and cause is not None:
+        # Project code failed: its own frames first, where the mistake most likely is.
+        sys.stderr.write(mask_text(format_project_first(cause, exc.project_dir)))
+        return
     sys.stderr.write(mask_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
 
 

@@ -18,7 +18,7 @@ from rigcli.engine.runlog import OutputRecorder
 from rigcli.engine.runindex import RunIndex
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.stores import LOCAL, Stores
-from rigcli.errors import InterruptedRunError, RigError, TaskError, describe_exception
+from rigcli.errors import InterruptedRunError, RigError, TaskError, describe_exception, where_in_project
 from rigcli.events import ArtifactCreated, Event, NodeCached, NodeCompleted, NodeFailed, NodeStarted
 from rigcli.fingerprint.parts import PartHashes
 from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
@@ -70,6 +70,7 @@ class Evaluation:
         recorder: OutputRecorder | None = None,
         apply_id: str | None = None,
         only: frozenset[int] | None = None,
+        project_dir: str = "",
     ) -> None:
         self.workflow = workflow
         self.keys = keys
@@ -83,6 +84,7 @@ class Evaluation:
         self.recorder = recorder  # keeps each run's output in the state (engine/runlog.py)
         self.apply_id = apply_id  # the apply its runs belong to (``rig runs``)
         self.only = only  # ``apply --only``: the task indexes that may run (None: every one)
+        self.project_dir = project_dir  # to place a handler's failure in the project's files
         self.now = utc_datetime()
         self.nodes: dict[int, PlanNode] = {}
         self.verdicts: dict[int, Verdict] = {}
@@ -360,11 +362,16 @@ class Evaluation:
             self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
             raise TaskError(message) from None
         message = str(exc) if isinstance(exc, RigError) else f"Task {task.path} failed: {describe_exception(exc)}"
+        where = where_in_project(exc, self.project_dir)
+        if where is not None:  # the line of the project's code it came from; the output is kept
+            message = f"{message} at {where} (the rest: rig logs {task.path})"
         finish("failed", error=message)
         self.emit(NodeFailed(node_path=task.path, error=message, run_id=run_id))
-        if isinstance(exc, RigError) or not isinstance(exc, Exception):
+        if not isinstance(exc, Exception):
             raise exc
-        raise TaskError(message) from exc
+        if isinstance(exc, RigError) and (where is None or exc.exit_code != 1):
+            raise exc
+        raise TaskError(message, project_dir=self.project_dir) from exc
 
     async def _call(self, task: TaskSpec, step: Step, ctx: JsonValue, run_id: str) -> JsonValue | Invalidation:
         from rigcli.engine import capture  # with logging, only when a handler really runs

@@ -56,6 +56,7 @@ class Planner:
             recorder=project.recorder if apply else None,
             apply_id=apply_id,
             only=only,
+            project_dir=str(project.project_dir),
         )
 
     async def plan(self, workflow: str | None = None) -> WorkflowPlan:

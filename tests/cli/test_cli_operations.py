@@ -220,7 +220,7 @@ def test_host_commands_from_tasks_need_a_terminal_or_trust(tmp_path: Path) -> No
     assert refused.returncode == 1
     assert refused.stderr.splitlines()[-1] == (
         "error: Host command requires confirmation in an interactive terminal (or RIG_TRUST_HOST_COMMANDS=1): "
-        "sh -c 'echo set-up-on-host'"
+        "sh -c 'echo set-up-on-host' at rig_config.py:9 in setup (the rest: rig logs setup)"
     )
     trusted = run_rig("apply", "--json", cwd=project, env={"RIG_TRUST_HOST_COMMANDS": "1"})
     assert trusted.returncode == 0, trusted

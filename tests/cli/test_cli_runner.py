@@ -95,8 +95,9 @@ def test_a_failing_command_keeps_its_exit_code_and_error_line(tmp_path: Path) ->
     failed = run_rig("apply", cwd=runner_project(tmp_path / "p"), env={"RUNNER_FAIL": "1"})
     assert failed.returncode == 1
     assert failed.stdout == ""
-    assert failed.stderr.splitlines()[-1] == "error: Task prepare failed: RuntimeError: the disk is full"
-    assert failed.error_lines == ["error: Task prepare failed: RuntimeError: the disk is full"]
+    line = "error: Task prepare failed: RuntimeError: the disk is full at rig_config.py:27 in prepare"
+    assert failed.stderr.splitlines()[-1] == f"{line} (the rest: rig logs prepare)"
+    assert failed.error_lines == [f"{line} (the rest: rig logs prepare)"]
     usage = run_rig("frobnicate", cwd=tmp_path)
     assert (usage.returncode, usage.stdout, usage.stderr) == (2, "", "error: No such command 'frobnicate'.\n")
 

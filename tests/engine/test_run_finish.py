@@ -71,7 +71,9 @@ def test_keyboard_interrupt_in_a_handler_records_the_run_interrupted(tmp_path: P
 def test_any_other_base_exception_fails_the_run(tmp_path: Path) -> None:
     # A handler's failure like any other (one error line, exit 1), not something to re-raise.
     error, runs = _statuses(tmp_path, "generator_exit")
-    assert isinstance(error, TaskError) and str(error) == "Task second failed: GeneratorExit"
+    assert isinstance(error, TaskError) and str(error) == (
+        "Task second failed: GeneratorExit at rig_config.py:15 in generator_exit (the rest: rig logs second)"
+    )
     assert isinstance(error.__cause__, HandlerBaseException)
     assert isinstance(error.__cause__.original, GeneratorExit)
     assert runs == [("first", "succeeded"), ("second", "failed")]
