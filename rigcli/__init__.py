@@ -12,6 +12,7 @@ from rigcli._version import __version__
 # (rigcli/speed/__init__.py); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from rigcli.authoring.capabilities import define_host_capability
     from rigcli.authoring.inputs import Arg, WorkspaceRef
     from rigcli.authoring.nodes import task
     from rigcli.authoring.project import define_config, sequence, workflow
@@ -26,6 +27,7 @@ _LAZY = {
     "task": "rigcli.authoring.nodes",
     "define_config": "rigcli.authoring.project",
     "define_provider": "rigcli.authoring.values",
+    "define_host_capability": "rigcli.authoring.capabilities",
     "env": "rigcli.authoring.values",
     "secret": "rigcli.authoring.values",
     "Arg": "rigcli.authoring.inputs",
@@ -50,6 +52,7 @@ __all__ = [
     "create_engine",
     "create_state_store",
     "define_config",
+    "define_host_capability",
     "define_provider",
     "env",
     "secret",

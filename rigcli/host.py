@@ -14,9 +14,11 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from typing import Literal, overload
 
 from rigcli.children import detached_env
 from rigcli.errors import RigError
+from rigcli.provider_api import CapturedRun
 from rigcli.streams import real_stderr, relaying, stderr_is_terminal, stdout_is_terminal
 
 # Set while an operation the user named runs; handler threads copy it with their context.
@@ -100,8 +102,34 @@ class TerminalHost:
             return default
         return answer in {"y", "yes"}
 
-    def run(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> int:
-        """Run a command on this host, attached to the terminal, once the consent policy allows it."""
+    @overload
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        capture: Literal[False] = False,
+    ) -> int: ...
+    @overload
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        capture: Literal[True],
+    ) -> CapturedRun: ...
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        capture: bool = False,
+    ) -> int | CapturedRun:
+        """Run a command on this host, attached to the terminal, once the consent policy allows it;
+        with ``capture``, off the terminal, returning its exit code and masked output."""
         import shlex
         import subprocess
 
@@ -122,11 +150,20 @@ class TerminalHost:
         # command's own output goes to stderr with the rest of the run's output. Either way it
         # reaches fd 1 or 2, which rig relays through the secret masker (streams.OutputRelay).
         full_env = {**os.environ, **(env or {})}
+        if capture:
+            done = subprocess.run(list(argv), cwd=cwd, env=full_env, stdin=subprocess.DEVNULL, capture_output=True)
+            return {"exit_code": done.returncode, "stdout": _shown(done.stdout), "stderr": _shown(done.stderr)}
         with self._paused():
             if stdout_is_terminal() and relaying() and sys.stdin.isatty():
                 return _run_on_terminal(list(argv), cwd=cwd, env=full_env)
             stdout = None if stdout_is_terminal() else 2
             return subprocess.call(list(argv), cwd=cwd, env=full_env, stdout=stdout)
+
+    def request_capability(self, capability_id: str, params: Mapping[str, object] | None = None) -> object:
+        """The answer of the handle the project or a plugin defined for ``capability_id``."""
+        from rigcli.authoring.capabilities import request_capability
+
+        return request_capability(capability_id, params)
 
     def _require_terminal(self, what: str) -> None:
         if not self._interactive:
@@ -136,6 +173,13 @@ class TerminalHost:
         if self.pause is None:
             return contextlib.nullcontext()
         return self.pause()
+
+
+def _shown(output: bytes) -> str:
+    """A captured command's output as project code may keep it: text, secrets masked."""
+    from rigcli.masking import mask_text
+
+    return mask_text(output.decode("utf-8", errors="replace"))
 
 
 def _run_on_terminal(argv: list[str], *, cwd: str | None, env: dict[str, str]) -> int:

@@ -32,7 +32,7 @@ import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypedDict, TypeGuard, runtime_checkable
+from typing import Any, Literal, Protocol, TypedDict, TypeGuard, overload, runtime_checkable
 
 from rigcli import masking
 from rigcli.events import ProviderEventData
@@ -67,9 +67,50 @@ class LocalHost(Protocol):
     def open(self, target: str) -> object: ...  # open a URL in the browser (or print it)
     def prompt(self, message: str, *, default: str | None = None, secret: bool = False) -> str: ...
     def confirm(self, message: str, *, default: bool = False) -> bool: ...
-    def run(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> int:
-        """Run a command attached to the user's terminal (the live view pauses); return its exit code."""
+    @overload
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        capture: Literal[False] = False,
+    ) -> int: ...
+    @overload
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        capture: Literal[True],
+    ) -> CapturedRun: ...
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        capture: bool = False,
+    ) -> int | CapturedRun:
+        """Run a command attached to the user's terminal (the live view pauses); return its exit code.
+
+        ``capture=True``: run it off the terminal (stdin empty) and return its exit code and its
+        output, decoded and masked (``CapturedRun``).
+        """
         ...
+
+    def request_capability(self, capability_id: str, params: Mapping[str, object] | None = None) -> object:
+        """What the project or a plugin answers for this host capability (``define_host_capability``)."""
+        ...
+
+
+class CapturedRun(TypedDict):
+    """What ``local.run(argv, capture=True)`` returns."""
+
+    exit_code: int
+    stdout: str  # decoded as UTF-8 (undecodable bytes replaced), secrets masked
+    stderr: str
 
 
 class InteractionRequest(TypedDict, total=False):
@@ -199,6 +240,11 @@ class ProviderSetup:
         """Mask ``value`` as ``***`` in every event, log line, error, JSON document and stored row."""
         masking.register(value)
 
+    def request_capability(self, capability_id: str, params: Mapping[str, object] | None = None) -> object:
+        """Ask the host for a capability a project or plugin defined (``define_host_capability``);
+        an unknown id is an error (``Host capability "X" is not registered``)."""
+        return self.local.request_capability(capability_id, params)
+
 
 @dataclass(frozen=True)
 class RuntimeContext:
@@ -217,6 +263,11 @@ class RuntimeContext:
     def mark_secret(self, value: str) -> None:
         """Mask ``value`` as ``***`` in every event, log line, error, JSON document and stored row."""
         masking.register(value)
+
+    def request_capability(self, capability_id: str, params: Mapping[str, object] | None = None) -> object:
+        """Ask the host for a capability a project or plugin defined (``define_host_capability``);
+        an unknown id is an error (``Host capability "X" is not registered``)."""
+        return self.local.request_capability(capability_id, params)
 
 
 class ProviderCheck(TypedDict, total=False):
@@ -449,6 +500,7 @@ def find_artifacts(value: object) -> list[Mapping[str, JsonValue]]:
 __all__ = [
     "EXEC_EFFECT",
     "Cancellation",
+    "CapturedRun",
     "EffectEntry",
     "EffectJournal",
     "EventData",

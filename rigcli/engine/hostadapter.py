@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Literal, cast, overload
 
 from rigcli.host import TerminalHost
-from rigcli.provider_api import LocalHost
+from rigcli.provider_api import CapturedRun, LocalHost
 
 # An embedding host may pass a LocalHost, or any object or mapping with some of its methods
-# (``open``, ``prompt``, ``confirm``, ``run``) and ``interactive``; the rest come from TerminalHost.
+# (``open``, ``prompt``, ``confirm``, ``run``, ``request_capability``) and ``interactive``; the
+# rest come from TerminalHost.
 SuppliedHost = LocalHost | Mapping[str, object] | object
 
 
@@ -44,9 +46,54 @@ class HostAdapter:
     def confirm(self, message: str, *, default: bool = False) -> bool:
         return bool(self._method("confirm")(message, default=default))
 
-    def run(self, argv: Sequence[str], *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> int:
+    @overload
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        capture: Literal[False] = False,
+    ) -> int: ...
+    @overload
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        capture: Literal[True],
+    ) -> CapturedRun: ...
+    def run(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        capture: bool = False,
+    ) -> int | CapturedRun:
+        if capture:
+            supplied = self._lookup("run")
+            if callable(supplied) and _takes(supplied, "capture"):
+                result = supplied(argv, cwd=cwd, env=env, capture=True)
+                return cast(CapturedRun, result)
+            # A host that cannot capture: the default host runs it, under the same consent policy.
+            return self._fallback.run(argv, cwd=cwd, env=env, capture=True)
         code = self._method("run")(argv, cwd=cwd, env=env)
         return code if isinstance(code, int) else int(str(code))
+
+    def request_capability(self, capability_id: str, params: Mapping[str, object] | None = None) -> object:
+        return self._method("request_capability")(capability_id, params)
+
+
+def _takes(method: Callable[..., object], name: str) -> bool:
+    import inspect
+
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(item.name == name or item.kind is inspect.Parameter.VAR_KEYWORD for item in parameters)
 
 
 def adapt_local(local: SuppliedHost | None) -> LocalHost:

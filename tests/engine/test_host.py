@@ -43,3 +43,31 @@ def test_open_uses_the_platform_opener_otherwise(
     while not fake_opener.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert fake_opener.read_text() == "https://example.invalid/login"
+
+
+def test_an_embedding_host_that_cannot_capture_falls_back_to_the_default_for_capture(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from rigcli.engine.hostadapter import adapt_local
+
+    ran: list[list[str]] = []
+
+    def run(argv: list[str], *, cwd: str | None = None, env: dict[str, str] | None = None) -> int:
+        ran.append(list(argv))
+        return 7
+
+    monkeypatch.setenv("RIG_TRUST_HOST_COMMANDS", "1")
+    host = adapt_local({"run": run, "request_capability": lambda capability_id, params: (capability_id, params)})
+    assert host.run(["true"]) == 7 and ran == [["true"]]  # the embedding host's own run
+    captured = host.run(["sh", "-c", "echo hi; exit 2"], capture=True)  # its run cannot capture: the default can
+    assert captured == {"exit_code": 2, "stdout": "hi\n", "stderr": ""} and ran == [["true"]]
+    assert host.request_capability("x", {"a": 1}) == ("x", {"a": 1})  # the embedding host answers itself
+
+
+def test_a_host_capability_without_a_definition_is_an_error() -> None:
+    from rigcli.errors import RigError
+
+    with pytest.raises(RigError) as raised:
+        TerminalHost(interactive=False).request_capability("nobody.defined.this")
+    assert str(raised.value) == 'Host capability "nobody.defined.this" is not registered'
+    assert raised.value.exit_code == 1
