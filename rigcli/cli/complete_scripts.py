@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rigcli.errors import UsageError
@@ -75,10 +76,81 @@ def script_for(shell: str | None) -> str:
     return script
 
 
-def completion(opts: GlobalOptions, shell: str | None) -> int:
-    """``rig completion [SHELL]``: the script on stdout."""
+def completion(opts: GlobalOptions, shell: str | None, target: str | None = None) -> int:
+    """``rig completion [SHELL]``: the script on stdout; ``rig completion install [SHELL]``: installed."""
+    if shell == "install":
+        return install(opts, target or default_shell())
+    if target is not None:
+        raise UsageError(f"Got unexpected extra argument ({target}); to install: rig completion install [SHELL]")
     sys.stdout.write(script_for(shell))
     return 0
 
 
-__all__ = ["SCRIPTS", "completion", "default_shell", "script_for"]
+# -- rig completion install (issue 19, item 8) --
+_MARK = "# rig completion"
+
+
+def install_places(shell: str) -> tuple[Path, Path | None, str]:
+    """Where ``shell`` finds the script without help (fish), or where it is kept and the startup
+    file that loads it (bash, zsh): (script, startup file or None, the line that loads it)."""
+    home = Path.home()
+    data = Path(os.environ.get("XDG_DATA_HOME") or home / ".local" / "share")
+    config = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+    if shell == "fish":
+        return config / "fish" / "completions" / "rig.fish", None, ""
+    if shell == "bash":
+        # bash-completion's own per-user directory; the .bashrc line loads it without bash-completion too.
+        script = data / "bash-completion" / "completions" / "rig"
+        return script, home / ".bashrc", f"[ -r {_quoted(script)} ] && . {_quoted(script)}"
+    script = data / "rig" / "completions" / "_rig"
+    zshrc = Path(os.environ.get("ZDOTDIR") or home) / ".zshrc"
+    return (
+        script,
+        zshrc,
+        f"(( $+functions[compdef] )) || {{ autoload -Uz compinit && compinit -i; }}; . {_quoted(script)}",
+    )
+
+
+def install(opts: GlobalOptions, shell: str) -> int:
+    """Write the script where ``shell`` finds it (once more replaces it) and say where."""
+    script = script_for(shell)
+    path, startup, line = install_places(shell)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(script, encoding="utf-8")
+    added = False
+    if startup is not None:
+        text = startup.read_text(encoding="utf-8", errors="surrogateescape") if startup.exists() else ""
+        if f"{line}  {_MARK}" not in text.splitlines():
+            separator = "" if not text or text.endswith("\n") else "\n"
+            with startup.open("a", encoding="utf-8", errors="surrogateescape") as handle:
+                handle.write(f"{separator}{line}  {_MARK}\n")
+            added = True
+    if opts.json:
+        from rigcli.cli.output import emit_json
+
+        emit_json(
+            {
+                "shell": shell,
+                "script_path": str(path),
+                "startup_file": str(startup) if startup else None,
+                "startup_file_updated": added,
+            }
+        )
+        return 0
+    loads = (
+        f"; {'added a line to' if added else 'already loaded by'} {startup}"
+        if startup
+        else f" ({shell} loads it from there)"
+    )
+    print(f"Installed {shell} completion: wrote {path}{loads}.")
+    print(f"Open a new {shell} to use it" + (f" (or: source {startup})." if startup else "."))
+    return 0
+
+
+def _quoted(path: Path) -> str:
+    import shlex
+
+    return shlex.quote(str(path))
+
+
+__all__ = ["SCRIPTS", "completion", "default_shell", "install", "install_places", "script_for"]

@@ -1,4 +1,5 @@
-"""The rig_config.py that `rig init` writes: the local provider, so it runs offline straight away."""
+"""The rig_config.py files `rig init` writes: the local provider (the default, it runs offline straight
+away) or docker (`--template docker`, a local image, never pulled)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,72 @@ workflows = (
 )
 '''
 
+# The docker template's image: one already on the daemon; rig never pulls.
+DOCKER_IMAGE = "busybox"
+
+STARTER_DOCKER_CONFIG = f'''\
+"""This project's rig workflow, in containers.
+
+`rig apply` prepares a container once and commits it as an image; `rig fork NAME` starts a
+container per workspace from it; `rig op NAME exec "ls -la"` runs a command in it.
+
+The image is a LOCAL one: rig never pulls. It is RIG_DOCKER_IMAGE, or {DOCKER_IMAGE}: have it on
+your daemon first (`docker pull {DOCKER_IMAGE}`, or `docker images` to pick one you have).
+Containers get no network unless you pass network=... to define_provider.
+"""
+
+from pydantic import BaseModel
+
+from rigcli import Arg, define_provider, env, workflow
+
+app = workflow("dev", providers={{"box": define_provider("docker", image=env("RIG_DOCKER_IMAGE", "{DOCKER_IMAGE}"))}})
+
+
+def prepare(step, box):
+    machine = box.create_machine()
+    try:
+        machine.exec("mkdir -p src && echo 'hello from rig' > src/README", name="prepare")
+        return {{"ctx": {{"base": machine.snapshot_ref()}}}}
+    finally:
+        machine.delete()  # the committed image holds the files
+
+
+def create(workflow, workspace, box):
+    machine = box.from_snapshot(workflow.ctx["base"])
+    return {{"machine": machine.id}}
+
+
+def remove(workspace, box):
+    box.delete_machine(workspace.ctx["machine"])  # safe to retry: a container already gone is fine
+
+
+class ExecInput(BaseModel):
+    command: str = Arg(position=0, description="shell command to run in the workspace")
+
+
+def exec_command(workspace, box, input):
+    result = box.from_id(workspace.ctx["machine"]).exec(input.command, name="exec")
+    return {{"exit_code": result.exit_code}}
+
+
+workflows = (
+    app.sequence("dev")
+    .task("prepare", prepare)
+    .workspace(create=create, remove=remove)
+    .workspace_operation("exec", run=exec_command, input=ExecInput, description="Run a shell command in it")
+)
+'''
+
+# `rig init --template NAME`: the config it writes, and what init says about it.
+TEMPLATES = {
+    "local": (STARTER_CONFIG, "local provider: machines are directories under .rig/, no isolation"),
+    "docker": (
+        STARTER_DOCKER_CONFIG,
+        f"docker provider: uses the LOCAL image {DOCKER_IMAGE} (or $RIG_DOCKER_IMAGE) and never pulls it; "
+        f"run `docker pull {DOCKER_IMAGE}` first if `docker images` does not list it",
+    ),
+}
+
 GITIGNORE_RULE = f"{STATE_DIR}/"
 
-__all__ = ["GITIGNORE_RULE", "STARTER_CONFIG"]
+__all__ = ["DOCKER_IMAGE", "GITIGNORE_RULE", "STARTER_CONFIG", "STARTER_DOCKER_CONFIG", "TEMPLATES"]

@@ -177,6 +177,16 @@ COMMANDS = (
         "Write a starter rig_config.py (local provider) and ignore .rig/ in git.",
         "rigcli.cli.commands.project:init",
         needs="options",
+        # -- newcomer warts (issue 19, item 8) --
+        options=(
+            Option(
+                ("--template",),
+                "template",
+                "local: machines are directories (no isolation); docker: containers from a local image, never pulled.",
+                choices=("local", "docker"),
+                default="local",
+            ),
+        ),
     ),
     Command(
         "plan",
@@ -411,13 +421,27 @@ COMMANDS = (
     ),
     Command(
         "completion",
-        "Print a shell completion script (bash, zsh or fish; default from $SHELL).",
+        "Print a shell completion script, or install it (bash, zsh or fish; default from $SHELL).",
         "rigcli.cli.complete_scripts:completion",
         needs="options",
         arguments=(
             Argument(
-                "shell", "SHELL", "bash, zsh or fish.", suggest=(("bash", "shell"), ("zsh", "shell"), ("fish", "shell"))
+                "shell",
+                "SHELL|install",
+                "bash, zsh or fish; or install, to install the script where the shell finds it.",
+                suggest=(
+                    ("bash", "shell"),
+                    ("zsh", "shell"),
+                    ("fish", "shell"),
+                    ("install", "install the script for $SHELL (or the shell named next)"),
+                ),
             ),
+            # -- rig completion install [SHELL] (issue 19, item 8) --
+            Argument("target", "SHELL", "With install: the shell (default from $SHELL).", hidden=True),
+        ),
+        examples=(
+            ("rig completion install", "install completion for the shell you use ($SHELL)"),
+            ("rig completion zsh > _rig", "write the zsh script yourself"),
         ),
     ),
     Command("version", "Print the version.", "rigcli.cli.commands.project:version", needs="options", hot=True),

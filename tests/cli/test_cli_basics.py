@@ -175,7 +175,10 @@ def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
     result = run_rig("init", "--json", cwd=tmp_path)
     assert result.returncode == 1
     assert result.stdout == ""
-    assert result.stderr == f"error: {config.resolve()} already exists.\n"
+    assert result.stderr == (
+        f"error: {config.resolve()} already exists: this is a rig project; rig init never overwrites. "
+        f"To start over: rm {config.resolve()}; rig init (or edit it and run rig plan)\n"
+    )
     assert config.read_text() == "# mine\n"
 
 
@@ -205,7 +208,9 @@ def test_projects_scans_down_and_skips_build_trees(tmp_path: Path) -> None:
         ]
     }
     human = run_rig("projects", cwd=tmp_path)
-    assert str(root / "web" / "app") in human.stdout
+    lines = human.stdout.splitlines()
+    assert lines[0] == f"2 rig projects at or below {root}"  # the base once, the projects relative to it
+    assert [line.split() for line in lines[-2:]] == [["api", "rig_config.py"], ["web/app", "rig_config.py"]]
     empty = run_rig("-C", "build", "projects", cwd=tmp_path)
     assert empty.returncode == 0
 

@@ -91,7 +91,7 @@ def test_endpoint_candidates(project: Path) -> None:
     assert complete(project, "rig", "ls", "") == ["workspaces", "snapshots", "config"]
     assert complete(project, "rig", "state", "") == ["copy", "check", "recover"]
     assert "--to" in complete(project, "rig", "state", "copy", "-")
-    assert complete(project, "rig", "completion", "") == ["bash", "zsh", "fish"]
+    assert complete(project, "rig", "completion", "") == ["bash", "zsh", "fish", "install"]
     assert "local" in complete(project, "rig", "providers", "")
     assert "--workflow" in complete(project, "rig", "fork", "")
     assert complete(project, "rig", "-C", str(project), "rm", "d") == ["dev", "dev2"]

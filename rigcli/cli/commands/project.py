@@ -8,10 +8,10 @@ from pathlib import Path
 from rigcli._version import __version__
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import GlobalOptions
-from rigcli.cli.starter import GITIGNORE_RULE, STARTER_CONFIG
+from rigcli.cli.starter import GITIGNORE_RULE, TEMPLATES
 from rigcli.discovery import base_dir, scan_projects
-from rigcli.errors import RigError, UsageError
-from rigcli.layout import CONFIG_FILE
+from rigcli.errors import NotFoundError, RigError, UsageError
+from rigcli.layout import CONFIG_FILE, STATE_DIR
 
 _IGNORE_SPELLINGS = frozenset({".rig", ".rig/", "/.rig", "/.rig/", ".rig/*", "/.rig/*"})
 
@@ -24,12 +24,12 @@ def version(opts: GlobalOptions) -> int:
     return 0
 
 
-def init(opts: GlobalOptions) -> int:
+def init(opts: GlobalOptions, *, template: str = "local") -> int:
     base = Path.cwd() / opts.chdir if opts.chdir else Path.cwd()
     # Absolute but not resolved: a symlinked rig_config.py must not send the write elsewhere.
     config_path = Path(os.path.abspath(base / (opts.config or CONFIG_FILE)))
     if config_path.exists():
-        raise RigError(f"{config_path} already exists.")
+        raise RigError(_already_there(config_path))
     project_dir = config_path.parent
     for path in (config_path, project_dir / ".gitignore"):
         if path.is_symlink() and not path.exists():
@@ -45,9 +45,9 @@ def init(opts: GlobalOptions) -> int:
     project_dir.mkdir(parents=True, exist_ok=True)
     try:
         with config_path.open("x", encoding="utf-8") as handle:
-            handle.write(STARTER_CONFIG)
+            handle.write(TEMPLATES[template][0])
     except FileExistsError:
-        raise RigError(f"{config_path} already exists.") from None
+        raise RigError(_already_there(config_path)) from None
     created_ignore = not gitignore.exists()
     try:
         updated_ignore = _ensure_ignored(gitignore)
@@ -67,6 +67,7 @@ def init(opts: GlobalOptions) -> int:
     from rigcli.render.tables import print_message, print_next_steps
 
     print_message(f"{glyphs().ok} wrote {config_path}", style="green", err=False)
+    print_message(f"  template {template}: {TEMPLATES[template][1]}", style="dim", err=False)
     if updated_ignore:
         print_message(f"  added {GITIGNORE_RULE} to {gitignore}", style="dim", err=False)
     steps = [] if project_dir.resolve() == Path.cwd().resolve() else [(f"cd {os.path.relpath(project_dir)}", "")]
@@ -77,6 +78,17 @@ def init(opts: GlobalOptions) -> int:
     ]
     print_next_steps(steps, err=False)
     return 0
+
+
+def _already_there(config_path: Path) -> str:
+    """A second ``rig init``: what exists, and how to start over."""
+    state = config_path.parent / STATE_DIR
+    kept = f" and its state in {state}" if state.exists() else ""
+    remove = f"rm {config_path}" + (f"; rm -r {state}" if state.exists() else "")
+    return (
+        f"{config_path} already exists: this is a rig project{kept}; rig init never overwrites. "
+        f"To start over: {remove}; rig init (or edit it and run rig plan)"
+    )
 
 
 def _ensure_ignored(gitignore: Path) -> bool:
@@ -91,18 +103,36 @@ def _ensure_ignored(gitignore: Path) -> bool:
 
 
 def projects(opts: GlobalOptions) -> int:
-    found = [item.to_json() for item in scan_projects(base_dir(opts.chdir))]
+    base = base_dir(opts.chdir)
+    located = scan_projects(base)
     if opts.json:
-        emit_json({"projects": found})
+        emit_json({"projects": [item.to_json() for item in located]})
         return 0
     from rigcli.render.tables import print_table
 
+    # Hundreds of projects stay readable: paths relative to where the scan began (named once,
+    # in the title), in natural order (proj-2 before proj-10).
+    rows = sorted(
+        (
+            [os.path.relpath(item.project_dir, base), os.path.relpath(item.config_path, item.project_dir)]
+            for item in located
+        ),
+        key=lambda row: _natural(row[0]),
+    )
+    noun = "project" if len(rows) == 1 else "projects"
     print_table(
         ["project", "config"],
-        [[item["project_dir"], item["config_path"]] for item in found],
+        rows,
         empty="no rig projects found",
+        title=f"{len(rows)} rig {noun} at or below {base}" if rows else None,
     )
     return 0
+
+
+def _natural(path: str) -> list[tuple[int, int | str]]:
+    import re
+
+    return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", path) if part]
 
 
 def providers(opts: GlobalOptions, provider_id: str, action: str) -> int:
@@ -112,6 +142,17 @@ def providers(opts: GlobalOptions, provider_id: str, action: str) -> int:
     if action != "clear":
         raise UsageError(f"Unknown providers action {action}. Expected clear.")
     storage = HostStorage(provider_id)
+    if not storage.path.exists():
+        # A typo must not read as "nothing to clear": a provider rig knows of, or one that stored something.
+        from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values
+        from rigcli.state.paths import plugin_index_file
+
+        installed = sorted(entry_point_values(PROVIDERS_GROUP, plugin_index_file()))
+        if provider_id not in installed:
+            raise NotFoundError(
+                f"Unknown provider {provider_id}: it is not installed and has no per-user state "
+                f"(installed: {', '.join(installed) or 'none'})"
+            )
     deleted = storage.clear()
     if opts.json:
         emit_json({"provider_id": provider_id, "deleted": deleted, "storage_path": str(storage.path)})

@@ -1,0 +1,24 @@
+"""``rig init --template docker`` on the real daemon: it applies from a local image and never pulls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.cli.cli_support import run_rig
+from tests.providers.conftest import DockerDaemon
+
+
+def test_the_docker_template_applies_from_a_local_image_and_never_pulls(
+    tmp_path: Path, docker_daemon: DockerDaemon
+) -> None:
+    assert run_rig("init", "--template", "docker", cwd=tmp_path).returncode == 0
+    env = {"RIG_DOCKER_IMAGE": docker_daemon.image, "DOCKER_HOST": docker_daemon.host}
+    applied = run_rig("apply", cwd=tmp_path, env=env, subprocess=True)
+    assert applied.returncode == 0, applied
+    assert run_rig("--json", "plan", cwd=tmp_path, env=env).json["cached_node_count"] == 1
+
+    absent = "rig-test/never-pulled:absent"
+    failed = run_rig("apply", cwd=tmp_path, env={**env, "RIG_DOCKER_IMAGE": absent}, subprocess=True)
+    assert failed.returncode == 1
+    assert "rig never pulls images" in failed.stderr, failed
+    assert docker_daemon.api.get(f"/images/{absent}/json").status_code == 404  # still not there
