@@ -14,8 +14,8 @@ from typing import Any, NoReturn
 from rigcli.cachekeys import CACHED, judge_attempt, judge_run, name_the_change, reason
 from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
 from rigcli.engine.results import PlanNode
-from rigcli.engine.runlog import OutputRecorder
 from rigcli.engine.runindex import RunIndex
+from rigcli.engine.runlog import OutputRecorder
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.stores import LOCAL, Stores
 from rigcli.errors import InterruptedRunError, RigError, TaskError, describe_exception, where_in_project

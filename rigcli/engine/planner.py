@@ -10,7 +10,6 @@ from collections.abc import Iterable, Sequence
 
 from rigcli.engine.applies import ApplyJournal
 from rigcli.engine.evaluate import Evaluation
-from rigcli.engine.runindex import RunIndex
 from rigcli.engine.project import Project
 from rigcli.engine.results import ApplyResult, WorkflowPlan
 from rigcli.engine.runindex import RunIndex
@@ -153,9 +152,7 @@ class Planner:
             )
         )
         named = tuple(task.path for task in only[0]) if only is not None else ()
-        return ApplyResult(
-            selected.name, context, plan, runs=dict(evaluation.used_runs), only=named, skipped=skipped
-        )
+        return ApplyResult(selected.name, context, plan, runs=dict(evaluation.used_runs), only=named, skipped=skipped)
 
     async def _run_pending(
         self,
@@ -172,9 +169,7 @@ class Planner:
         such pass is an error."""
         prior: Evaluation | None = planned  # the plan's verdicts hold until something is invalidated
         while True:
-            evaluation = self.evaluation(
-                selected, session, runs, apply=True, prior=prior, apply_id=apply_id, only=only
-            )
+            evaluation = self.evaluation(selected, session, runs, apply=True, prior=prior, apply_id=apply_id, only=only)
             passes.append(evaluation)
             context = await evaluation.run()
             invalidation = evaluation.invalidation
