@@ -83,8 +83,8 @@ class ProjectEngine:
         self.cache = CacheAdmin(project, self.planner)
         self.garbage = Garbage(project)
         self.diagnosis = Diagnosis(project)
-        self.pictures = Pictures(project, self.planner)
         self.history = History(project, self.cache)
+        self.pictures = Pictures(project, self.planner, self.history)
 
     # -- lifetime, events and the event loop ------------------------------------------------------
     async def load(self) -> None:

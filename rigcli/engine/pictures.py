@@ -2,57 +2,85 @@
 across applies (``rig runs --timeline`` and ``--stats``).
 
 The graph is the plan (each task's verdict) laid on the compiled workflow's shape (shape.py); the
-timeline and statistics are computed from the applies the history knows (timing.py), the timeline's
-critical path along the workflow's edges.
+timeline and statistics are computed (timing.py) from the applies the history recorded (history.py:
+``apply_runs`` and the node runs that carry their ``apply_id``), the timeline's critical path along
+the workflow's edges. Node runs from before the history have no apply and are not in either.
 """
 
 from __future__ import annotations
 
-from rigcli.engine.journal_applies import journal_applies
+from rigcli.engine.history import LOOK_BACK, History
+from rigcli.engine.history_views import AppliedRun
 from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.shape import WorkflowGraph, execution_edges, workflow_graph
-from rigcli.engine.timing import ApplyTimes, RunStats, Timeline, run_stats, timeline
+from rigcli.engine.timing import ApplyTimes, NodeTimes, RunStats, Timeline, run_stats, timeline
 from rigcli.errors import NotFoundError
 from rigcli.graph import CompiledWorkflow
-from rigcli.records import utc_datetime
+from rigcli.records import parse_timestamp, utc_datetime
 
 
 class Pictures:
     """What ``rig graph`` and ``rig runs --timeline/--stats`` ask."""
 
-    def __init__(self, project: Project, planner: Planner) -> None:
+    def __init__(self, project: Project, planner: Planner, history: History) -> None:
         self.project = project
         self.planner = planner
+        self.history = history
 
     async def graph(self, workflow: str | None = None) -> WorkflowGraph:
         selected = self.project.select(workflow)
         plan = await self.planner.plan_with(selected, await self.project.session(selected, "plan"))
         return workflow_graph(selected.name, selected.steps, plan.nodes)
 
-    def _applies(self, selected: CompiledWorkflow) -> list[ApplyTimes]:
-        """The workflow's applies, newest first: the one place the timeline and statistics read them
-        from (the run journal, until the state keeps a history of applies of its own)."""
-        return journal_applies(self.project, selected)
+    def _applies(self, selected: CompiledWorkflow, last: int | None = None) -> list[ApplyTimes]:
+        """The workflow's recorded applies, newest first (at most ``last``): the one place the timeline
+        and statistics read them from."""
+        return [_times(apply) for apply in self.history.list_applies(selected.name, last)]
 
     def timeline(self, run: str | None = None, workflow: str | None = None) -> Timeline:
         selected = self.project.select(workflow)
-        applies = self._applies(selected)
-        if run is None:
-            if not applies:
-                raise NotFoundError(f"Workflow {selected.name} has no apply that ran a task yet: run rig apply")
-            chosen = applies[0]
-        else:
-            found = next((apply for apply in applies if apply.is_named(run)), None)
-            if found is None:
-                raise NotFoundError(f"No apply of workflow {selected.name} has the id {run} (rig runs lists them)")
-            chosen = found
+        chosen = self._last_that_ran(selected) if run is None else self._named(selected, run)
         return timeline(chosen, execution_edges(selected.steps), utc_datetime())
+
+    def _last_that_ran(self, selected: CompiledWorkflow) -> ApplyTimes:
+        """The newest apply that ran a task (one that found everything cached has no time to show),
+        looking back as far as ``rig logs`` does; else the newest."""
+        applies = self._applies(selected, LOOK_BACK)
+        if not applies:
+            raise NotFoundError(f"Workflow {selected.name} has no apply that ran a task yet: run rig apply")
+        return next((apply for apply in applies if apply.ran_any), applies[0])
+
+    def _named(self, selected: CompiledWorkflow, ref: str) -> ApplyTimes:
+        """The apply ``ref`` names: its id (or the end of it), else the id of a run it ran."""
+        by_id = [record for record in self.project.store.find_applies(ref) if record.workflow == selected.name]
+        if by_id:
+            return _times(self.history.applied(by_id[0]))
+        found = next((apply for apply in self._applies(selected) if apply.is_named(ref)), None)
+        if found is None:
+            raise NotFoundError(f"No apply of workflow {selected.name} has the id {ref} (rig runs lists them)")
+        return found
 
     def run_stats(self, workflow: str | None = None, last: int = 20) -> RunStats:
         selected = self.project.select(workflow)
-        applies = self._applies(selected)[: max(0, last)]
+        applies = self._applies(selected, max(0, last))
         return run_stats(selected.name, applies, [task.path for task in selected.tasks])
+
+
+def _times(apply: AppliedRun) -> ApplyTimes:
+    """A recorded apply as the timeline and statistics take it, spanning its tasks: from when its first
+    task started to when its last one ended (planning before and writing its own row after are not
+    where a task's time went); one that ran none spans nothing."""
+    record = apply.record
+    nodes = tuple(
+        NodeTimes(node.path, node.run_id, node.status, node.cached, node.started_at, node.finished_at)
+        for node in apply.nodes
+    )
+    ran = [node for node in nodes if not node.cached and node.started_at is not None]
+    started = min((node.started_at for node in ran if node.started_at), key=parse_timestamp, default=record.started_at)
+    ends = [node.finished_at for node in ran if node.finished_at is not None]
+    finished = None if record.finished_at is None else max(ends, key=parse_timestamp, default=started)
+    return ApplyTimes(record.id, record.workflow, started, finished, nodes)
 
 
 __all__ = ["Pictures"]

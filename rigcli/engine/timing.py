@@ -52,9 +52,15 @@ class ApplyTimes:
     finished_at: str | None  # None while it runs (or when its process died)
     nodes: tuple[NodeTimes, ...]
 
+    @property
+    def ran_any(self) -> bool:
+        """Whether it ran a task (rather than finding every one cached, or stopping first)."""
+        return any(not node.cached and node.run_id is not None for node in self.nodes)
+
     def is_named(self, ref: str) -> bool:
-        """Whether ``ref`` (an id, or the short id rig shows) names this apply or one of its runs."""
-        ids = (self.id, *(node.run_id for node in self.nodes if node.run_id))
+        """Whether ``ref`` (an id, or the short id rig shows) names this apply or a run it ran (not
+        one it reused: that names the apply that ran it)."""
+        ids = (self.id, *(node.run_id for node in self.nodes if node.run_id and not node.cached))
         return any(ref in (run_id, short_run_id(run_id)) for run_id in ids)
 
 

@@ -227,3 +227,34 @@ def test_stats_after_three_applies(tmp_path: Path) -> None:
     assert lines[0] == "stats  the last 3 applies"
     assert lines[1].split() == ["node", "runs", "cache", "hits", "median", "p95"]
     assert lines[3].split()[:3] == ["fixed", "3", "67%"] and lines[4].split()[:3] == ["changing", "3", "0%"]
+
+
+def test_stats_count_an_apply_that_found_everything_cached(tmp_path: Path) -> None:
+    """The third apply runs nothing: both tasks are cache hits of it, read from the recorded applies."""
+    project = write_project(tmp_path / "stats", STATS_CONFIG)
+    for marker in ("one", "two", "two"):
+        (project / "rig_config.py").write_text(STATS_CONFIG.replace("MARKER", marker), encoding="utf-8")
+        result = rig(project, "apply")
+        assert result.returncode == 0, result
+    applies = rig(project, "--json", "runs").json["runs"]
+    assert [apply["ran"] for apply in applies] == [0, 1, 2]
+    result = rig(project, "--json", "runs", "--stats")
+    assert result.returncode == 0, result
+    assert result.json["applies"] == 3
+    tasks = {task["path"]: task for task in result.json["tasks"]}
+    assert tasks["fixed"]["runs"] == 3 and tasks["fixed"]["cache_hit_rate"] == pytest.approx(2 / 3, abs=1e-3)
+    assert tasks["changing"]["runs"] == 3 and tasks["changing"]["cache_hit_rate"] == pytest.approx(1 / 3, abs=1e-3)
+    assert tasks["changing"]["median_seconds"] >= 0.2  # its two runs; the hit adds no zero
+    only_last = {task["path"]: task for task in rig(project, "--json", "runs", "--stats", "--last", "1").json["tasks"]}
+    assert {path: (task["runs"], task["cache_hit_rate"]) for path, task in only_last.items()} == {
+        "fixed": (1, 1.0),
+        "changing": (1, 1.0),
+    }
+    # The timeline shows the last apply that ran a task; the all-cached one by its id is two marks.
+    last_ran = rig(project, "--json", "runs", "--timeline").json
+    assert last_ran["run_id"] == applies[1]["id"]
+    all_cached = rig(project, "--json", "runs", "--timeline", applies[0]["short_id"]).json
+    assert [(node["path"], node["cached"], node["start"], node["end"]) for node in all_cached["nodes"]] == [
+        ("fixed", True, 0.0, 0.0),
+        ("changing", True, 0.0, 0.0),
+    ]
