@@ -275,6 +275,16 @@ class OutputChunk:
 
 
 @dataclass(frozen=True)
+class OutputPiece:
+    """A piece of one stored chunk's ``data`` as its UTF-8 bytes, for copying output out unchanged:
+    a chunk comes in one or more pieces, in order, the last one with ``ends_chunk``."""
+
+    seq: int  # the chunk's
+    data: bytes
+    ends_chunk: bool
+
+
+@dataclass(frozen=True)
 class LockHolder:
     """Who holds a state database's writer lock, as shown to the processes waiting for it."""
 
@@ -356,6 +366,7 @@ __all__ = [
     "LockHolder",
     "NodeRun",
     "OutputChunk",
+    "OutputPiece",
     "Reason",
     "WorkspaceRecord",
     "age_seconds",

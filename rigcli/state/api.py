@@ -13,7 +13,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from rigcli.jsonutil import JsonObject, JsonValue
-from rigcli.records import ApplyRecord, ApplyRun, EffectRecord, LockHolder, NodeRun, OutputChunk, WorkspaceRecord
+from rigcli.records import (
+    ApplyRecord,
+    ApplyRun,
+    EffectRecord,
+    LockHolder,
+    NodeRun,
+    OutputChunk,
+    OutputPiece,
+    WorkspaceRecord,
+)
 from rigcli.statuses import EffectStatus, PowerStatus, RunStatus
 
 if TYPE_CHECKING:
@@ -185,6 +194,10 @@ class StateStore(Protocol):
 
     def output_chunks(self, run_id: str, *, after: int = -1) -> Iterator[OutputChunk]:
         """The run's stored output chunks with ``seq`` above ``after``, in order."""
+        ...
+
+    def output_pieces(self, run_id: str, *, after: int = -1) -> Iterator[OutputPiece]:
+        """The run's stored chunks with ``seq`` above ``after`` as UTF-8 bytes, in bounded pieces."""
         ...
 
     def delete_output(self, run_ids: Iterable[str]) -> int:

@@ -82,6 +82,11 @@ class Dialect(Protocol):
         """``table``'s columns in declaration order."""
         ...
 
+    def text_bytes(self, column: str) -> str:
+        """An expression for ``length`` bytes of text ``column``'s UTF-8 from byte ``start`` (1-based):
+        it takes the placeholders ``start, length``, in that order."""
+        ...
+
 
 class SQLiteDialect:
     name = "sqlite"
@@ -101,6 +106,10 @@ class SQLiteDialect:
     def columns(self, db: Connection, table: str) -> list[Column]:
         rows = db.execute(f'PRAGMA table_info("{table}")').fetchall()
         return [Column(str(row[1]), str(row[2]).upper() == "BOOLEAN") for row in rows]
+
+    def text_bytes(self, column: str) -> str:
+        # A TEXT value cast to BLOB is its stored UTF-8 as it is: substr then counts bytes.
+        return f"substr(CAST({column} AS BLOB), ?, ?)"
 
 
 SQLITE = SQLiteDialect()

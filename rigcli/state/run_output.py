@@ -13,16 +13,18 @@ chunks after the last one it saw (``output_chunks(after=...)``).
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from rigcli.records import OutputChunk
+from rigcli.records import OutputChunk, OutputPiece
 from rigcli.state.database import StateDatabase
 from rigcli.state.dialect import Connection, placeholders
 from rigcli.state.rows import Columns
 
 OUTPUT = Columns(OutputChunk, "node_run_output", as_json=("streams",))
 _PAGE = 64  # chunks fetched at a time: a 50 MB output is read without holding it all twice
+PIECE_BYTES = 4 * 1024 * 1024  # the most of one chunk's bytes read at once (a chunk can be tens of MiB)
 _CHUNK = 500  # ids per IN (...), below SQLite's old bound-parameter limit
 
 
@@ -81,6 +83,49 @@ class RunOutput(StateDatabase):
                 return
             after = page[-1].seq
 
+    def output_pieces(self, run_id: str, *, after: int = -1) -> Iterator[OutputPiece]:
+        """The run's stored chunks with ``seq`` above ``after`` as their UTF-8 bytes, in order, in
+        pieces of at most ``PIECE_BYTES``: what is held at once stays bounded however long a chunk
+        is, the bytes go out as stored (no decoding to text and encoding back), and no read spans
+        the consumer's writes."""
+        while True:
+            with self._read() as db:
+                query = f"SELECT seq FROM node_run_output WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT {_PAGE}"
+                seqs = [int(row[0]) for row in db.execute(query, (run_id, after))]
+            for seq in seqs:
+                start = 0
+                while True:
+                    data = self._piece(run_id, seq, start)
+                    ends = data is None or len(data) < PIECE_BYTES
+                    yield OutputPiece(seq, data or b"", ends)
+                    if data is None or ends:
+                        break
+                    start += len(data)
+            if len(seqs) < _PAGE:
+                return
+            after = seqs[-1]
+
+    def _piece(self, run_id: str, seq: int, start: int) -> bytes | None:
+        """Up to ``PIECE_BYTES`` of a chunk's UTF-8 from byte ``start``; None once the chunk is gone
+        (the tail of a run being followed moved on)."""
+        where = "FROM node_run_output WHERE run_id = ? AND seq = ?"
+        with self._read() as db:
+            blobopen = getattr(db, "blobopen", None)  # SQLite on Python 3.11+: read in place, no copy of the rest
+            if blobopen is not None:
+                row = db.execute(f"SELECT rowid {where}", (run_id, seq)).fetchone()
+                if row is None:
+                    return None
+                try:
+                    with blobopen("node_run_output", "data", row[0], readonly=True) as blob:
+                        blob.seek(start)
+                        return bytes(blob.read(PIECE_BYTES))
+                except sqlite3.OperationalError:  # deleted since the row was found
+                    return None
+            # Elsewhere the database hands over the piece, cut from the whole value.
+            query = f"SELECT {self.dialect.text_bytes('data')} {where}"
+            found = db.execute(query, (start + 1, PIECE_BYTES, run_id, seq)).fetchone()
+            return None if found is None else bytes(found[0] or b"")
+
     def delete_output(self, run_ids: Iterable[str]) -> int:
         """Forget these runs' stored output; return how many chunks were deleted."""
         ids = sorted(set(run_ids))
@@ -93,4 +138,4 @@ class RunOutput(StateDatabase):
         return deleted
 
 
-__all__ = ["OUTPUT", "OutputBatch", "RunOutput", "write_output"]
+__all__ = ["OUTPUT", "PIECE_BYTES", "OutputBatch", "RunOutput", "write_output"]

@@ -7,7 +7,7 @@ import pytest
 from rigcli.errors import StateError
 from rigcli.records import OutputChunk, short_run_id
 from rigcli.state import StateStore
-from rigcli.state.run_output import OutputBatch
+from rigcli.state.run_output import PIECE_BYTES, OutputBatch
 from tests.backends import rows
 
 
@@ -65,6 +65,35 @@ def test_dropped_chunks_are_deleted_and_the_marker_rewritten_in_place(store: Sta
         ),
     )
     assert _text(store, run_id) == "head\n… 4 B dropped …\nnew\n"
+
+
+def test_output_read_as_bytes_comes_in_bounded_pieces_of_the_stored_utf8(store: StateStore) -> None:
+    """A chunk longer than a piece comes in several (a character may be cut between two: the bytes
+    are copied out as they are); an empty chunk is one empty last piece; a deleted one is skipped."""
+    run_id = _start(store, "base")
+    long = "a" + ("é" * 7 + "\n") * (2 * PIECE_BYTES // 15 + 1000)  # more than two pieces, an é cut at the first end
+    store.append_output(
+        run_id,
+        OutputBatch(
+            (_chunk(run_id, 0, "one\n"), _chunk(run_id, 2, long), _chunk(run_id, 3, "ünï\n")),
+            marker=OutputChunk(run_id, 1, [], ""),
+        ),
+    )
+    pieces = list(store.output_pieces(run_id))
+    assert [(piece.seq, len(piece.data), piece.ends_chunk) for piece in pieces] == [
+        (0, 4, True),
+        (1, 0, True),
+        (2, PIECE_BYTES, False),
+        (2, PIECE_BYTES, False),
+        (2, len(long.encode()) - 2 * PIECE_BYTES, True),
+        (3, len("ünï\n".encode()), True),
+    ]
+    assert b"".join(piece.data for piece in pieces) == ("one\n" + long + "ünï\n").encode()
+    with pytest.raises(UnicodeDecodeError):
+        pieces[2].data.decode("utf-8")  # ends with the first byte of an é: bytes, not text
+    assert [piece.seq for piece in store.output_pieces(run_id, after=2)] == [3]
+    store.append_output(run_id, OutputBatch(dropped=(2,)))
+    assert b"".join(piece.data for piece in store.output_pieces(run_id)) == "one\nünï\n".encode()
 
 
 def test_a_finish_whose_output_cannot_be_written_still_finishes_the_run(store: StateStore) -> None:

@@ -189,6 +189,9 @@ class PostgresDialect:
         rows = db.execute("SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = ?", (self.schema,))
         return sorted(str(row[0]) for row in rows)
 
+    def text_bytes(self, column: str) -> str:
+        return f"substring(convert_to({column}, 'UTF8') from CAST(? AS integer) for CAST(? AS integer))"
+
     def columns(self, db: Connection, table: str) -> list[Column]:
         rows = db.execute(
             "SELECT column_name, data_type FROM information_schema.columns "
