@@ -51,6 +51,22 @@ def real_stdout() -> TextIO:
     return relay.direct[1] if relay is not None and 1 in relay.direct else real_stream(sys.stdout)
 
 
+def write_bytes(stream: TextIO, data: bytes) -> None:
+    """``data`` onto ``stream``'s bytes as it is (no decoding to text and encoding back), after what
+    was written to it as text; a stream with no bytes under it gets it decoded."""
+    if isinstance(stream, _DirectStream):
+        if stream.relay.stopped:
+            stream = stream.fallback
+        else:
+            stream.relay.sync()
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:
+        stream.write(data.decode("utf-8", "replace"))
+        return
+    stream.flush()
+    buffer.write(data)
+
+
 class _Pipe:
     """One relayed descriptor: the pipe now behind it, where it pointed, and the stream's masking state."""
 
@@ -323,4 +339,5 @@ __all__ = [
     "relaying",
     "stderr_is_terminal",
     "stdout_is_terminal",
+    "write_bytes",
 ]

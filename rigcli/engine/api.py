@@ -256,9 +256,12 @@ class Engine(Protocol):
         newest run, else every run of the newest apply. NotFoundError when there is none."""
         ...
 
-    def read_logs(self, selection: LogSelection, *, follow: bool = False) -> Iterator[LogUpdate]:
+    def read_logs(
+        self, selection: LogSelection, *, follow: bool = False, as_bytes: bool = False
+    ) -> Iterator[LogUpdate]:
         """The selection's stored output, a page at a time; ``follow`` keeps reading runs in progress
-        (and an apply's new runs) until they are over, or ``interrupt()``."""
+        (and an apply's new runs) until they are over, or ``interrupt()``. ``as_bytes``: as the
+        stored UTF-8 in bounded pieces (``LogUpdate.pieces``), not chunks of text."""
         ...
 
 

@@ -267,8 +267,10 @@ class ProjectEngine:
     def select_logs(self, workflow: str | None = None, task: str | None = None, run: str | None = None) -> LogSelection:
         return self.history.select_logs(workflow, task, run)
 
-    def read_logs(self, selection: LogSelection, *, follow: bool = False) -> Iterator[LogUpdate]:
-        return self.history.read_logs(selection, follow=follow)
+    def read_logs(
+        self, selection: LogSelection, *, follow: bool = False, as_bytes: bool = False
+    ) -> Iterator[LogUpdate]:
+        return self.history.read_logs(selection, follow=follow, as_bytes=as_bytes)
 
 
 __all__ = ["ProjectEngine"]

@@ -204,16 +204,20 @@ class History:
                 raise NotFoundError(f"Apply {ref} did not run {task}")
         return LogSelection(logs, apply)
 
-    def read_logs(self, selection: LogSelection, *, follow: bool = False) -> Iterator[LogUpdate]:
+    def read_logs(
+        self, selection: LogSelection, *, follow: bool = False, as_bytes: bool = False
+    ) -> Iterator[LogUpdate]:
         """The selection's stored output, run by run; ``follow``: keep reading runs in progress (and an
-        apply's new runs) until every one is over, or the engine is interrupted."""
+        apply's new runs) until every one is over, or the engine is interrupted. ``as_bytes``: the
+        stored UTF-8 in bounded pieces, an update each, for copying out unchanged."""
+        updates = self._pieces if as_bytes else self._updates
         read: dict[str, int] = {}  # run id -> last seq read
         done: set[str] = set()
         while True:
             for log in selection.runs:
                 if log.run.id in done:
                     continue
-                yield from self._updates(log, read)
+                yield from updates(log, read)
                 if log.finished:
                     done.add(log.run.id)
             if not follow or selection.finished or self.project.cancellation.is_set():
@@ -236,6 +240,16 @@ class History:
                 page, skipped = [], False
         read[log.run.id] = after
         yield LogUpdate(log, page, log.finished, skipped)
+
+    def _pieces(self, log: RunLog, read: dict[str, int]) -> Iterator[LogUpdate]:
+        store = self._stores_by_key(log)
+        after = read.get(log.run.id, -1)
+        for piece in store.output_pieces(log.run.id, after=after):
+            skipped = piece.seq != after and after >= 0 and piece.seq > after + 1  # said once, at its first piece
+            after = piece.seq
+            yield LogUpdate(log, [], False, skipped, (piece,))
+        read[log.run.id] = after
+        yield LogUpdate(log, [], log.finished)
 
     def _stores_by_key(self, log: RunLog) -> StateStore:
         return self.project.store if log.store == LOCAL else self.project.stores.get(log.store)

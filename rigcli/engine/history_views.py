@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rigcli.jsonutil import JsonValue
-from rigcli.records import ApplyRun, NodeRun, OutputChunk, parse_timestamp, short_run_id
+from rigcli.records import ApplyRun, NodeRun, OutputChunk, OutputPiece, parse_timestamp, short_run_id
 from rigcli.statuses import HistoryNodeStatus, ShownRunStatus
 
 
@@ -139,12 +139,14 @@ class LogSelection:
 
 @dataclass(frozen=True)
 class LogUpdate:
-    """New output of one run (``chunks``, in order); ``finished``: the run is over and this is its last."""
+    """New output of one run (``chunks``, in order; or, read as bytes, ``pieces``); ``finished``: the
+    run is over and this is its last."""
 
     log: RunLog
     chunks: list[OutputChunk]
     finished: bool
     skipped: bool = False  # chunks between the last ones read and these were dropped meanwhile (a full tail)
+    pieces: tuple[OutputPiece, ...] = ()
 
 
 def output_lines(chunks: list[OutputChunk]) -> list[JsonValue]:

@@ -187,6 +187,33 @@ workflows = app.sequence("big").task("chatty", chatty)
     assert kept == sorted(kept) and len(kept) < 1000  # in order, the middle gone
 
 
+def test_logs_of_megabytes_with_colour_and_accents_come_out_whole_and_without_colour_in_a_pipe(
+    tmp_path: Path,
+) -> None:
+    """Read back as bytes in pieces of a few MiB: a line, a character or a colour sequence cut
+    between two pieces still comes out whole, and a pipe gets the text without its colour."""
+    config = r'''
+from rigcli import define_provider, workflow
+
+app = workflow("big", providers={"box": define_provider("local")})
+
+
+def painted(step, box):
+    machine = box.create_machine()
+    machine.exec(r"""line=$(printf 'ünï \033[31mred\033[0m end'); yes "$line" | head -n 400000""")
+    machine.delete()
+
+
+workflows = app.sequence("big").task("painted", painted)
+'''
+    project = write_project(tmp_path / "big", config)
+    rig(project, "apply", RIG_LOG_CAP="64m")
+    logs = rig(project, "logs", "painted").stdout
+    assert "\x1b" not in logs and "\ufffd" not in logs
+    painted = [line for line in logs.splitlines() if "red" in line and not line.startswith("$ ")]  # not the command
+    assert len(painted) == 400000 and set(painted) == {"ünï red end"}
+
+
 class _Reader:
     """A stream's lines, read by a thread as they come."""
 

@@ -19,7 +19,7 @@ def logs(session: Session, task: str | None, *, run: str | None = None, follow: 
 
     writer = LogWriter(headers=selection.apply is not None)
     try:
-        for update in engine.read_logs(selection, follow=follow):
+        for update in engine.read_logs(selection, follow=follow, as_bytes=True):
             writer.write(update)
     except Interrupted as exc:  # Ctrl-C ends a --follow: the normal way out, no error line
         return exc.exit_code
