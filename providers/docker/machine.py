@@ -1,4 +1,9 @@
-"""A docker machine: one long-running container; commands via exec, files via the archive API."""
+"""A machine that is one long-running container: commands via exec, files via the archive API.
+
+``ContainerMachine`` does the container's side over whichever client reaches it; ``DockerMachine``
+is the docker provider's (the container on the provider's daemon, committed as its snapshot). The
+swarm provider builds its machines on the same base, over the client of the task's own node.
+"""
 
 from __future__ import annotations
 
@@ -9,33 +14,40 @@ import shlex
 import tarfile
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from providers.docker.execution import run_exec
 from rigcli.errors import ProviderError
 from rigcli.provider_api import Cancellation
-from rigcli.provider_kit import AttachSpec, BaseMachine, CommandRecorder, CommandResult, MachineFileNotFoundError
+from rigcli.provider_kit import (
+    AttachSpec,
+    BaseMachine,
+    BaseRuntime,
+    CommandRecorder,
+    CommandResult,
+    MachineController,
+    MachineFileNotFoundError,
+)
 
 if TYPE_CHECKING:
     from providers.docker import DockerRuntime
     from providers.docker.client import DockerClient
 
+RuntimeT = TypeVar("RuntimeT", bound=BaseRuntime[MachineController])
 
-class DockerMachine(BaseMachine["DockerRuntime"]):
-    """Handle on one container; relative paths are relative to ``workdir``."""
 
-    provider_id = "docker"
+class ContainerMachine(BaseMachine[RuntimeT]):
+    """Handle on one container reached through ``_client``; relative paths are relative to ``workdir``."""
 
-    def __init__(self, runtime: DockerRuntime, record: Mapping[str, Any]) -> None:
+    def __init__(self, runtime: RuntimeT, record: Mapping[str, Any]) -> None:
         super().__init__(runtime, record["id"])
         self.container_id: str = record["container_id"]
         self.image: str = record.get("image") or ""
         self.workdir: str = record.get("workdir") or "/"
         self.created_at: str = record.get("created_at") or ""
-        self.source_image: str | None = record.get("source_image")
 
     def __repr__(self) -> str:
-        return f"DockerMachine(id={self.id!r}, container={self.container_id[:12]!r})"
+        return f"{type(self).__name__}(id={self.id!r}, container={self.container_id[:12]!r})"
 
     @property
     def path(self) -> str:
@@ -46,7 +58,8 @@ class DockerMachine(BaseMachine["DockerRuntime"]):
 
     @property
     def _client(self) -> DockerClient:
-        return self._runtime.client
+        """The daemon the container runs on."""
+        raise NotImplementedError(f"{type(self).__name__} must say which daemon its container is on")
 
     def _cwd(self, cwd: str | os.PathLike[str] | None) -> str:
         return self.resolve(str(cwd)) if cwd is not None else self.workdir
@@ -93,11 +106,11 @@ class DockerMachine(BaseMachine["DockerRuntime"]):
             what=f"read of {target}",
         )
         if response.status_code == 404:
-            raise MachineFileNotFoundError(f"No file {path} in docker machine {self.id}")
+            raise MachineFileNotFoundError(f"No file {path} in {self.provider_id} machine {self.id}")
         with tarfile.open(fileobj=io.BytesIO(response.content)) as archive:
             member = archive.next()
             if member is None or not member.isfile():
-                raise ProviderError(f"{path} is not a regular file in docker machine {self.id}")
+                raise ProviderError(f"{path} is not a regular file in {self.provider_id} machine {self.id}")
             handle = archive.extractfile(member)
             assert handle is not None
             return handle.read().decode("utf-8")
@@ -125,15 +138,7 @@ class DockerMachine(BaseMachine["DockerRuntime"]):
                 return
             if attempt == 1:  # the folder does not exist yet
                 self.exec(f"mkdir -p {shlex.quote(folder)}", name=f"mkdir {folder}")
-        raise ProviderError(f"Could not write {target} in docker machine {self.id}")
-
-    def _snapshot(self) -> dict[str, Any]:
-        """Commit the container to an image."""
-        return self._runtime.controller.commit(self, self._runtime.context.effects)
-
-    def _remove(self) -> None:
-        """Remove the container (forced) and its record."""
-        self._runtime.controller.remove_container(self.container_id, self.id)
+        raise ProviderError(f"Could not write {target} in {self.provider_id} machine {self.id}")
 
     def attach(self, command: str) -> AttachSpec:
         """``docker exec -it`` from the user's terminal (needs the docker CLI on PATH), on the same endpoint."""
@@ -143,6 +148,28 @@ class DockerMachine(BaseMachine["DockerRuntime"]):
         if endpoint.cert_path:
             env["DOCKER_CERT_PATH"] = endpoint.cert_path
         return AttachSpec(argv, cwd=None, env=env)
+
+
+class DockerMachine(ContainerMachine["DockerRuntime"]):
+    """The docker provider's machine: a container on the provider's daemon."""
+
+    provider_id = "docker"
+
+    def __init__(self, runtime: DockerRuntime, record: Mapping[str, Any]) -> None:
+        super().__init__(runtime, record)
+        self.source_image: str | None = record.get("source_image")
+
+    @property
+    def _client(self) -> DockerClient:
+        return self._runtime.client
+
+    def _snapshot(self) -> dict[str, Any]:
+        """Commit the container to an image."""
+        return self._runtime.controller.commit(self, self._runtime.context.effects)
+
+    def _remove(self) -> None:
+        """Remove the container (forced) and its record."""
+        self._runtime.controller.remove_container(self.container_id, self.id)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -156,4 +183,4 @@ class DockerMachine(BaseMachine["DockerRuntime"]):
         }
 
 
-__all__ = ["DockerMachine"]
+__all__ = ["ContainerMachine", "DockerMachine"]
