@@ -276,3 +276,27 @@ def swarm() -> Iterator[swarm_cluster.SwarmCluster]:
         pytest.skip(str(exc))
     yield cluster
     cluster.close()
+
+
+@pytest.fixture
+def swarm_on(
+    swarm: swarm_cluster.SwarmCluster, make_harness: MakeHarness, project: Path
+) -> Iterator[Callable[..., Harness]]:
+    """``swarm_on(**config)``: the ``swarm`` provider on the test cluster (``config`` on top of its defaults).
+
+    Whatever the project still has on the cluster afterwards (services, task containers, registry
+    tags, the nodes' copies of its snapshots) is removed.
+    """
+    from providers.swarm import plugin
+
+    made: list[Harness] = []
+
+    def make(*, workspace: str | None = None, **config: Any) -> Harness:
+        harness = make_harness(plugin, swarm.provider_config(**config), workspace=workspace)
+        made.append(harness)
+        return harness
+
+    yield make
+    for harness in made:
+        harness.controller.close()
+    swarm.clean(project)

@@ -64,9 +64,86 @@ class SwarmCluster:
         tags: list[str] = response.json().get("tags") or []
         return tags
 
+    def provider_config(self, **extra: Any) -> dict[str, Any]:
+        """The swarm provider's config for this cluster (``extra`` on top)."""
+        return {
+            "host": self.manager,
+            "registry": self.registry,
+            "nodes": dict(self.nodes),
+            "image": self.image,
+            **extra,
+        }
+
+    def leftovers(self, project: Any) -> list[str]:
+        """What rig made for ``project`` that is still there: services, task containers on any node, registry tags."""
+        labels = json.dumps({"label": [f"rig.project={project}"]})
+        found = [
+            f"service {s['Spec']['Name']}" for s in self.api.get(f"{API}/services", params={"filters": labels}).json()
+        ]
+        for hostname in self.nodes:
+            containers = self.node_api(hostname).get(
+                f"{API}/containers/json", params={"all": "true", "filters": labels}
+            )
+            found += [f"container {c['Names'][0]} on {hostname}" for c in containers.json()]
+        prefix = f"{snapshot_key(project)}-"
+        found += [f"registry tag rig/snapshot:{t}" for t in self.registry_tags("rig/snapshot") if t.startswith(prefix)]
+        return found
+
+    def clean(self, project: Any, *, timeout: float = 30.0) -> list[str]:
+        """Remove what :meth:`leftovers` finds (services first, then wait for their containers); what was found."""
+        found = self.leftovers(project)
+        labels = json.dumps({"label": [f"rig.project={project}"]})
+        for service in self.api.get(f"{API}/services", params={"filters": labels}).json():
+            self.api.delete(f"{API}/services/{service['ID']}")
+        prefix = f"{snapshot_key(project)}-"
+        for tag in self.registry_tags("rig/snapshot"):
+            if tag.startswith(prefix):
+                self.delete_registry_tag("rig/snapshot", tag)
+        self.wait_gone(project, timeout)
+        for hostname in self.nodes:  # the nodes' copies of the project's snapshots
+            api = self.node_api(hostname)
+            for image in api.get(f"{API}/images/json", params={"filters": labels}).json():
+                api.delete(f"{API}/images/{image['Id']}", params={"force": "true"})
+        return found
+
+    def node_images(self, project: Any) -> dict[str, list[str]]:
+        """hostname -> the ids of the images on that node committed from the project's machines."""
+        labels = json.dumps({"label": [f"rig.project={project}"]})
+        return {
+            hostname: [
+                i["Id"] for i in self.node_api(hostname).get(f"{API}/images/json", params={"filters": labels}).json()
+            ]
+            for hostname in self.nodes
+        }
+
+    def delete_registry_tag(self, repository: str, tag: str) -> bool:
+        """Delete the manifest a tag names (as rig does: by the digest the schema 2 manifest has)."""
+        accept = {"Accept": "application/vnd.docker.distribution.manifest.v2+json"}
+        head = httpx.head(f"http://{self.registry}/v2/{repository}/manifests/{tag}", headers=accept, timeout=10)
+        if head.status_code != 200:
+            return False
+        digest = head.headers["Docker-Content-Digest"]
+        return httpx.delete(f"http://{self.registry}/v2/{repository}/manifests/{digest}", timeout=10).status_code == 202
+
+    def wait_gone(self, project: Any, timeout: float = 30.0) -> list[str]:
+        """What is left of ``project`` once task containers had ``timeout`` seconds to go (nodes remove them late)."""
+        deadline = time.monotonic() + timeout
+        left = self.leftovers(project)
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = self.leftovers(project)
+        return left
+
     def close(self) -> None:
         for client in [self.api, *self._clients.values()]:
             client.close()
+
+
+def snapshot_key(project: Any) -> str:
+    """The prefix of a project's snapshot tags (what the swarm provider names them by)."""
+    from providers.swarm.snapshots import project_key
+
+    return project_key(str(project))
 
 
 def connect() -> SwarmCluster:
@@ -133,4 +210,13 @@ def exec_output(api: httpx.Client, container: str, command: list[str]) -> tuple[
     raise AssertionError(f"exec {command} in {container} did not finish")
 
 
-__all__ = ["API", "SwarmCluster", "Unavailable", "connect", "engine_client", "exec_output", "wait_for_task"]
+__all__ = [
+    "API",
+    "SwarmCluster",
+    "Unavailable",
+    "connect",
+    "engine_client",
+    "exec_output",
+    "snapshot_key",
+    "wait_for_task",
+]

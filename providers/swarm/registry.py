@@ -1,0 +1,149 @@
+"""The registry's v2 API as the swarm provider needs it: is a manifest there, its digest, its labels, delete it.
+
+Manifests are asked for with the Accept headers of every manifest type a Docker Engine pushes: a
+registry asked without them may convert the manifest and answer another digest, and a deletion by
+that digest would miss the one the tag points to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+# Imported after providers.docker.client (the swarm package imports it first), which keeps httpx's
+# import cheap.
+import httpx
+
+from providers.swarm.config import Registry
+from rigcli.errors import ProviderError
+
+MANIFEST_TYPES = (
+    "application/vnd.docker.distribution.manifest.v2+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.oci.image.index.v1+json",
+)
+_ACCEPT = {"Accept": ", ".join(MANIFEST_TYPES)}
+TIMEOUT = 30.0
+
+
+class RegistryClient:
+    """One connection pool to the registry; thread-safe as httpx is."""
+
+    def __init__(self, registry: Registry, *, timeout: float = TIMEOUT) -> None:
+        self.registry = registry
+        self._timeout = timeout
+        self._client: httpx.Client | None = None
+
+    def _http(self) -> httpx.Client:
+        if self._client is None:
+            self._client = httpx.Client(base_url=self.registry.url, timeout=self._timeout)
+        return self._client
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        try:
+            return self._http().request(method, f"/v2/{path}", **kwargs)
+        except (httpx.TransportError, OSError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            raise ProviderError(f"Cannot reach the registry at {self.registry.url}: {reason}") from None
+
+    def _error(self, response: httpx.Response, what: str) -> ProviderError:
+        try:
+            errors = response.json().get("errors") or []
+            message = "; ".join(str(item.get("message") or item.get("code")) for item in errors)
+        except (ValueError, AttributeError):
+            message = ""
+        detail = message or response.text.strip()[:200] or response.reason_phrase
+        return ProviderError(f"Registry {self.registry.name}: {what} failed: {detail} (HTTP {response.status_code})")
+
+    def ping(self) -> int:
+        """The status of ``GET /v2/``: 200 (or 401 when it wants credentials) from a registry."""
+        return self._send("GET", "").status_code
+
+    def digest(self, repository: str, reference: str) -> str | None:
+        """The manifest digest a tag (or digest) names; None when the registry has no such manifest."""
+        response = self._send("HEAD", f"{repository}/manifests/{reference}", headers=_ACCEPT)
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            raise self._error(response, f"manifest lookup of {repository}:{reference}")
+        found = response.headers.get("Docker-Content-Digest")
+        if found:
+            return str(found)
+        body = self._send("GET", f"{repository}/manifests/{reference}", headers=_ACCEPT)
+        if body.status_code != 200:
+            raise self._error(body, f"manifest read of {repository}:{reference}")
+        return f"sha256:{hashlib.sha256(body.content).hexdigest()}"
+
+    def exists(self, repository: str, reference: str) -> bool:
+        return self.digest(repository, reference) is not None
+
+    def delete(self, repository: str, reference: str) -> bool:
+        """Delete the manifest a tag or digest names (and with it every tag on it); False when it was gone."""
+        digest = reference if reference.startswith("sha256:") else self.digest(repository, reference)
+        if digest is None:
+            return False
+        response = self._send("DELETE", f"{repository}/manifests/{digest}")
+        if response.status_code in (200, 202):
+            return True
+        if response.status_code == 404:
+            return False
+        if response.status_code == 405:
+            raise ProviderError(
+                f"Registry {self.registry.name} does not allow deletions, so rig cannot remove "
+                f"{repository}@{digest}: enable them (storage.delete.enabled: true in the registry's config)"
+            )
+        raise self._error(response, f"deletion of {repository}@{digest}")
+
+    def tags(self, repository: str) -> list[str]:
+        """Every tag of ``repository`` (following the registry's pages); none when it does not exist."""
+        found: list[str] = []
+        path: str | None = f"{repository}/tags/list"
+        params: dict[str, Any] | None = {"n": 1000}
+        while path is not None:
+            response = self._send("GET", path, params=params)
+            if response.status_code == 404:
+                return found
+            if response.status_code != 200:
+                raise self._error(response, f"tag list of {repository}")
+            found.extend(response.json().get("tags") or [])
+            path, params = _next_page(response.headers.get("Link")), None
+        return found
+
+    def labels(self, repository: str, reference: str) -> dict[str, str] | None:
+        """The image config's labels of a tag or digest; None when the registry has no such manifest."""
+        response = self._send("GET", f"{repository}/manifests/{reference}", headers=_ACCEPT)
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            raise self._error(response, f"manifest read of {repository}:{reference}")
+        config = (response.json().get("config") or {}).get("digest")
+        if not isinstance(config, str):
+            return {}  # a manifest list or an old schema: not something rig pushed
+        blob = self._send("GET", f"{repository}/blobs/{config}", follow_redirects=True)
+        if blob.status_code == 404:
+            return None
+        if blob.status_code != 200:
+            raise self._error(blob, f"image config read of {repository}:{reference}")
+        try:
+            labels = (json.loads(blob.content).get("config") or {}).get("Labels") or {}
+        except ValueError:
+            return {}
+        return {str(key): str(value) for key, value in labels.items()}
+
+    def close(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+
+def _next_page(link: str | None) -> str | None:
+    """The path after ``/v2/`` in a ``Link: </v2/...>; rel="next"`` header."""
+    if not link or 'rel="next"' not in link:
+        return None
+    target = link.split(";", 1)[0].strip().strip("<>")
+    return target.split("/v2/", 1)[1] if "/v2/" in target else None
+
+
+__all__ = ["MANIFEST_TYPES", "RegistryClient"]

@@ -1,0 +1,150 @@
+"""The swarm provider on the two-node cluster: machines are services of one replica, reached through their own node."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from provider_helpers import Harness
+from swarm_cluster import API, SwarmCluster
+
+from rigcli.engine.effects import StoreEffects
+from rigcli.errors import ProviderError
+from rigcli.provider_kit import MachineFileNotFoundError
+from rigcli.state import create_state_store
+
+WORKER, MANAGER = "node.role==worker", "node.role==manager"
+
+
+@pytest.fixture
+def journaled(project: Path) -> Iterator[Callable[[Harness], tuple[Any, Any, Any]]]:
+    """``journaled(harness)``: (store, controller, runtime), the harness's provider on a real effects journal."""
+    opened: list[tuple[Any, Any]] = []
+
+    def wire(harness: Harness) -> tuple[Any, Any, Any]:
+        store = create_state_store(project_dir=project)
+        store.sync_schema()
+        controller = harness.plugin.create_provider(replace(harness.setup, effects=StoreEffects(store, "swarm")))
+        effects = StoreEffects(store, "swarm", ("run", "r1"))
+        opened.append((store, controller))
+        return store, controller, controller.runtime(replace(harness.context, effects=effects))
+
+    yield wire
+    for store, controller in opened:
+        controller.close()
+        store.close()
+
+
+def service(swarm: SwarmCluster, name: str) -> dict[str, Any]:
+    found: dict[str, Any] = swarm.api.get(f"{API}/services/{name}").json()
+    return found
+
+
+def hostname_of(swarm: SwarmCluster, role: str) -> str:
+    return next(name for name, found in swarm.node_roles().items() if found == role)
+
+
+def test_a_machine_is_a_service_of_one_replica_whose_task_runs_on_a_node_that_fits(
+    swarm: SwarmCluster, swarm_on: Callable[..., Harness], journaled: Any, project: Path
+) -> None:
+    resources = {"reservations": {"cpus": "0.01", "memory": "4M"}, "limits": {"memory": "64M", "pids": 200}}
+    box = swarm_on(constraints=[WORKER], resources=resources, workspace="dev")
+    store, _, runtime = journaled(box)
+    machine = runtime.create_machine()
+    worker = hostname_of(swarm, "worker")
+    assert machine.node == worker
+
+    spec = service(swarm, machine.id)["Spec"]
+    assert spec["Name"] == machine.id
+    assert spec["Mode"] == {"Replicated": {"Replicas": 1}}
+    assert spec["EndpointSpec"]["Mode"] == "dnsrr"
+    assert spec["TaskTemplate"]["Placement"]["Constraints"] == [WORKER]
+    assert spec["TaskTemplate"]["Resources"] == {
+        "Reservations": {"NanoCPUs": 10_000_000, "MemoryBytes": 4 << 20},
+        "Limits": {"MemoryBytes": 64 << 20, "Pids": 200},
+    }
+    container_spec = spec["TaskTemplate"]["ContainerSpec"]
+    assert container_spec["Image"] == swarm.image  # as given: never resolved to a digest through a registry
+    expected = {"rig.project": str(project), "rig.machine": machine.id, "rig.effect": machine.id, "rig.kind": "machine"}
+    assert spec["Labels"] == {**expected, "rig.workspace": "dev"} == container_spec["Labels"]
+    [created] = box.of_type("machine.created")
+    assert (created["machine"], created["node"], created["effect_id"]) == (machine.id, worker, machine.id)
+
+    # The journal knew the service before it existed (by the name it carries), and knows its id now.
+    [effect] = [e for e in store.list_effects() if e.id == machine.id]
+    assert (effect.kind, effect.status, effect.owner_id) == ("service", "confirmed", "r1")
+    assert effect.resource["service_id"] == machine.service_id
+
+    # Commands and files go to the worker's own daemon: its container exists only there.
+    assert swarm.api.get(f"{API}/containers/{machine.container_id}/json").status_code == 404
+    worker_api = swarm.node_api(worker)
+    assert worker_api.get(f"{API}/containers/{machine.container_id}/json").status_code == 200
+    result = machine.exec("pwd && echo $GREETING", env={"GREETING": "hi"})
+    assert result.stdout == "/workspace\nhi\n"
+    machine.write_text("notes/a.txt", "written through the archive API\n")
+    assert machine.read_text("/workspace/notes/a.txt") == "written through the archive API\n"
+    assert machine.exists("notes/a.txt") and not machine.exists("notes/b.txt")
+    with pytest.raises(MachineFileNotFoundError):
+        machine.read_text("notes/b.txt")
+    assert machine.exec("exit 3", check=False).exit_code == 3
+
+    again = runtime.from_id(machine.id)
+    assert (again.container_id, again.node) == (machine.container_id, worker)
+    machine.delete()
+    assert swarm.api.get(f"{API}/services/{machine.id}").status_code == 404
+    assert [e.status for e in store.list_effects() if e.id == machine.id] in ([], ["deleted"])
+    with pytest.raises(ProviderError, match="Unknown swarm machine"):
+        runtime.from_id(machine.id)
+
+
+def registry_labels(swarm: SwarmCluster, tag: str) -> dict[str, str]:
+    accept = {"Accept": "application/vnd.docker.distribution.manifest.v2+json"}
+    base = f"http://{swarm.registry}/v2/rig/snapshot"
+    manifest = httpx.get(f"{base}/manifests/{tag}", headers=accept, timeout=10).json()
+    config = httpx.get(f"{base}/blobs/{manifest['config']['digest']}", timeout=10).json()
+    labels: dict[str, str] = config["config"]["Labels"]
+    return labels
+
+
+def test_a_snapshot_committed_on_the_worker_is_pushed_and_runs_on_the_manager(
+    swarm: SwarmCluster, swarm_on: Callable[..., Harness], journaled: Any, project: Path
+) -> None:
+    store, _, on_worker = journaled(swarm_on(constraints=[WORKER]))
+    _, _, on_manager = journaled(swarm_on(constraints=[MANAGER]))
+    built = on_worker.create_machine()
+    built.exec("echo built on $(hostname) > /workspace/marker", name="mark")
+    ref = built.snapshot_ref()
+
+    tag = ref["snapshot_id"]
+    assert (ref["provider"], ref["kind"]) == ("swarm", "image")
+    assert ref["image"] == f"{swarm.registry}/rig/snapshot@{ref['digest']}"
+    assert tag in swarm.registry_tags("rig/snapshot")
+    labels = registry_labels(swarm, tag)
+    assert (labels["rig.project"], labels["rig.effect"], labels["rig.kind"]) == (str(project), tag, "snapshot")
+    [effect] = [e for e in store.list_effects() if e.kind == "image"]
+    assert (effect.id, effect.status, effect.resource["digest"]) == (tag, "confirmed", ref["digest"])
+    assert on_worker.controller.validate_artifact(ref) is True
+
+    forked = on_manager.from_snapshot(ref)
+    manager = hostname_of(swarm, "manager")
+    assert forked.node == manager and built.node != manager
+    assert forked.read_text("marker").startswith("built on ")
+    spec = service(swarm, forked.id)["Spec"]["TaskTemplate"]["ContainerSpec"]
+    assert spec["Image"] == ref["image"]  # pinned by digest, in the registry: the manager's node pulled it from there
+    assert (spec["Labels"]["rig.effect"], spec["Labels"]["rig.kind"]) == (forked.id, "machine")
+
+    forked.delete()
+    built.delete()
+    assert on_worker.delete_snapshot(ref) is True
+    assert tag not in swarm.registry_tags("rig/snapshot")
+    assert on_worker.controller.validate_artifact(ref) is False
+    assert on_worker.delete_snapshot(ref) is False  # already gone: fine, and nothing to say
+    assert [e.status for e in store.list_effects() if e.id == tag] in ([], ["deleted"])
+    # The nodes' copies went with it (once their containers were gone).
+    assert swarm.wait_gone(project) == []
+    for hostname, images in swarm.node_images(project).items():
+        assert images == [], f"{hostname} kept {images}"
