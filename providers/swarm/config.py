@@ -170,13 +170,19 @@ class SwarmConfig:
     def check_image(self, image: str) -> str:
         """``image`` if it names the configured registry: nodes pull from it and from nothing else."""
         if not self.registry.names(image):
-            there = f"{self.registry.name}/{image.rsplit('/', 1)[-1]}"
+            there = f"{self.registry.name}/{_without_registry(image)}"
             raise ProviderError(
                 f'swarm image "{image}" is not in the configured registry {self.registry.name}: nodes pull what '
                 f"they run, and only from that registry. Push it there and use that name: "
                 f"docker tag {image} {there} && docker push {there}"
             )
         return image
+
+
+def _without_registry(image: str) -> str:
+    """``docker.io/library/busybox:1`` -> ``library/busybox:1`` (the first part names a registry when it has . or :)."""
+    first, slash, rest = image.partition("/")
+    return rest if slash and ("." in first or ":" in first or first == "localhost") else image
 
 
 def parse_config(config: Mapping[str, Any]) -> SwarmConfig:

@@ -45,8 +45,8 @@ def _details(config: Mapping[str, Any]) -> dict[str, JsonValue]:
     finally:
         cluster.close()
     registry = report["registry"]
-    if isinstance(registry, dict) and registry.get("error") and not report.get("error"):
-        report["error"] = registry["error"]
+    if isinstance(registry, dict) and registry.get("error"):
+        report["error"] = "; ".join(str(e) for e in (report.get("error"), registry["error"]) if e)
     return report
 
 
@@ -93,6 +93,8 @@ def summary(details: Mapping[str, JsonValue]) -> str:
     where = f"{details.get('host')} ({details['transport']})" if details.get("transport") else str(details.get("host"))
     if not details.get("reachable"):
         return f"not reachable: {details.get('error')}"
+    if not details.get("cluster_id"):
+        return f"{where}: {details.get('error')}"
     parts = [where, f"swarm {str(details.get('cluster_id') or '?')[:12]}"]
     nodes = details.get("nodes")
     if isinstance(nodes, list):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -148,3 +150,56 @@ def test_a_snapshot_committed_on_the_worker_is_pushed_and_runs_on_the_manager(
     assert swarm.wait_gone(project) == []
     for hostname, images in swarm.node_images(project).items():
         assert images == [], f"{hostname} kept {images}"
+
+
+def project_services(swarm: SwarmCluster, project: Path) -> list[str]:
+    labels = json.dumps({"label": [f"rig.project={project}"]})
+    return [s["Spec"]["Name"] for s in swarm.api.get(f"{API}/services", params={"filters": labels}).json()]
+
+
+def test_a_machine_no_node_can_run_fails_with_the_schedulers_reason_and_leaves_nothing(
+    swarm: SwarmCluster, swarm_on: Callable[..., Harness], journaled: Any, project: Path
+) -> None:
+    box = swarm_on(constraints=["node.labels.rig-test-absent==yes"], schedule_timeout=1)
+    store, _, runtime = journaled(box)
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as failed:
+        runtime.create_machine()
+    assert time.monotonic() - started < 15
+    message = str(failed.value)
+    assert "did not start: no node can run it" in message and "no suitable node" in message, message
+    assert project_services(swarm, project) == []
+    assert [e.status for e in store.list_effects()] in ([], ["deleted"])
+
+
+def test_an_image_the_registry_lacks_is_rejected_on_the_node_with_what_to_push(
+    swarm: SwarmCluster, swarm_on: Callable[..., Harness], journaled: Any, project: Path
+) -> None:
+    absent = f"{swarm.registry}/rig/absent:1"
+    store, _, runtime = journaled(swarm_on(image=absent))
+    with pytest.raises(ProviderError) as failed:
+        runtime.create_machine()
+    message = str(failed.value)
+    assert "did not start" in message and f"docker push {absent}" in message, message
+    assert project_services(swarm, project) == []
+    # A snapshot that left the registry: rebuild it, rather than push it.
+    gone = {"provider": "swarm", "kind": "image", "image": f"{swarm.registry}/rig/snapshot@sha256:{'0' * 64}"}
+    with pytest.raises(ProviderError, match="run `rig apply` to rebuild it"):
+        runtime.from_snapshot(gone)
+    assert project_services(swarm, project) == []
+    assert [e.status for e in store.list_effects()] in ([], ["deleted"], ["deleted", "deleted"])
+
+
+def test_an_image_from_elsewhere_is_refused_before_anything_is_asked_of_the_cluster(
+    swarm: SwarmCluster, swarm_on: Callable[..., Harness], project: Path
+) -> None:
+    box = swarm_on()
+    with pytest.raises(ProviderError) as failed:
+        box.runtime.create_machine(image="busybox:latest")
+    assert f"not in the configured registry {swarm.registry}" in str(failed.value)
+    assert f"docker tag busybox:latest {swarm.registry}/busybox:latest" in str(failed.value)
+    with pytest.raises(ProviderError, match="not in the configured registry"):
+        box.runtime.from_snapshot({"provider": "swarm", "kind": "image", "image": "elsewhere.example:5000/rig/x:1"})
+    with pytest.raises(ProviderError, match="not in the configured registry"):
+        swarm_on(image="docker.io/library/busybox:latest")
+    assert project_services(swarm, project) == []
