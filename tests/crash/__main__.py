@@ -1,10 +1,10 @@
 """`python3 -m tests.crash --trials 50`: the kill -9 harness on its own, with its figures.
 
 Kills `rig fork` and `rig rm` at random instants (``--trials`` each, per provider; docker when
-a daemon answers at DOCKER_HOST), recovers with one `rig rm` and one `rig gc`, and prints per
-provider and command: the trials, how many were killed mid-command, the workspace record's state
-at the kill, what gc still had to remove, leaks, stuck records and integrity checks. Exits 1 if
-anything leaked or stuck.
+a daemon answers at DOCKER_HOST, swarm when the RIG_TEST_SWARM_* cluster answers), recovers with
+one `rig rm` and one `rig gc`, and prints per provider and command: the trials, how many were
+killed mid-command, the workspace record's state at the kill, what gc still had to remove, leaks,
+stuck records and integrity checks. Exits 1 if anything leaked or stuck.
 """
 
 from __future__ import annotations
@@ -16,13 +16,22 @@ import tempfile
 import time
 from pathlib import Path
 
-from tests.crash.harness import OPS, PROVIDERS, CrashProject, Trial, Unavailable, docker_api, summarize
+from tests.crash.harness import (
+    OPS,
+    PROVIDERS,
+    CrashProject,
+    Trial,
+    Unavailable,
+    docker_api,
+    summarize,
+    swarm_cluster,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python3 -m tests.crash", description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=50, help="trials per provider and command (default 50)")
-    parser.add_argument("--providers", default=",".join(PROVIDERS), help="local,docker (docker: if a daemon answers)")
+    parser.add_argument("--providers", default=",".join(PROVIDERS), help="local,docker,swarm (each if it answers)")
     parser.add_argument("--ops", default=",".join(OPS), help="fork,rm")
     parser.add_argument("--seed", type=int, default=None, help="seed for the kill instants (default: random)")
     args = parser.parse_args(argv)
@@ -33,11 +42,11 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="rig-crash-") as workdir:
         for provider in args.providers.split(","):
             api = None
-            if provider == "docker":
+            if provider in ("docker", "swarm"):
                 try:
-                    api = docker_api()
+                    api = docker_api() if provider == "docker" else swarm_cluster()
                 except Unavailable as exc:
-                    print(f"docker: skipped ({exc})")
+                    print(f"{provider}: skipped ({exc})")
                     continue
             project = CrashProject(Path(workdir) / provider, provider, api)
             try:

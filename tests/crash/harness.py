@@ -1,6 +1,10 @@
 """The kill -9 harness: `rig fork` and `rig rm` SIGKILLed at random instants, then one `rig rm` and
 one `rig gc`, after which nothing rig made may be left beyond what the cache refers to.
 
+On the swarm, leaks are the project's services, the task containers on either node and its
+snapshot tags in the registry (task containers get a few seconds to go: nodes remove them after
+their service).
+
 A trial kills the whole process group at once: rig and every process it started die together,
 as rig's children do when rig itself is killed (they die with it). Recovery runs through
 `rig` itself. Leaks are looked for where they would be: machine and snapshot directories (with
@@ -26,16 +30,25 @@ from typing import Any
 
 from tests.cli.cli_support import RIG, Result, env_with_rig, run_rig
 
-PROVIDERS = ("local", "docker")
+PROVIDERS = ("local", "docker", "swarm")
 OPS = ("fork", "rm")
 
 CONFIG = """
+import json
 import os
 
 from rigcli import define_provider, workflow
 
 if os.environ.get("RIG_CRASH_PROVIDER") == "docker":
     box = define_provider("docker", image=os.environ.get("RIG_TEST_DOCKER_IMAGE", "rig/base:busybox"))
+elif os.environ.get("RIG_CRASH_PROVIDER") == "swarm":
+    box = define_provider(
+        "swarm",
+        host=os.environ["RIG_TEST_SWARM_MANAGER"],
+        registry=os.environ["RIG_TEST_SWARM_REGISTRY"],
+        nodes=json.loads(os.environ["RIG_TEST_SWARM_NODES"]),
+        image=os.environ["RIG_TEST_SWARM_IMAGE"],
+    )
 else:
     box = define_provider("local")
 app = workflow("crash", providers={"box": box})
@@ -51,9 +64,9 @@ def build(step, box):
 
 
 def create(workflow, workspace, box):
-    machine = box.from_snapshot(workflow.ctx["base"])  # a copy, or a container
+    machine = box.from_snapshot(workflow.ctx["base"])  # a copy, a container, or a service
     machine.exec("echo " + workspace.name + " > tree/name", name="name")
-    return {"machine": machine.id, "snapshot": machine.snapshot_ref()}  # and an image or snapshot
+    return {"machine": machine.id, "snapshot": machine.snapshot_ref()}  # and an image, snapshot or registry tag
 
 
 def remove(workspace, box):
@@ -85,7 +98,17 @@ class Trial:
 
 
 class Unavailable(Exception):
-    """The docker daemon (or its test image) is not there."""
+    """The docker daemon or the swarm (or its test image) is not there."""
+
+
+def swarm_cluster() -> Any:
+    """The test swarm (``tests/providers/swarm_cluster.py``); else Unavailable."""
+    from tests.providers import swarm_cluster as cluster
+
+    try:
+        return cluster.connect()
+    except cluster.Unavailable as exc:
+        raise Unavailable(str(exc)) from None
 
 
 def docker_api() -> Any:
@@ -129,7 +152,7 @@ class CrashProject:
         }
         self.check(self.rig("apply"), "apply")
         base = self.rig("--json", "plan").json["final_context"]["base"]
-        self.base = str(base.get("snapshot_id") or base.get("image_id"))
+        self.base = str(base.get("snapshot_id") or base.get("image_id"))  # a swarm snapshot's id is its tag
         self.duration = {op: self._calibrate(op) for op in OPS}  # (whole, window) seconds
 
     # -- running rig ------------------------------------------------------------------------------
@@ -257,6 +280,8 @@ class CrashProject:
             found = [f"machines/{p.name}" for p in sorted((rig_dir / "machines").glob("*"))]
             found += [f"snapshots/{p.name}" for p in sorted((rig_dir / "snapshots").glob("*")) if p.name != self.base]
             return found
+        if self.provider == "swarm":
+            return self._swarm_leaks()
         labels = {"filters": json.dumps({"label": [f"rig.project={self.project}"]})}
         containers = self.api.get("/containers/json", params={"all": "true", **labels}).json()
         images = self.api.get("/images/json", params=labels).json()
@@ -264,9 +289,21 @@ class CrashProject:
         found += [f"image {i['Id'][:19]} {i.get('RepoTags')}" for i in images if i["Id"] != self.base]
         return found
 
+    def _swarm_leaks(self, wait: float = 20.0) -> list[str]:
+        base = f"registry tag rig/snapshot:{self.base}"
+        deadline = time.monotonic() + wait
+        while True:
+            found = [item for item in self.api.leftovers(self.project) if item != base]
+            if not any(item.startswith("container ") for item in found) or time.monotonic() > deadline:
+                return found
+            time.sleep(0.1)
+
     def close(self) -> None:
-        """Remove what the trials' project still holds on the daemon (the base image)."""
+        """Remove what the trials' project still holds on the daemon (the base image) or the swarm."""
         if self.api is None:
+            return
+        if self.provider == "swarm":
+            self.api.clean(self.project)
             return
         labels = {"filters": json.dumps({"label": [f"rig.project={self.project}"]})}
         for container in self.api.get("/containers/json", params={"all": "true", **labels}).json():
@@ -294,4 +331,4 @@ def summarize(trials: list[Trial]) -> list[str]:
     return lines
 
 
-__all__ = ["OPS", "PROVIDERS", "CrashProject", "Trial", "Unavailable", "docker_api", "summarize"]
+__all__ = ["OPS", "PROVIDERS", "CrashProject", "Trial", "Unavailable", "docker_api", "summarize", "swarm_cluster"]
