@@ -19,9 +19,10 @@ from benchmarks.history_cases import HISTORY_CASES
 from benchmarks.machine_cases import MACHINE_CASES
 from benchmarks.report import describe_install, describe_machine, document, header, summary, table
 from benchmarks.suite import Case, Context, Row
+from benchmarks.swarm_cases import SWARM_CASES
 from benchmarks.team_cases import TEAM_CASES
 
-CASES: list[Case] = [*CLI_CASES, *MACHINE_CASES, *HISTORY_CASES, *TEAM_CASES, *DAY_TWO_CASES]
+CASES: list[Case] = [*CLI_CASES, *MACHINE_CASES, *HISTORY_CASES, *TEAM_CASES, *DAY_TWO_CASES, *SWARM_CASES]
 BY_NAME = {case.name: case for case in CASES}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from typing import Any
 
 # Imported after providers.docker.client (the swarm package imports it first), which keeps httpx's
@@ -29,17 +30,19 @@ TIMEOUT = 30.0
 
 
 class RegistryClient:
-    """One connection pool to the registry; thread-safe as httpx is."""
+    """One connection pool to the registry, made on first use; thread-safe (forks may run side by side)."""
 
     def __init__(self, registry: Registry, *, timeout: float = TIMEOUT) -> None:
         self.registry = registry
         self._timeout = timeout
         self._client: httpx.Client | None = None
+        self._lock = threading.Lock()
 
     def _http(self) -> httpx.Client:
-        if self._client is None:
-            self._client = httpx.Client(base_url=self.registry.url, timeout=self._timeout)
-        return self._client
+        with self._lock:
+            if self._client is None:
+                self._client = httpx.Client(base_url=self.registry.url, timeout=self._timeout)
+            return self._client
 
     def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
         try:
@@ -133,7 +136,8 @@ class RegistryClient:
         return {str(key): str(value) for key, value in labels.items()}
 
     def close(self) -> None:
-        client, self._client = self._client, None
+        with self._lock:
+            client, self._client = self._client, None
         if client is not None:
             client.close()
 

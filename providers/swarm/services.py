@@ -71,9 +71,11 @@ def tasks_of(manager: DockerClient, service: str) -> list[dict[str, Any]]:
 
 
 def running_task(manager: DockerClient, service: str) -> dict[str, Any] | None:
-    """The service's task that runs now (with its container), if one does."""
+    """The service's task that runs now (with its container) and is meant to go on running, if one does."""
     for task in tasks_of(manager, service):
         status = task.get("Status") or {}
+        if task.get("DesiredState") != "running":
+            continue  # being shut down (the service was scaled to 0, or updated)
         if status.get("State") == "running" and (status.get("ContainerStatus") or {}).get("ContainerID"):
             return task
     return None

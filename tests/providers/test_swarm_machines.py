@@ -18,6 +18,7 @@ from rigcli.engine.effects import StoreEffects
 from rigcli.errors import ProviderError
 from rigcli.provider_kit import MachineFileNotFoundError
 from rigcli.state import create_state_store
+from tests.helpers import wait_for
 
 WORKER, MANAGER = "node.role==worker", "node.role==manager"
 
@@ -203,3 +204,42 @@ def test_an_image_from_elsewhere_is_refused_before_anything_is_asked_of_the_clus
     with pytest.raises(ProviderError, match="not in the configured registry"):
         swarm_on(image="docker.io/library/busybox:latest")
     assert project_services(swarm, project) == []
+
+
+def _scale(swarm: SwarmCluster, name: str, replicas: int) -> None:
+    """As `docker service scale`; scaling up forces a new task (with restart condition none, a slot whose
+    task is still shutting down is otherwise left empty)."""
+    current = service(swarm, name)
+    spec = {**current["Spec"], "Mode": {"Replicated": {"Replicas": replicas}}}
+    if replicas:
+        template = spec["TaskTemplate"]
+        spec["TaskTemplate"] = {**template, "ForceUpdate": template.get("ForceUpdate", 0) + 1}
+    updated = swarm.api.post(
+        f"{API}/services/{current['ID']}/update", params={"version": current["Version"]["Index"]}, json=spec
+    )
+    assert updated.status_code == 200, updated.text
+
+
+def _found(runtime: Any, machine_id: str) -> Any:
+    try:
+        return runtime.from_id(machine_id)
+    except ProviderError:
+        return None
+
+
+def test_a_machine_is_found_at_the_task_that_runs_it_now(
+    swarm: SwarmCluster, swarm_on: Callable[..., Harness], journaled: Any
+) -> None:
+    _, _, runtime = journaled(swarm_on())
+    machine = runtime.create_machine()
+    _scale(swarm, machine.id, 0)
+    wait_for(lambda: _found(runtime, machine.id) is None, "the orchestrator to shut the task down")
+    with pytest.raises(ProviderError, match=f"Swarm machine {machine.id} is not running"):
+        runtime.from_id(machine.id)
+    _scale(swarm, machine.id, 1)  # a new task: a new container, maybe on the other node
+    wait_for(lambda: _found(runtime, machine.id) is not None, "the service's new task to run")
+    again = runtime.from_id(machine.id)
+    assert again.container_id != machine.container_id
+    assert again.exec("hostname").stdout == f"{again.container_id[:12]}\n"
+    stored = runtime.controller.setup.storage.get(f"machine:{machine.id}")["value"]
+    assert (stored["container_id"], stored["node"]) == (again.container_id, again.node)
