@@ -97,6 +97,11 @@ class DockerClient:
     def api_version(self) -> str:
         return self._negotiated()
 
+    @property
+    def spoken_version(self) -> str:
+        """The API version requests use now, without asking: ours until the daemon refused it."""
+        return self._version or self._ours
+
     def _negotiated(self) -> str:
         if self._version is None:
             info = self._send("GET", "/version", versioned=False)

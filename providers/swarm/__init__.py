@@ -112,8 +112,8 @@ class SwarmController(BaseController):
 
     def checks(self, mode: str, *, workflow: str, local: LocalHost) -> list[ProviderCheck]:
         """The cluster and registry: their identity joins the fingerprint of every task in scope."""
-        self.cluster.check_api()
         cluster_id = str(self.cluster.swarm().get("ID") or "")
+        self.cluster.check_api()  # after a first request: by then an older daemon has said which API it speaks
         registry = self.swarm_config.registry.name
         check: ProviderCheck = {
             "id": "swarm.cluster",

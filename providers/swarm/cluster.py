@@ -75,8 +75,11 @@ class Cluster:
         return found
 
     def check_api(self) -> None:
-        """Refuse a manager too old to take an image reference as given (it would resolve it through a registry)."""
-        version = self.manager.api_version
+        """Refuse a manager too old to take an image reference as given (it would resolve it through a registry).
+
+        Asks nothing: rig speaks API 1.41 until a daemon refuses it, and then the version negotiated.
+        """
+        version = self.manager.spoken_version
         if negotiate(version, MIN_API_VERSION) != MIN_API_VERSION:
             raise ProviderError(
                 f"The swarm manager at {self.host} speaks Docker API {version}; the swarm provider needs "

@@ -17,7 +17,8 @@ from rigcli.provider_api import Cancellation, EffectEntry
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
 # A task in one of these will never run: the service is over, whatever the manager does next.
 ENDED = ("complete", "shutdown", "failed", "rejected", "remove", "orphaned")
-_POLL_FIRST, _POLL_MAX = 0.05, 0.25
+# A task usually runs within a second: look often until then (one cheap request), then back off.
+_POLL_FAST, _POLL_SLOW, _FAST_FOR = 0.05, 0.25, 2.0
 
 
 class TaskFailed(ProviderError):
@@ -97,7 +98,6 @@ def wait_for_task(
     """The service's task once it runs; TaskFailed with the task's error when it ends, or cannot be placed
     within ``schedule_timeout``, or does not run within ``start_timeout``."""
     started = time.monotonic()
-    delay = _POLL_FIRST
     newest: dict[str, Any] | None = None
     while True:
         if cancellation.is_set():
@@ -118,8 +118,7 @@ def wait_for_task(
                 f"its task is {(newest.get('Status') or {}).get('State')}: {_reason(newest)}" if newest else "no task"
             )
             raise TaskFailed(f"it did not start within {start_timeout:g} s ({where})")
-        cancellation.wait(delay)
-        delay = min(delay * 1.5, _POLL_MAX)
+        cancellation.wait(_POLL_FAST if time.monotonic() - started < _FAST_FOR else _POLL_SLOW)
 
 
 def remove_service(manager: DockerClient, target: str) -> bool:

@@ -114,3 +114,17 @@ def test_an_image_from_another_registry_gets_the_name_to_push_it_under() -> None
     expected = "docker tag docker.io/library/busybox:1.36 registry.example:5000/library/busybox:1.36"
     assert expected in str(refused.value)
     assert parse_config({**BASE, "image": "registry.example:5000/rig/base:busybox"}).image
+
+
+def test_a_manager_speaking_an_api_before_1_30_is_refused_it_would_resolve_images() -> None:
+    from providers.docker.client import DockerClient
+    from providers.docker.endpoint import resolve_endpoint
+    from providers.swarm.cluster import Cluster
+
+    endpoint = resolve_endpoint({"host": "unix:///run/nobody.sock"})
+    cluster = Cluster(endpoint, {})
+    cluster.check_api()  # 1.41, what rig speaks until a daemon refuses it: nothing is asked
+    cluster.manager = DockerClient(endpoint, api_version="1.29")  # as if negotiated down with an old daemon
+    with pytest.raises(ProviderError, match=r"speaks Docker API 1\.29; the swarm provider needs 1\.30\+"):
+        cluster.check_api()
+    cluster.close()
