@@ -9,7 +9,7 @@ from providers.docker.machine import ContainerMachine
 
 if TYPE_CHECKING:
     from providers.docker.client import DockerClient
-    from providers.swarm import SwarmRuntime
+    from providers.swarm.runtime import SwarmRuntime
 
 
 class SwarmMachine(ContainerMachine["SwarmRuntime"]):

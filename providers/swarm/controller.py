@@ -1,0 +1,259 @@
+"""The swarm provider's controller: one per run, owning the cluster's and the registry's clients and the records.
+
+Machines are services journaled under the name they carry before they are made; snapshots are
+commits on the task's node pushed to the registry under the tag they carry (see ``services`` and
+``snapshots``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from providers.docker.client import DockerClient
+from providers.docker.endpoint import resolve_endpoint
+from providers.swarm import services, snapshots
+from providers.swarm.cluster import Cluster
+from providers.swarm.config import SwarmConfig, parse_config
+from providers.swarm.machine import SwarmMachine
+from providers.swarm.registry import RegistryClient
+from providers.swarm.runtime import IMAGE_KIND, PROVIDER_ID, SwarmRuntime, snapshot_of
+from rigcli.errors import ProviderError
+from rigcli.provider_api import (
+    EffectEntry,
+    EffectJournal,
+    LocalHost,
+    ProviderCheck,
+    ProviderSetup,
+    RuntimeContext,
+    SupportsEffects,
+)
+from rigcli.provider_kit import BaseController, now_iso
+
+
+class SwarmController(BaseController):
+    """One per run: the cluster's clients, the registry's, and the records in provider storage."""
+
+    provider_id = PROVIDER_ID
+
+    def __init__(self, setup: ProviderSetup) -> None:
+        super().__init__(setup)
+        self.swarm_config: SwarmConfig = parse_config(setup.config)
+        self.cluster = Cluster(resolve_endpoint(setup.config), self.swarm_config.nodes)
+        self.registry = RegistryClient(self.swarm_config.registry)
+        setup.cancellation.add_callback(self.cluster.cancel)
+
+    @property
+    def manager(self) -> DockerClient:
+        return self.cluster.manager
+
+    def runtime(self, context: RuntimeContext) -> SwarmRuntime:
+        return SwarmRuntime(self, context)
+
+    def checks(self, mode: str, *, workflow: str, local: LocalHost) -> list[ProviderCheck]:
+        """The cluster and registry: their identity joins the fingerprint of every task in scope."""
+        cluster_id = str(self.cluster.swarm().get("ID") or "")
+        self.cluster.check_api()  # after a first request: by then an older daemon has said which API it speaks
+        registry = self.swarm_config.registry.name
+        check: ProviderCheck = {
+            "id": "swarm.cluster",
+            "label": "swarm cluster",
+            "status": "ok",
+            "value": f"{cluster_id} via {self.cluster.host}, registry {registry}",
+            "message": f"swarm {cluster_id} (manager {self.cluster.host}), snapshots in {registry}",
+            # Another cluster, or another registry, has none of these snapshots. Which manager
+            # answers does not matter: any manager of the same cluster sees the same services.
+            "fingerprint": f"cluster={cluster_id} registry={registry}",
+        }
+        return [check]
+
+    # -- machines ------------------------------------------------------------------------------------
+
+    def start_service(self, image: str, *, context: RuntimeContext, source_image: str | None) -> dict[str, Any]:
+        effects, config = context.effects, self.swarm_config
+        machine_id = f"rig-{secrets.token_hex(6)}"
+        # The service's name and rig.effect label are its effect id, journaled before the create
+        # call: if the reply is lost or rig is killed, rm and gc still find it.
+        effects.requested("service", {"machine_id": machine_id, "manager": self.cluster.host}, effect_id=machine_id)
+        labels = services.labels_for(self.setup.project_dir, machine_id, context.workspace)
+        spec = services.service_spec(machine_id, image, labels, config)
+        response = self.manager.request("POST", "/services/create", json=spec, ok=tuple(range(200, 600)))
+        if response.status_code != 201:
+            effects.deleted(machine_id)  # the manager answered no: nothing was made
+            raise self.manager.error(response, "service create")
+        service_id = str(response.json()["ID"])
+        effects.confirmed(machine_id, {"service_id": service_id})
+        try:
+            task = services.wait_for_task(
+                self.manager,
+                service_id,
+                start_timeout=config.start_timeout,
+                schedule_timeout=config.schedule_timeout,
+                cancellation=context.cancellation,
+            )
+            node, client = self.cluster.client_for(task["NodeID"])
+        except BaseException as exc:
+            self._discard(machine_id, service_id)
+            if isinstance(exc, services.TaskFailed):
+                raise ProviderError(self._failure(machine_id, image, source_image, str(exc))) from None
+            raise
+        record = {
+            "id": machine_id,
+            "service_id": service_id,
+            "task_id": task["ID"],
+            "node_id": node.id,
+            "node": node.hostname,
+            "node_host": client.host,
+            "container_id": task["Status"]["ContainerStatus"]["ContainerID"],
+            "image": image,
+            "workdir": config.workdir,
+            "created_at": now_iso(),
+            "source_image": source_image,
+        }
+        self.setup.storage.set(f"machine:{machine_id}", record)
+        return record
+
+    def _discard(self, machine_id: str, service_id: str) -> None:
+        """Remove a service that will not serve; if that fails too, the journal keeps it for rm and gc."""
+        with contextlib.suppress(ProviderError):
+            services.remove_service(self.manager, service_id)
+            self.setup.effects.deleted(machine_id)
+
+    def _failure(self, machine_id: str, image: str, source_image: str | None, why: str) -> str:
+        registry = self.swarm_config.registry.name
+        hint = ""
+        if "No such image" in why or "not found" in why or "manifest unknown" in why:
+            hint = (
+                f"; the snapshot is no longer in the registry {registry}: run `rig apply` to rebuild it"
+                if source_image
+                else f"; is it in the registry {registry}? nodes pull only from there: docker push {image}"
+            )
+        return f"Swarm machine {machine_id} ({image}) did not start: {why}{hint}"
+
+    def current(self, machine_id: str) -> dict[str, Any]:
+        """The stored record, at the task that runs the service now (a start runs a new one)."""
+        stored = self.setup.storage.get(f"machine:{machine_id}")
+        if stored is None or not isinstance(stored["value"], dict):
+            raise ProviderError(f"Unknown swarm machine {machine_id!r}")
+        record = dict(stored["value"])
+        task = services.running_task(self.manager, str(record["service_id"]))
+        if task is None:
+            raise ProviderError(f"Swarm machine {machine_id} is not running (its service has no running task)")
+        if task["ID"] != record.get("task_id"):
+            node, client = self.cluster.client_for(task["NodeID"])
+            container = task["Status"]["ContainerStatus"]["ContainerID"]
+            record.update(task_id=task["ID"], node_id=node.id, node=node.hostname, node_host=client.host)
+            record["container_id"] = container
+            self.setup.storage.set(f"machine:{machine_id}", record)
+        return record
+
+    def delete_machine(self, machine_id: str) -> bool:
+        stored = self.setup.storage.get(f"machine:{machine_id}")
+        value = stored["value"] if stored is not None else None
+        # Without a record, the service's name (which is the machine id) still finds it.
+        target = value.get("service_id") if isinstance(value, dict) else machine_id
+        removed = services.remove_service(self.manager, str(target or machine_id))
+        self.setup.storage.delete(f"machine:{machine_id}")
+        self.setup.effects.deleted(machine_id)
+        return stored is not None or removed
+
+    # -- snapshots -----------------------------------------------------------------------------------
+
+    def snapshot(self, machine: SwarmMachine, effects: EffectJournal) -> dict[str, Any]:
+        registry = self.swarm_config.registry
+        node, client = self.cluster.client_for(machine.node_id)
+        tag = snapshots.new_tag(self.setup.project_dir, machine.id)
+        resource = {"snapshot_id": tag, "registry": registry.name, "node_host": client.host}
+        effects.requested(IMAGE_KIND, resource, effect_id=tag)
+        image_id = snapshots.commit(client, machine.container_id, registry, tag)
+        digest = snapshots.push(client, registry, tag)
+        self.setup.storage.set(
+            f"snapshot:{tag}",
+            {
+                "snapshot_id": tag,
+                "image": snapshots.image_reference(registry, digest),
+                "digest": digest,
+                "created_at": now_iso(),
+                "source_machine": machine.id,
+                "node": node.hostname,
+            },
+        )
+        effects.confirmed(tag, {"digest": digest, "image_id": image_id})
+        image = snapshots.image_reference(registry, digest)
+        return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image": image, "snapshot_id": tag, "digest": digest}
+
+    def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
+        """A snapshot is valid while the registry has its manifest (nodes pull it from there)."""
+        try:
+            image = snapshot_of(ref)["image"]
+        except ProviderError:
+            return False
+        registry = self.swarm_config.registry
+        if not registry.names(image):
+            return False  # in another registry: this cluster's nodes do not pull from it
+        name = image[len(registry.name) + 1 :]
+        repository, separator, reference = name.partition("@")
+        if not separator:
+            repository, _, reference = name.rpartition(":")
+        return self.registry.exists(repository, reference)
+
+    def delete_snapshot(self, ref: Any) -> bool:
+        snapshot = snapshot_of(ref)
+        tag = snapshot.get("snapshot_id")
+        if not isinstance(tag, str) or not tag:
+            raise ProviderError(f"swarm delete_snapshot needs a snapshot rig made, not {ref!r}")
+        removed = self._delete_snapshot(tag, snapshot.get("digest"))
+        stored = self.setup.storage.delete(f"snapshot:{tag}")
+        return stored or removed
+
+    def _delete_snapshot(self, tag: str, digest: object) -> bool:
+        nodes = self.cluster.every_client()
+        removed = snapshots.delete(self.registry, self.manager, nodes, tag, digest if isinstance(digest, str) else None)
+        self.setup.storage.delete(f"snapshot:{tag}")
+        self.setup.effects.deleted(tag)
+        return removed
+
+    # -- the effects journal -------------------------------------------------------------------------
+
+    def remove_effect(self, effect: EffectEntry) -> bool:
+        """Remove a journaled (or found) service or registry snapshot; False when it was already gone."""
+        resource = effect["resource"]
+        if effect["kind"] == "service":
+            return self.delete_machine(str(resource.get("machine_id") or effect["id"]))
+        if effect["kind"] == IMAGE_KIND:
+            return self._delete_snapshot(str(resource.get("snapshot_id") or effect["id"]), resource.get("digest"))
+        raise ProviderError(f"swarm cannot remove a {effect['kind']!r} effect")
+
+    def find_effects(self) -> list[EffectEntry]:
+        """The project's services on the cluster and its snapshots in the registry (and copies on the nodes), by
+        rig's labels."""
+        project, registry = self.setup.project_dir, self.swarm_config.registry
+        found = {entry["id"]: entry for entry in snapshots.find_copies(self.cluster.every_client(), registry, project)}
+        found.update((entry["id"], entry) for entry in snapshots.find(self.registry, project))
+        return [*services.find_services(self.manager, project), *found.values()]
+
+    def list_machines(self) -> list[dict[str, Any]]:
+        return [
+            {"provider": PROVIDER_ID, **item["value"]}
+            for item in self.setup.storage.entries("machine:")
+            if isinstance(item["value"], dict)
+        ]
+
+    def list_snapshots(self) -> list[dict[str, Any]]:
+        return [
+            {"provider": PROVIDER_ID, "kind": IMAGE_KIND, **item["value"]}
+            for item in self.setup.storage.entries("snapshot:")
+            if isinstance(item["value"], dict)
+        ]
+
+    def close(self) -> None:
+        self.cluster.close()
+        self.registry.close()
+
+
+if TYPE_CHECKING:  # mypy checks the optional hook against the contract
+    _effects: type[SupportsEffects] = SwarmController
+
+__all__ = ["SwarmController"]
