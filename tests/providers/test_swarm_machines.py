@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import replace
@@ -10,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pexpect
 import pytest
 from provider_helpers import Harness
 from swarm_cluster import API, SwarmCluster
@@ -243,3 +246,18 @@ def test_a_machine_is_found_at_the_task_that_runs_it_now(
     assert again.exec("hostname").stdout == f"{again.container_id[:12]}\n"
     stored = runtime.controller.setup.storage.get(f"machine:{machine.id}")["value"]
     assert (stored["container_id"], stored["node"]) == (again.container_id, again.node)
+
+
+def test_an_interactive_command_runs_in_the_tasks_container_through_its_own_node(
+    swarm: SwarmCluster, swarm_on: Callable[..., Harness]
+) -> None:
+    if shutil.which("docker") is None:
+        pytest.skip("the docker CLI runs interactive commands, and it is not on PATH")
+    machine = swarm_on(constraints=[WORKER]).runtime.create_machine()
+    spec = machine.attach("echo in $(hostname) at $(pwd); exit 7")
+    assert spec.env["DOCKER_HOST"] == swarm.nodes[machine.node]  # the worker's own daemon, not the manager
+    child = pexpect.spawn(spec.argv[0], list(spec.argv[1:]), env={**os.environ, **spec.env}, timeout=30)
+    child.expect(pexpect.EOF)
+    child.close()
+    assert f"in {machine.container_id[:12]} at /workspace" in child.before.decode()
+    assert child.exitstatus == 7
