@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from providers.docker.client import DockerClient
 from providers.docker.endpoint import resolve_endpoint
-from providers.swarm import services, snapshots
+from providers.swarm import power, services, snapshots
 from providers.swarm.cluster import Cluster
 from providers.swarm.config import SwarmConfig, parse_config
 from providers.swarm.machine import SwarmMachine
@@ -152,12 +152,23 @@ class SwarmController(BaseController):
     def delete_machine(self, machine_id: str) -> bool:
         stored = self.setup.storage.get(f"machine:{machine_id}")
         value = stored["value"] if stored is not None else None
+        if not isinstance(value, dict) or value.get("stopping") or value.get("saved_digest"):
+            # Before the service: if rig dies between the two, the service (journaled) is still there to retry.
+            power.remove_saved(self, machine_id)
         # Without a record, the service's name (which is the machine id) still finds it.
         target = value.get("service_id") if isinstance(value, dict) else machine_id
         removed = services.remove_service(self.manager, str(target or machine_id))
         self.setup.storage.delete(f"machine:{machine_id}")
         self.setup.effects.deleted(machine_id)
         return stored is not None or removed
+
+    def stop_machine(self, machine_id: str) -> None:
+        """Keep the machine's files in the registry and scale its service to 0 (``rig stop``)."""
+        power.stop(self, machine_id)
+
+    def start_machine(self, machine_id: str) -> None:
+        """Scale the service back to 1 and wait for its task (``rig start``)."""
+        power.start(self, machine_id, self.setup.cancellation)
 
     # -- snapshots -----------------------------------------------------------------------------------
 
@@ -230,9 +241,11 @@ class SwarmController(BaseController):
         """The project's services on the cluster and its snapshots in the registry (and copies on the nodes), by
         rig's labels."""
         project, registry = self.setup.project_dir, self.swarm_config.registry
+        machines = services.find_services(self.manager, project)
         found = {entry["id"]: entry for entry in snapshots.find_copies(self.cluster.every_client(), registry, project)}
         found.update((entry["id"], entry) for entry in snapshots.find(self.registry, project))
-        return [*services.find_services(self.manager, project), *found.values()]
+        found.update((entry["id"], entry) for entry in power.orphans(self, {entry["id"] for entry in machines}))
+        return [*machines, *found.values()]
 
     def list_machines(self) -> list[dict[str, Any]]:
         return [

@@ -94,15 +94,17 @@ def wait_for_task(
     start_timeout: float,
     schedule_timeout: float,
     cancellation: Cancellation,
+    earlier: frozenset[str] = frozenset(),
 ) -> dict[str, Any]:
     """The service's task once it runs; TaskFailed with the task's error when it ends, or cannot be placed
-    within ``schedule_timeout``, or does not run within ``start_timeout``."""
+    within ``schedule_timeout``, or does not run within ``start_timeout``. Tasks in ``earlier`` (there before
+    a start) are not it."""
     started = time.monotonic()
     newest: dict[str, Any] | None = None
     while True:
         if cancellation.is_set():
             raise InterruptedRunError(f"Stopped waiting for swarm service {service}: the run was interrupted")
-        tasks = tasks_of(manager, service)
+        tasks = [task for task in tasks_of(manager, service) if task.get("ID") not in earlier]
         newest = tasks[0] if tasks else None
         if newest is not None:
             state = (newest.get("Status") or {}).get("State")

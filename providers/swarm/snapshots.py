@@ -40,8 +40,12 @@ def new_tag(project_dir: str, machine_id: str) -> str:
     return f"{project_key(project_dir)}-{machine_id}-{secrets.token_hex(2)}"
 
 
-def commit(node: DockerClient, container_id: str, registry: Registry, tag: str) -> str:
-    """Commit the container on its node as ``<registry>/rig/snapshot:<tag>``; the image id."""
+def commit(node: DockerClient, container_id: str, registry: Registry, tag: str, *, kind: str = "snapshot") -> str:
+    """Commit the container on its node as ``<registry>/rig/snapshot:<tag>``, labelled with the tag and
+    ``kind`` (a snapshot, or a stopped machine's saved files); the image id."""
+    changes = (
+        snapshot_changes(tag) if kind == "snapshot" else [f"LABEL {EFFECT_LABEL}={tag}", f"LABEL {KIND_LABEL}={kind}"]
+    )
     created = node.json(
         "POST",
         "/commit",
@@ -49,7 +53,7 @@ def commit(node: DockerClient, container_id: str, registry: Registry, tag: str) 
             "container": container_id,
             "repo": f"{registry.name}/{REPOSITORY}",
             "tag": tag,
-            "changes": snapshot_changes(tag),
+            "changes": changes,
         },
         json={},
         what="commit",
@@ -106,8 +110,8 @@ def delete(
 
 
 def copies(node: DockerClient, tag: str) -> list[str]:
-    """The ids of the node's images of this snapshot (committed there, or pulled by tag or digest)."""
-    filters = json.dumps({"label": [f"{EFFECT_LABEL}={tag}", f"{KIND_LABEL}=snapshot"]})
+    """The ids of the node's images of this tag (committed there, or pulled by tag or digest): its label says so."""
+    filters = json.dumps({"label": [f"{EFFECT_LABEL}={tag}"]})
     return [str(image["Id"]) for image in node.json("GET", "/images/json", params={"filters": filters})]
 
 
