@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from providers.docker.client import DockerClient
 from providers.docker.endpoint import resolve_endpoint
-from providers.swarm import power, services, snapshots
+from providers.swarm import lifecycle, power, services, snapshots
 from providers.swarm.cluster import Cluster
 from providers.swarm.config import SwarmConfig, parse_config
 from providers.swarm.machine import SwarmMachine
@@ -169,6 +169,30 @@ class SwarmController(BaseController):
     def start_machine(self, machine_id: str) -> None:
         """Scale the service back to 1 and wait for its task (``rig start``)."""
         power.start(self, machine_id, self.setup.cancellation)
+
+    # -- after fork, by journaled service: live state, stop and start, a program on rig's stdio ----------
+
+    def live_states(self, resources: Sequence[EffectEntry]) -> dict[str, tuple[lifecycle.Live, str]]:
+        """Each machine among ``resources`` as the manager sees it now (``rig ls``): two requests for all."""
+        return lifecycle.probe(self, resources)
+
+    def stop(self, resource: EffectEntry) -> None:
+        self.stop_machine(lifecycle.machine_of(resource))
+
+    def start(self, resource: EffectEntry) -> None:
+        self.start_machine(lifecycle.machine_of(resource))
+
+    def attach(
+        self,
+        resource: EffectEntry,
+        argv: Sequence[str] | None,
+        *,
+        tty: bool,
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> int:
+        """Run ``argv`` (or a login shell) in the task's container through its own node (``rig shell``/``exec``)."""
+        return lifecycle.attach(self, lifecycle.machine_of(resource), argv, tty=tty, env=env, cwd=cwd)
 
     # -- snapshots -----------------------------------------------------------------------------------
 
