@@ -97,7 +97,8 @@ class SwarmController(BaseController):
         except BaseException as exc:
             self._discard(machine_id, service_id)
             if isinstance(exc, services.TaskFailed):
-                raise ProviderError(self._failure(machine_id, image, source_image, str(exc))) from None
+                why = services.start_failure(machine_id, image, source_image, str(exc), self.swarm_config.registry.name)
+                raise ProviderError(why) from None
             raise
         record = {
             "id": machine_id,
@@ -120,17 +121,6 @@ class SwarmController(BaseController):
         with contextlib.suppress(ProviderError):
             services.remove_service(self.manager, service_id)
             self.setup.effects.deleted(machine_id)
-
-    def _failure(self, machine_id: str, image: str, source_image: str | None, why: str) -> str:
-        registry = self.swarm_config.registry.name
-        hint = ""
-        if "No such image" in why or "not found" in why or "manifest unknown" in why:
-            hint = (
-                f"; the snapshot is no longer in the registry {registry}: run `rig apply` to rebuild it"
-                if source_image
-                else f"; is it in the registry {registry}? nodes pull only from there: docker push {image}"
-            )
-        return f"Swarm machine {machine_id} ({image}) did not start: {why}{hint}"
 
     def current(self, machine_id: str) -> dict[str, Any]:
         """The stored record, at the task that runs the service now (a start runs a new one)."""
@@ -197,12 +187,16 @@ class SwarmController(BaseController):
     # -- snapshots -----------------------------------------------------------------------------------
 
     def snapshot(self, machine: SwarmMachine, effects: EffectJournal) -> dict[str, Any]:
+        return self.snapshot_task(machine.id, machine.node_id, machine.container_id, effects)
+
+    def snapshot_task(self, machine_id: str, node_id: str, container_id: str, effects: EffectJournal) -> dict[str, Any]:
+        """Commit the task's container on its node (paused meanwhile: one instant of it) and push it."""
         registry = self.swarm_config.registry
-        node, client = self.cluster.client_for(machine.node_id)
-        tag = snapshots.new_tag(self.setup.project_dir, machine.id)
+        node, client = self.cluster.client_for(node_id)
+        tag = snapshots.new_tag(self.setup.project_dir, machine_id)
         resource = {"snapshot_id": tag, "registry": registry.name, "node_host": client.host}
         effects.requested(IMAGE_KIND, resource, effect_id=tag)
-        image_id = snapshots.commit(client, machine.container_id, registry, tag)
+        image_id = snapshots.commit(client, container_id, registry, tag)
         digest = snapshots.push(client, registry, tag)
         self.setup.storage.set(
             f"snapshot:{tag}",
@@ -211,13 +205,29 @@ class SwarmController(BaseController):
                 "image": snapshots.image_reference(registry, digest),
                 "digest": digest,
                 "created_at": now_iso(),
-                "source_machine": machine.id,
+                "source_machine": machine_id,
                 "node": node.hostname,
             },
         )
         effects.confirmed(tag, {"digest": digest, "image_id": image_id})
         image = snapshots.image_reference(registry, digest)
         return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image": image, "snapshot_id": tag, "digest": digest}
+
+    # rig fork NEW --from WS: the machine's running task committed and pushed as it is now, in place of the
+    # snapshot it was made from (the provider kit routes snapshot_source/snapshot_resource of these kinds here).
+    machine_kinds = ("service",)
+
+    def machine_source(self, machine_id: str) -> dict[str, Any] | None:
+        """The snapshot ref the machine was made from (its image, which names it by digest); None if none."""
+        stored = self.setup.storage.get(f"machine:{machine_id}")
+        source = (
+            stored["value"].get("source_image") if stored is not None and isinstance(stored["value"], dict) else None
+        )
+        return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image": source} if isinstance(source, str) else None
+
+    def snapshot_machine(self, machine_id: str, effects: EffectJournal) -> dict[str, Any]:
+        record = self.current(machine_id)  # the task that runs it now, wherever the swarm put it
+        return self.snapshot_task(machine_id, str(record["node_id"]), str(record["container_id"]), effects)
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
         """A snapshot is valid while the registry has its manifest (nodes pull it from there)."""

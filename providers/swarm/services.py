@@ -123,6 +123,18 @@ def wait_for_task(
         cancellation.wait(_POLL_FAST if time.monotonic() - started < _FAST_FOR else _POLL_SLOW)
 
 
+def start_failure(machine_id: str, image: str, source_image: str | None, why: str, registry: str) -> str:
+    """Why a machine did not start, with what to do when its node could not pull its image."""
+    hint = ""
+    if "No such image" in why or "not found" in why or "manifest unknown" in why:
+        hint = (
+            f"; the snapshot is no longer in the registry {registry}: run `rig apply` to rebuild it"
+            if source_image
+            else f"; is it in the registry {registry}? nodes pull only from there: docker push {image}"
+        )
+    return f"Swarm machine {machine_id} ({image}) did not start: {why}{hint}"
+
+
 def remove_service(manager: DockerClient, target: str) -> bool:
     """Remove a service by id or name; False when it was already gone. Its nodes then remove its task's container."""
     response = manager.request("DELETE", f"/services/{target}", ok=(200, 404), what="service removal")
@@ -166,6 +178,7 @@ __all__ = [
     "running_task",
     "scale",
     "service_spec",
+    "start_failure",
     "tasks_of",
     "wait_for_task",
 ]

@@ -54,6 +54,7 @@ def commit(node: DockerClient, container_id: str, registry: Registry, tag: str, 
             "repo": f"{registry.name}/{REPOSITORY}",
             "tag": tag,
             "changes": changes,
+            "pause": "true",  # the API's default, said: one instant of a container whose programs run on
         },
         json={},
         what="commit",

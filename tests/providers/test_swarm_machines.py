@@ -261,3 +261,37 @@ def test_an_interactive_command_runs_in_the_tasks_container_through_its_own_node
     child.close()
     assert f"in {machine.container_id[:12]} at /workspace" in child.before.decode()
     assert child.exitstatus == 7
+
+
+def test_a_live_machine_is_snapshotted_as_it_is_in_place_of_the_snapshot_it_was_made_from(
+    swarm: SwarmCluster, swarm_on: Callable[..., Harness], journaled: Any
+) -> None:
+    store, controller, on_worker = journaled(swarm_on(constraints=[WORKER]))
+    _, _, on_manager = journaled(swarm_on(constraints=[MANAGER]))
+    built = on_worker.create_machine()
+    built.write_text("base.txt", "from the build\n")
+    base = built.snapshot_ref()
+    live = on_worker.from_snapshot(base)
+    live.write_text("work.txt", "live edits\n")
+
+    [machine_effect] = [e for e in store.list_effects() if e.id == live.id]
+    assert machine_effect.kind in controller.machine_kinds  # what the kit hands to machine_source/snapshot_machine
+    source = controller.machine_source(live.id)
+    assert source is not None and source["image"] == base["image"]
+    assert all(base[key] == value for key, value in source.items())  # it names the ref in the workflow context
+    assert controller.machine_source(built.id) is None  # made from an image, not a snapshot
+
+    shot = controller.snapshot_machine(live.id, StoreEffects(store, "swarm", ("workspace", "w-new")))
+    assert (shot["provider"], shot["kind"]) == ("swarm", "image") and shot["image"] != base["image"]
+    [journaled_shot] = [e for e in store.list_effects() if e.id == shot["snapshot_id"]]
+    assert (journaled_shot.status, journaled_shot.owner_kind, journaled_shot.owner_id) == (
+        "confirmed",
+        "workspace",
+        "w-new",
+    )
+    assert shot["snapshot_id"] in swarm.registry_tags("rig/snapshot")
+    assert live.exec("cat work.txt").stdout == "live edits\n"  # the live machine runs on, unchanged
+
+    forked = on_manager.from_snapshot(shot)
+    assert forked.node == hostname_of(swarm, "manager") != live.node
+    assert forked.exec("cat base.txt work.txt").stdout == "from the build\nlive edits\n"
