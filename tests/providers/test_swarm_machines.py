@@ -295,3 +295,23 @@ def test_a_live_machine_is_snapshotted_as_it_is_in_place_of_the_snapshot_it_was_
     forked = on_manager.from_snapshot(shot)
     assert forked.node == hostname_of(swarm, "manager") != live.node
     assert forked.exec("cat base.txt work.txt").stdout == "from the build\nlive edits\n"
+
+
+def test_machines_made_at_once_from_one_controller_spread_over_both_nodes(
+    swarm: SwarmCluster, swarm_on: Callable[..., Harness], journaled: Any
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    store, _, runtime = journaled(swarm_on())
+    base = runtime.create_machine()
+    ref = base.snapshot_ref()
+    base.delete()
+    with ThreadPoolExecutor(max_workers=6) as pool:  # as `rig fork --count 6` runs its creates
+        machines = list(pool.map(lambda _: runtime.from_snapshot(ref), range(6)))
+
+    assert len({machine.id for machine in machines}) == 6
+    assert {machine.node for machine in machines} == set(swarm.nodes), [machine.node for machine in machines]
+    for machine in machines:
+        assert machine.exec("hostname").stdout == f"{machine.container_id[:12]}\n"
+    confirmed = {e.id for e in store.list_effects() if e.kind == "service" and e.status == "confirmed"}
+    assert confirmed >= {machine.id for machine in machines}
