@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -72,16 +73,15 @@ def test_what_rig_did_not_make_is_never_found(journaled: Any, docker_daemon: Any
     api = docker_daemon.api
     ref = runtime.create_machine().snapshot_ref()
     # Started by hand from rig's snapshot image: it inherits the labels, not the name.
-    by_hand = api.post(
-        "/containers/create", params={"name": "by-hand"}, json={"Image": ref["image_id"], "Cmd": ["true"]}
-    )
+    name = f"by-hand-{secrets.token_hex(4)}"  # the daemon may be shared with other test runs at once
+    by_hand = api.post("/containers/create", params={"name": name}, json={"Image": ref["image_id"], "Cmd": ["true"]})
     assert by_hand.status_code == 201, by_hand.text
     try:
         found = {entry["id"] for entry in controller.find_effects()}
-        assert "by-hand" not in found
+        assert name not in found
         assert all(entry["resource"].get("container_id") != by_hand.json()["Id"] for entry in controller.find_effects())
     finally:
-        api.delete("/containers/by-hand", params={"force": "true"})
+        api.delete(f"/containers/{name}", params={"force": "true"})
 
 
 def test_a_container_whose_create_reply_was_lost_is_found_by_its_name(journaled: Any, docker_daemon: Any) -> None:
