@@ -24,6 +24,7 @@ from rigcli.errors import ProviderError
 from rigcli.provider_api import (
     EffectEntry,
     EffectJournal,
+    LiveStatus,
     LocalHost,
     ProviderCheck,
     ProviderSetup,
@@ -165,6 +166,9 @@ class SwarmController(BaseController):
     def live_states(self, resources: Sequence[EffectEntry]) -> dict[str, tuple[lifecycle.Live, str]]:
         """Each machine among ``resources`` as the manager sees it now (``rig ls``): two requests for all."""
         return lifecycle.probe(self, resources)
+
+    def probe(self, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
+        return {key: LiveStatus(state, detail) for key, (state, detail) in self.live_states(resources).items()}
 
     def stop(self, resource: EffectEntry) -> None:
         self.stop_machine(lifecycle.machine_of(resource))

@@ -149,3 +149,13 @@ def test_a_login_shell_on_a_terminal_in_a_task_on_the_worker(
     assert "/dev/pts/" in output
     assert machine.container_id[:12] in output
     assert child.exitstatus == 5
+
+
+def test_probe_answers_live_statuses(swarm: SwarmCluster, swarm_on: Callable[..., Harness]) -> None:
+    from rigcli.provider_api import LiveStatus, SupportsInteractive, SupportsPower, SupportsStatus
+
+    box = swarm_on(constraints=[WORKER])
+    machine = box.runtime.create_machine()
+    entry = service_entry(box.controller, machine.id)
+    assert isinstance(box.controller, SupportsStatus | SupportsPower | SupportsInteractive)
+    assert box.controller.probe([entry]) == {machine.id: LiveStatus("running", f"on {worker_name(swarm)}")}
