@@ -137,6 +137,10 @@ class Cluster:
                 client = self._clients[endpoint.host] = DockerClient(endpoint, timeout=self._timeout)
             return client
 
+    def client_at(self, host: str) -> DockerClient | None:
+        """The client of the manager or configured node whose endpoint is ``host``; None for any other."""
+        return next((client for client in self.every_client() if client.host == host), None)
+
     def every_client(self) -> list[DockerClient]:
         """The manager's and every configured node's client (for cleanups that visit each node)."""
         for endpoint in self.node_endpoints.values():

@@ -22,6 +22,7 @@ from providers.swarm.registry import RegistryClient
 from providers.swarm.runtime import IMAGE_KIND, PROVIDER_ID, SwarmRuntime, snapshot_of
 from rigcli.errors import ProviderError
 from rigcli.provider_api import (
+    EXEC_EFFECT,
     EffectEntry,
     EffectJournal,
     LiveStatus,
@@ -273,6 +274,8 @@ class SwarmController(BaseController):
             return self.delete_machine(str(resource.get("machine_id") or effect["id"]))
         if effect["kind"] == IMAGE_KIND:
             return self._delete_snapshot(str(resource.get("snapshot_id") or effect["id"]), resource.get("digest"))
+        if effect["kind"] == EXEC_EFFECT:  # a command in a task's container whose rig is gone
+            return lifecycle.end_exec(self, effect)
         raise ProviderError(f"swarm cannot remove a {effect['kind']!r} effect")
 
     def find_effects(self) -> list[EffectEntry]:

@@ -8,6 +8,7 @@ the manager does not know is ``missing``; one scaled to 0 (``rig stop``) or whos
 A program is run by the docker CLI (``docker exec -i``, ``-t`` on a terminal) against the task's
 own node: the manager cannot reach a container on another node. Values of ``env`` go to the CLI
 through its environment (``-e NAME``), never on its command line, where ``ps`` would show them.
+A handler's exec whose rig was killed is ended on the node it ran on (``end_exec``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from rigcli.errors import ProviderError
+from providers.docker.execution import end_session
+from rigcli.errors import ProviderError, UnreachableError
 from rigcli.provider_api import EffectEntry
 
 if TYPE_CHECKING:
@@ -137,4 +139,14 @@ def attach(
     return returncode
 
 
-__all__ = ["LOGIN_SHELL", "PROBE_TIMEOUT", "attach", "exec_command", "machine_of", "probe"]
+def end_exec(controller: SwarmController, effect: EffectEntry) -> bool:
+    """End what is left of a killed rig's exec on the node it ran on (the journaled ``host``): True when
+    its container was there to look in, False when it is gone (so is the session)."""
+    host = str(effect["resource"].get("host") or "")
+    client = controller.cluster.client_at(host)
+    if client is None:  # a node no longer configured: the answer is unknown, never "gone"
+        raise UnreachableError(f"exec {effect['id']} ran on the swarm node at {host}, which nodes= no longer names")
+    return end_session(client, str(effect["resource"].get("container_id") or ""), effect["id"])
+
+
+__all__ = ["LOGIN_SHELL", "PROBE_TIMEOUT", "attach", "end_exec", "exec_command", "machine_of", "probe"]
