@@ -114,9 +114,8 @@ class OnWorker:
         return [line.strip() for line in listing.splitlines() if line.strip().endswith("sleep 300")]
 
 
-@pytest.fixture
-def on_worker(tmp_path: Path, swarm: SwarmCluster) -> Iterator[OnWorker]:
-    worker = next(hostname for hostname, role in swarm.node_roles().items() if role == "worker")
+def forked(tmp_path: Path, swarm: SwarmCluster, constraints: str) -> Iterator[Rig]:
+    """The project forked as ``dev`` (``constraints`` on every service); what it made removed after."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "rig_config.py").write_text(CONFIG)
@@ -126,14 +125,26 @@ def on_worker(tmp_path: Path, swarm: SwarmCluster) -> Iterator[OnWorker]:
         RIG_SWARM_REGISTRY=swarm.registry,
         RIG_SWARM_NODES=json.dumps(swarm.nodes),
         RIG_SWARM_IMAGE=swarm.image,
-        RIG_SWARM_CONSTRAINTS="node.role==worker",
+        RIG_SWARM_CONSTRAINTS=constraints,
     )
     rig = Rig(project, env)
     try:
         rig.json("fork", "dev")
-        yield OnWorker(rig, swarm, worker)
+        yield rig
     finally:
         swarm.clean(project)
+
+
+@pytest.fixture
+def on_worker(tmp_path: Path, swarm: SwarmCluster) -> Iterator[OnWorker]:
+    worker = next(hostname for hostname, role in swarm.node_roles().items() if role == "worker")
+    for rig in forked(tmp_path, swarm, "node.role==worker"):
+        yield OnWorker(rig, swarm, worker)
+
+
+@pytest.fixture
+def anywhere(tmp_path: Path, swarm: SwarmCluster) -> Iterator[Rig]:
+    yield from forked(tmp_path, swarm, "")
 
 
 def test_ls_stop_start_and_a_service_removed_by_hand_then_rm_needs_no_force(on_worker: OnWorker) -> None:
@@ -258,3 +269,38 @@ def test_the_next_command_ends_the_exec_of_a_killed_rig_on_the_worker(on_worker:
     assert on_worker.rig.json("op", "dev", "quick") == "1"
     assert on_worker.long_commands() == []
     assert _exec_sessions(on_worker.rig.project) == []
+
+
+def test_fork_count_reaches_both_nodes_from_copies_a_live_workspace_and_replace_remakes_one(
+    anywhere: Rig, swarm: SwarmCluster
+) -> None:
+    rig = anywhere
+    rig.run("exec", "dev", "--", "sh", "-c", "echo live > app/NOTE")
+
+    rig.run("fork", "ws", "--count", "4")
+    names = [f"ws-{number}" for number in range(1, 5)]
+    listed = {ws["name"]: ws for ws in rig.json("ls")["workflows"][0]["workspaces"]}
+    assert set(listed) == {"dev", *names}
+    assert {listed[name]["live"]["state"] for name in names} == {"running"}
+    reached = {listed[name]["live"]["detail"] for name in names}
+    assert reached == {f"on {hostname}" for hostname in swarm.nodes}, f"4 forks did not reach both nodes: {reached}"
+    assert {rig.run("exec", name, "--", "cat", "app/VERSION").stdout for name in names} == {"1\n"}
+
+    rig.run("fork", "copy", "--from", "dev")
+    assert rig.run("exec", "copy", "--", "cat", "app/NOTE").stdout == "live\n"  # the live machine's files
+    live = {ws["name"]: ws["live"]["state"] for ws in rig.json("ls")["workflows"][0]["workspaces"]}
+    assert live["dev"] == live["copy"] == "running"  # the source runs on after its snapshot
+    assert rig.run("exec", "dev", "--", "cat", "app/NOTE").stdout == "live\n"
+
+    before = {ws["name"]: ws["ctx"]["service"] for ws in rig.json("ls")["workflows"][0]["workspaces"]}
+    rig.run("fork", "dev", "--replace")
+    (dev,) = [ws for ws in rig.json("ls")["workflows"][0]["workspaces"] if ws["name"] == "dev"]
+    assert dev["ctx"]["service"] != before["dev"] and dev["live"]["state"] == "running"
+    assert swarm.api.get(f"{API}/services/{before['dev']}").status_code == 404  # the old one removed last
+    assert rig.run("exec", "dev", "--", "ls", "app").stdout == "VERSION\n"  # remade from the snapshot
+
+    for name in ("copy", *names, "dev"):
+        assert rig.json("rm", name, "--yes")["name"] == name
+    rig.json("cache", "clear", "--yes")
+    rig.json("gc")
+    assert swarm.wait_gone(rig.project) == []  # services, task containers and registry tags, --from's too
