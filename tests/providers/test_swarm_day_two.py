@@ -304,3 +304,73 @@ def test_fork_count_reaches_both_nodes_from_copies_a_live_workspace_and_replace_
     rig.json("cache", "clear", "--yes")
     rig.json("gc")
     assert swarm.wait_gone(rig.project) == []  # services, task containers and registry tags, --from's too
+
+
+def _stop_saved_on_node(on_worker: OnWorker) -> bool:
+    labels = json.dumps({"label": [f"rig.project={on_worker.rig.project}", "rig.kind=stopped"]})
+    return bool(on_worker.swarm.node_api(on_worker.worker).get(f"{API}/images/json", params={"filters": labels}).json())
+
+
+def _stop_pushed(on_worker: OnWorker) -> bool:
+    return any(tag.endswith("-stopped") for tag in on_worker.swarm.registry_tags("rig/snapshot"))
+
+
+def _scaled_to_zero(on_worker: OnWorker) -> bool:
+    return on_worker.service()["Spec"]["Mode"]["Replicated"]["Replicas"] == 0
+
+
+def test_stop_killed_at_each_step_is_finished_by_stop_and_start_and_leaves_nothing_after_rm_and_gc(
+    on_worker: OnWorker,
+) -> None:
+    rig, swarm = on_worker.rig, on_worker.swarm
+    killed_mid_stop = 0
+    for marker in (_stop_saved_on_node, _stop_pushed, _scaled_to_zero):
+        rig.run("exec", "dev", "--", "sh", "-c", "echo kept > app/NOTE")
+        process = subprocess.Popen(
+            [RIG, "stop", "dev"],
+            cwd=rig.project,
+            env=rig.env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            reached = lambda seen=marker, running=process: seen(on_worker) or running.poll() is not None  # noqa: E731
+            wait_for(reached, f"{marker.__name__} or the stop's end", 120)
+            if process.poll() is None:
+                killed_mid_stop += 1
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+        finally:
+            process.wait(timeout=30)
+
+        assert on_worker.live()["state"] in ("running", "stopped"), marker.__name__
+        assert rig.run("stop", "dev").returncode == 0
+        assert on_worker.live() == {"state": "stopped", "detail": "scaled to 0"}
+        assert rig.run("start", "dev").stderr == "started dev\n"
+        assert rig.run("exec", "dev", "--", "cat", "app/NOTE").stdout == "kept\n", marker.__name__
+
+        rig.run("rm", "dev", "--yes")
+        rig.json("cache", "clear", "--yes")  # the build's snapshot too: then nothing of the project is left
+        rig.json("gc")
+        assert swarm.wait_gone(rig.project) == [], marker.__name__  # service, task containers, saved tags
+        assert swarm.node_images(rig.project) == {hostname: [] for hostname in swarm.nodes}, marker.__name__
+        rig.json("fork", "dev")
+    assert killed_mid_stop >= 2, f"only {killed_mid_stop} of 3 kills landed before the stop ended"
+
+
+def test_gc_removes_a_nodes_copy_of_a_saved_image_whose_service_and_tag_are_gone(on_worker: OnWorker) -> None:
+    rig, swarm = on_worker.rig, on_worker.swarm
+    rig.run("stop", "dev")
+    rig.run("start", "dev")  # its new task runs from the saved image: the worker has a copy
+    assert _stop_saved_on_node(on_worker)
+    (saved,) = [tag for tag in swarm.registry_tags("rig/snapshot") if tag.endswith("-stopped")]
+    # What a rig killed inside rm (or an older rig) leaves: no service, no tag, only the node's copy.
+    assert swarm.api.delete(f"{API}/services/{on_worker.service()['ID']}").status_code == 200
+    assert swarm.delete_registry_tag("rig/snapshot", saved)
+
+    collected = rig.json("gc")
+
+    assert [item["id"] for item in collected["removed"]] == [saved]
+    assert not _stop_saved_on_node(on_worker)
