@@ -150,6 +150,9 @@ class SwarmController(BaseController):
         # Without a record, the service's name (which is the machine id) still finds it.
         target = value.get("service_id") if isinstance(value, dict) else machine_id
         removed = services.remove_service(self.manager, str(target or machine_id))
+        if isinstance(value, dict) and value.get("saved_digest"):
+            # Its running task used the saved image on its node, so that copy stayed; the task is leaving now.
+            power.remove_saved(self, machine_id)
         self.setup.storage.delete(f"machine:{machine_id}")
         self.setup.effects.deleted(machine_id)
         return stored is not None or removed

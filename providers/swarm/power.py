@@ -9,6 +9,7 @@ of its own: removing the machine removes it, and ``rig gc`` finds one whose mach
 
 from __future__ import annotations
 
+import json
 import re
 from typing import TYPE_CHECKING, Any
 
@@ -113,7 +114,8 @@ def remove_saved(controller: SwarmController, machine_id: str) -> None:
 
 
 def orphans(controller: SwarmController, machines: set[str]) -> list[EffectEntry]:
-    """Saved images in the registry whose machine is not among ``machines`` (the services that exist)."""
+    """Saved images in the registry or on the nodes whose machine is not among ``machines`` (the services that
+    exist)."""
     prefix = f"{snapshots.project_key(controller.setup.project_dir)}-"
     found: list[EffectEntry] = []
     for tag in controller.registry.tags(snapshots.REPOSITORY):
@@ -126,7 +128,32 @@ def orphans(controller: SwarmController, machines: set[str]) -> list[EffectEntry
         if labels.get(KIND_LABEL) == STOPPED:
             resource: dict[str, JsonValue] = {"snapshot_id": tag, "registry": controller.registry.registry.name}
             found.append({"id": tag, "kind": "image", "resource": resource})
-    return found
+    return found + _orphan_copies(controller, machines, {entry["id"] for entry in found})
+
+
+def _orphan_copies(controller: SwarmController, machines: set[str], known: set[str]) -> list[EffectEntry]:
+    """Nodes' copies of saved images whose machine is gone (a copy a running task used outlives its tag)."""
+    project = controller.setup.project_dir
+    filters = json.dumps({"label": [f"rig.project={project}", f"{KIND_LABEL}={STOPPED}"]})
+    found: dict[str, EffectEntry] = {}
+    for node in controller.cluster.every_client():
+        try:
+            images = node.json("GET", "/images/json", params={"filters": filters}, what="image list")
+        except ProviderError:
+            continue  # a node is a cache of the registry: one that does not answer is looked at next time
+        for image in images:
+            tag = str((image.get("Labels") or {}).get(EFFECT_LABEL) or "")
+            named = _SAVED.match(tag)
+            if (
+                named is None
+                or named["machine"] in machines
+                or tag in known
+                or tag != saved_tag(project, named["machine"])
+            ):
+                continue
+            resource: dict[str, JsonValue] = {"snapshot_id": tag, "registry": controller.registry.registry.name}
+            found[tag] = {"id": tag, "kind": "image", "resource": resource}
+    return list(found.values())
 
 
 def _record(controller: SwarmController, machine_id: str) -> dict[str, Any]:
