@@ -7,7 +7,7 @@ import errno
 import os
 import signal
 import subprocess
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from rigcli.provider_kit import exit_status
 from rigcli.provider_kit.interactive import STDERR, forwarding_signals, is_terminal, write_all
@@ -31,6 +31,22 @@ def _in_terminal_foreground() -> bool:
     return False
 
 
+@contextlib.contextmanager
+def _caught_while_starting(*signums: int) -> Iterator[None]:
+    """A signal rig was started ignoring (a job put in the background by a non-interactive shell
+    ignores SIGINT and SIGQUIT) would stay ignored in the program, and a shell cannot even trap
+    it: Ctrl-C would never reach it. A caught signal is reset to its default by exec, so such a
+    signal is caught (and dropped) while the program starts, as in a container it is not ignored."""
+    ignored = [signum for signum in signums if signal.getsignal(signum) == signal.SIG_IGN]
+    for signum in ignored:
+        signal.signal(signum, lambda *_: None)
+    try:
+        yield
+    finally:
+        for signum in ignored:
+            signal.signal(signum, signal.SIG_IGN)
+
+
 def run_attached(argv: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> int:
     """Run ``argv`` on rig's stdin, stdout and stderr, in rig's process group (so the terminal is
     the program's as it is rig's, job control and window size included); its exit code.
@@ -39,7 +55,8 @@ def run_attached(argv: Sequence[str], *, cwd: str, env: Mapping[str, str]) -> in
     they did not come from the terminal (which sends them to the program itself).
     """
     try:
-        process = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), close_fds=True)
+        with _caught_while_starting(signal.SIGINT, signal.SIGQUIT):
+            process = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), close_fds=True)
     except OSError as exc:
         code = NOT_FOUND if exc.errno == errno.ENOENT else NOT_EXECUTABLE
         write_all(STDERR, f"rig: {argv[0]}: {exc.strerror or exc}\n".encode(errors="replace"))

@@ -4,6 +4,7 @@ shell and exec with exit codes and streams, and stop/start refused in one line."
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -141,3 +142,25 @@ def test_shell_is_a_real_terminal_in_the_machine_directory(forked: Rig) -> None:
     finally:
         child.close()
     assert child.exitstatus == 7
+
+
+def _ignoring_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+
+
+def test_exec_from_a_background_job_still_lets_the_program_take_an_interrupt(forked: Rig) -> None:
+    """A job a non-interactive shell puts in the background starts with SIGINT and SIGQUIT ignored
+    (CI runners do this); the program rig runs must not inherit that, as in a container it would not."""
+    for command, code in (("kill -INT $$", 130), ("trap 'exit 7' INT; kill -INT $$; exit 1", 7)):
+        done = subprocess.run(
+            [RIG, "exec", "dev", "--", "sh", "-c", command],
+            cwd=forked.project,
+            env=forked.env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=_ignoring_interrupts,
+        )
+        assert done.returncode == code, (command, done.stderr)
