@@ -19,24 +19,14 @@ from rigcli.state.api import StateStore
 from rigcli.state.damage import check_file, damaged, summary
 from rigcli.state.database import StateDatabase
 from rigcli.state.dialect import Column, Connection, Row, placeholders
-from rigcli.state.migrations import MIGRATIONS_KEY, RIG_VERSION_KEY, SCHEMA_VERSION_KEY
+from rigcli.state.migrations import DATA_TABLES, MIGRATIONS_KEY, RIG_VERSION_KEY, SCHEMA_VERSION_KEY
 from rigcli.state.postgres.store import PostgresStateStore
 from rigcli.state.store import SQLiteStateStore
 
 CopyableStore = SQLiteStateStore | PostgresStateStore
 
 # Every table of the schema; metadata first, so a copy that fails midway is still one transaction.
-TABLES = (
-    "runtime_metadata",
-    "workflow_node_runs",
-    "workspaces",
-    "workflow_applies",
-    "provider_state",
-    "effects",
-    "apply_runs",
-    "node_run_output",
-    "fingerprint_parts",
-)
+TABLES = DATA_TABLES
 # The target's own bookkeeping (its schema, the rig that wrote it, who holds its lock) is never copied.
 _OWN_METADATA = (SCHEMA_VERSION_KEY, MIGRATIONS_KEY, RIG_VERSION_KEY, "project.dir", "config.path")
 _BATCH = 500

@@ -207,6 +207,19 @@ def m007_fingerprint_parts(db: Connection) -> None:
     )
 
 
+# Every table that holds the state's data, in the order a copy fills them; a migration that adds a
+# table adds it here, so that `state copy` and `state recover` carry it (a test compares it with the schema).
+DATA_TABLES: tuple[str, ...] = (
+    "runtime_metadata",
+    "workflow_node_runs",
+    "workspaces",
+    "workflow_applies",
+    "provider_state",
+    "effects",
+    "apply_runs",
+    "node_run_output",
+    "fingerprint_parts",
+)
 MIGRATION_NAMES: tuple[str, ...] = tuple(fn.__name__ for fn in MIGRATIONS)
 STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
 
@@ -445,6 +458,7 @@ def sync_schema_file(
 
 
 __all__ = [
+    "DATA_TABLES",
     "MIGRATIONS",
     "MIGRATION_NAMES",
     "STATE_SCHEMA_VERSION",

@@ -26,15 +26,16 @@ import subprocess
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonObject
 from rigcli.state.damage import check_file, is_damage, parses, unmark
 from rigcli.state.lock import state_lock
-from rigcli.state.migrations import MIGRATIONS_KEY, SCHEMA_VERSION_KEY, SQLITE_HEADER, sync_schema_file
+from rigcli.state.migrations import DATA_TABLES, MIGRATIONS_KEY, SCHEMA_VERSION_KEY, SQLITE_HEADER, sync_schema_file
 
-TABLES = ("runtime_metadata", "workflow_node_runs", "workspaces", "workflow_applies", "provider_state", "effects")
+Row = tuple[object, ...]  # a table row as sqlite3 reads it, copied as it is
+
+TABLES = DATA_TABLES  # every table, so a recovered file keeps run history and stored output too
 _OWN_METADATA = (SCHEMA_VERSION_KEY, MIGRATIONS_KEY)  # the new file's own schema bookkeeping
 _CLI_TIMEOUT = 300.0
 _MAX_MISSES = 10_000  # rowids probed past the last row found, when the table's end is unreadable
@@ -186,7 +187,7 @@ def _has_rows(db: sqlite3.Connection, table: str) -> bool:
     return db.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
 
 
-def _all_rows(source: sqlite3.Connection, table: str, columns: Sequence[str]) -> list[tuple[Any, ...]]:
+def _all_rows(source: sqlite3.Connection, table: str, columns: Sequence[str]) -> list[Row]:
     names = ", ".join(f'"{name}"' for name in columns)
     try:
         return [tuple(row) for row in source.execute(f'SELECT {names} FROM "{table}"')]
@@ -194,9 +195,7 @@ def _all_rows(source: sqlite3.Connection, table: str, columns: Sequence[str]) ->
         return []
 
 
-def _readable_rows(
-    source: sqlite3.Connection, table: str, columns: Sequence[str]
-) -> tuple[list[tuple[Any, ...]], bool]:
+def _readable_rows(source: sqlite3.Connection, table: str, columns: Sequence[str]) -> tuple[list[Row], bool]:
     """Every row still readable, and whether that is all of them (no read failed)."""
     names = ", ".join(f'"{name}"' for name in columns)
     select = f'SELECT rowid, {names} FROM "{table}" NOT INDEXED'
@@ -205,10 +204,10 @@ def _readable_rows(
     except sqlite3.DatabaseError as error:
         if not _unreadable(error):
             raise
-    forward: dict[int, tuple[Any, ...]] = {}
+    forward: dict[int, Row] = {}
     if _scan(source, f"{select} ORDER BY rowid", forward):
         return [forward[key] for key in sorted(forward)], True
-    backward: dict[int, tuple[Any, ...]] = {}
+    backward: dict[int, Row] = {}
     _scan(source, f"{select} ORDER BY rowid DESC", backward)
     found = {**forward, **backward}
     # Between the last row read from the start and the first read from the end, one rowid at a time:
@@ -230,11 +229,13 @@ def _readable_rows(
     return [found[key] for key in sorted(found)], False
 
 
-def _scan(source: sqlite3.Connection, query: str, found: dict[int, tuple[Any, ...]]) -> bool:
+def _scan(source: sqlite3.Connection, query: str, found: dict[int, Row]) -> bool:
     """Read rows in the query's order into ``found`` until the end (True) or a damaged page (False)."""
     try:
         for row in _rows(source, query):
-            found[int(row[0])] = tuple(row[1:])
+            rowid = row[0]
+            assert isinstance(rowid, int)  # the query's first column is the rowid
+            found[rowid] = tuple(row[1:])
     except sqlite3.DatabaseError as error:
         if not _unreadable(error):
             raise
@@ -242,7 +243,7 @@ def _scan(source: sqlite3.Connection, query: str, found: dict[int, tuple[Any, ..
     return True
 
 
-def _rows(source: sqlite3.Connection, query: str) -> Iterator[tuple[Any, ...]]:
+def _rows(source: sqlite3.Connection, query: str) -> Iterator[Row]:
     yield from source.execute(query)
 
 

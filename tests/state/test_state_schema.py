@@ -337,3 +337,14 @@ def test_store_paths_do_not_import_the_orm(project_dir: Path) -> None:
         [sys.executable, "-c", _LIGHT_SCRIPT, str(project_dir)], capture_output=True, text=True, check=True
     ).stdout
     assert "sqlalchemy" not in out and "sqlmodel" not in out
+
+
+def test_copy_and_recover_carry_every_table_of_the_schema() -> None:
+    """A table a migration adds and DATA_TABLES forgets would be dropped by `state copy` and by
+    `state recover` (run history and stored output were, once)."""
+    from rigcli.state import copy, recovery, tables
+    from rigcli.state.migrations import DATA_TABLES
+
+    described = {table.name for table in tables.SQLModel.metadata.sorted_tables}
+    assert set(DATA_TABLES) == described
+    assert copy.TABLES == recovery.TABLES == DATA_TABLES
