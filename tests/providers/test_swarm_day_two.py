@@ -323,8 +323,12 @@ def test_stop_killed_at_each_step_is_finished_by_stop_and_start_and_leaves_nothi
     on_worker: OnWorker,
 ) -> None:
     rig, swarm = on_worker.rig, on_worker.swarm
-    killed_mid_stop = 0
-    for marker in (_stop_saved_on_node, _stop_pushed, _scaled_to_zero):
+    landed: set[str] = set()
+    # A fast machine can finish the stop before a step is seen: each step is tried again (each try
+    # checked whole) until a kill lands inside the stop, at most three times.
+    for marker in [step for step in (_stop_saved_on_node, _stop_pushed, _scaled_to_zero) for _ in range(3)]:
+        if marker.__name__ in landed:
+            continue
         rig.run("exec", "dev", "--", "sh", "-c", "echo kept > app/NOTE")
         process = subprocess.Popen(
             [RIG, "stop", "dev"],
@@ -339,7 +343,7 @@ def test_stop_killed_at_each_step_is_finished_by_stop_and_start_and_leaves_nothi
             reached = lambda seen=marker, running=process: seen(on_worker) or running.poll() is not None  # noqa: E731
             wait_for(reached, f"{marker.__name__} or the stop's end", 120)
             if process.poll() is None:
-                killed_mid_stop += 1
+                landed.add(marker.__name__)
             with suppress(ProcessLookupError):
                 os.killpg(process.pid, signal.SIGKILL)
         finally:
@@ -357,7 +361,7 @@ def test_stop_killed_at_each_step_is_finished_by_stop_and_start_and_leaves_nothi
         assert swarm.wait_gone(rig.project) == [], marker.__name__  # service, task containers, saved tags
         assert swarm.node_images(rig.project) == {hostname: [] for hostname in swarm.nodes}, marker.__name__
         rig.json("fork", "dev")
-    assert killed_mid_stop >= 2, f"only {killed_mid_stop} of 3 kills landed before the stop ended"
+    assert len(landed) >= 2, f"kills landed inside the stop only at {sorted(landed)} of its three steps"
 
 
 def test_gc_removes_a_nodes_copy_of_a_saved_image_whose_service_and_tag_are_gone(on_worker: OnWorker) -> None:
