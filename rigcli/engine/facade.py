@@ -23,43 +23,45 @@ Each method below hands the call to the part that owns it, and nothing else.
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
-from typing import TypeVar
+from functools import cached_property
+from typing import TYPE_CHECKING, TypeVar
 
-from rigcli.engine.cache_admin import CacheAdmin
-from rigcli.engine.diagnosis import Diagnosis
-from rigcli.engine.forks import Forks
-from rigcli.engine.garbage import Garbage
-from rigcli.engine.history import History
-from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
-from rigcli.engine.lifecycle import Lifecycle
-from rigcli.engine.liveness import PROBE_SECONDS
-from rigcli.engine.operations import Operations
-from rigcli.engine.pictures import Pictures
 from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
-from rigcli.engine.provenance import Drift, WorkspaceDiff
-from rigcli.engine.reaper import Reaper, ReapReport
-from rigcli.engine.results import (
-    ApplyResult,
-    CacheEntry,
-    GcReport,
-    JsonObject,
-    NodeExplanation,
-    OperationInfo,
-    ProjectDiagnosis,
-    ProjectInfo,
-    WorkflowPlan,
-    WorkflowSummary,
-)
 from rigcli.engine.runner import Runner
-from rigcli.engine.shape import WorkflowGraph
-from rigcli.engine.timing import RunStats, Timeline
-from rigcli.engine.workspaces import Workspaces
-from rigcli.event_bus import EventListener
-from rigcli.jsonutil import JsonValue
-from rigcli.provider_api import LiveStatus
-from rigcli.records import NodeRun, WorkspaceRecord
-from rigcli.state.api import StateStatus
+
+if TYPE_CHECKING:
+    from rigcli.engine.cache_admin import CacheAdmin
+    from rigcli.engine.diagnosis import Diagnosis
+    from rigcli.engine.forks import Forks
+    from rigcli.engine.garbage import Garbage
+    from rigcli.engine.history import History
+    from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
+    from rigcli.engine.lifecycle import Lifecycle
+    from rigcli.engine.operations import Operations
+    from rigcli.engine.pictures import Pictures
+    from rigcli.engine.provenance import Drift, WorkspaceDiff
+    from rigcli.engine.reaper import Reaper, ReapReport
+    from rigcli.engine.results import (
+        ApplyResult,
+        CacheEntry,
+        GcReport,
+        JsonObject,
+        NodeExplanation,
+        OperationInfo,
+        ProjectDiagnosis,
+        ProjectInfo,
+        WorkflowPlan,
+        WorkflowSummary,
+    )
+    from rigcli.engine.shape import WorkflowGraph
+    from rigcli.engine.timing import RunStats, Timeline
+    from rigcli.engine.workspaces import Workspaces
+    from rigcli.event_bus import EventListener
+    from rigcli.jsonutil import JsonValue
+    from rigcli.provider_api import LiveStatus
+    from rigcli.records import NodeRun, WorkspaceRecord
+    from rigcli.state.api import StateStatus
 
 T = TypeVar("T")
 
@@ -74,17 +76,74 @@ class ProjectEngine:
         self.cancellation = project.cancellation
         self.runner = Runner()
         self.planner = Planner(project)
-        self.workspaces = Workspaces(project, self.planner)
-        self.lifecycle = Lifecycle(project, self.workspaces)
-        self.forks = Forks(project, self.planner, self.workspaces)
-        self.drift = Drift(project, self.planner, self.workspaces)
-        self.reaper = Reaper(project, self.workspaces)
-        self.operations = Operations(project, self.planner, self.workspaces, self.lifecycle)
-        self.cache = CacheAdmin(project, self.planner)
-        self.garbage = Garbage(project)
-        self.diagnosis = Diagnosis(project)
-        self.history = History(project, self.cache)
-        self.pictures = Pictures(project, self.planner, self.history)
+
+    # The other parts are made, and their modules imported, when a command first needs one: a
+    # cached plan needs only the planner, and each part's imports are its own (the speed room's rule).
+    @cached_property
+    def workspaces(self) -> Workspaces:
+        from rigcli.engine.workspaces import Workspaces
+
+        return Workspaces(self.project, self.planner)
+
+    @cached_property
+    def lifecycle(self) -> Lifecycle:
+        from rigcli.engine.lifecycle import Lifecycle
+
+        return Lifecycle(self.project, self.workspaces)
+
+    @cached_property
+    def forks(self) -> Forks:
+        from rigcli.engine.forks import Forks
+
+        return Forks(self.project, self.planner, self.workspaces)
+
+    @cached_property
+    def drift(self) -> Drift:
+        from rigcli.engine.provenance import Drift
+
+        return Drift(self.project, self.planner, self.workspaces)
+
+    @cached_property
+    def reaper(self) -> Reaper:
+        from rigcli.engine.reaper import Reaper
+
+        return Reaper(self.project, self.workspaces)
+
+    @cached_property
+    def operations(self) -> Operations:
+        from rigcli.engine.operations import Operations
+
+        return Operations(self.project, self.planner, self.workspaces, self.lifecycle)
+
+    @cached_property
+    def cache(self) -> CacheAdmin:
+        from rigcli.engine.cache_admin import CacheAdmin
+
+        return CacheAdmin(self.project, self.planner)
+
+    @cached_property
+    def garbage(self) -> Garbage:
+        from rigcli.engine.garbage import Garbage
+
+        return Garbage(self.project)
+
+    @cached_property
+    def diagnosis(self) -> Diagnosis:
+        from rigcli.engine.diagnosis import Diagnosis
+
+        return Diagnosis(self.project)
+
+    @cached_property
+    def history(self) -> History:
+        from rigcli.engine.history import History
+
+        return History(self.project, self.cache)
+
+    @cached_property
+    def pictures(self) -> Pictures:
+        from rigcli.engine.pictures import Pictures
+
+        return Pictures(self.project, self.planner, self.history)
 
     # -- lifetime, events and the event loop ------------------------------------------------------
     async def load(self) -> None:
@@ -217,7 +276,7 @@ class ProjectEngine:
     async def probe_workspaces(
         self, workspaces: Sequence[WorkspaceRecord], *, timeout: float | None = None
     ) -> dict[str, LiveStatus]:
-        return await self.lifecycle.probe_workspaces(workspaces, timeout=timeout or PROBE_SECONDS)
+        return await self.lifecycle.probe_workspaces(workspaces, timeout=timeout)
 
     async def stop_workspace(self, name: str, workflow: str | None = None) -> LiveStatus:
         return await self.lifecycle.set_power(name, workflow, stop=True)

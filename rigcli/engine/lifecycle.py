@@ -49,9 +49,9 @@ class Lifecycle:
         self.workspaces = workspaces
 
     async def probe_workspaces(
-        self, records: Sequence[WorkspaceRecord], *, timeout: float = PROBE_SECONDS
+        self, records: Sequence[WorkspaceRecord], *, timeout: float | None = None
     ) -> dict[str, LiveStatus]:
-        return await probe_records(self.project, records, timeout=timeout)
+        return await probe_records(self.project, records, timeout=timeout or PROBE_SECONDS)
 
     async def _answers(self, workflow: CompiledWorkflow, record: WorkspaceRecord) -> dict[str, Answer]:
         return await probe_resources(self.project, [workflow.name], resources_of(record))
