@@ -32,6 +32,7 @@ from providers.docker.endpoint import resolve_endpoint
 from providers.docker.images import full_image_id
 from providers.docker.machine import DockerMachine
 from rigcli.errors import ProviderError
+from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import (
     EffectEntry,
     EffectJournal,
@@ -50,7 +51,7 @@ from rigcli.provider_api import (
     SupportsPower,
     SupportsStatus,
 )
-from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id
+from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id, stored_records
 
 PROVIDER_ID = "docker"
 IMAGE_KIND = "image"
@@ -375,19 +376,11 @@ class DockerController(BaseController):
         finally:
             raw.close()
 
-    def list_machines(self) -> list[dict[str, Any]]:
-        return [
-            {"provider": PROVIDER_ID, **item["value"]}
-            for item in self.setup.storage.entries("machine:")
-            if isinstance(item["value"], dict)
-        ]
+    def list_machines(self) -> list[JsonObject]:
+        return stored_records(self.setup.storage, "machine:", provider=PROVIDER_ID)
 
-    def list_snapshots(self) -> list[dict[str, Any]]:
-        return [
-            {"provider": PROVIDER_ID, "kind": IMAGE_KIND, **item["value"]}
-            for item in self.setup.storage.entries("snapshot:")
-            if isinstance(item["value"], dict)
-        ]
+    def list_snapshots(self) -> list[JsonObject]:
+        return stored_records(self.setup.storage, "snapshot:", provider=PROVIDER_ID, kind=IMAGE_KIND)
 
     def close(self) -> None:
         self.client.close()

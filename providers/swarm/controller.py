@@ -21,6 +21,7 @@ from providers.swarm.machine import SwarmMachine
 from providers.swarm.registry import RegistryClient
 from providers.swarm.runtime import IMAGE_KIND, PROVIDER_ID, SwarmRuntime, snapshot_of
 from rigcli.errors import ProviderError
+from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import (
     EXEC_EFFECT,
     EffectEntry,
@@ -32,7 +33,7 @@ from rigcli.provider_api import (
     RuntimeContext,
     SupportsEffects,
 )
-from rigcli.provider_kit import BaseController, now_iso
+from rigcli.provider_kit import BaseController, now_iso, stored_records
 
 
 class SwarmController(BaseController):
@@ -291,19 +292,11 @@ class SwarmController(BaseController):
         found.update((entry["id"], entry) for entry in power.orphans(self, {entry["id"] for entry in machines}))
         return [*machines, *found.values()]
 
-    def list_machines(self) -> list[dict[str, Any]]:
-        return [
-            {"provider": PROVIDER_ID, **item["value"]}
-            for item in self.setup.storage.entries("machine:")
-            if isinstance(item["value"], dict)
-        ]
+    def list_machines(self) -> list[JsonObject]:
+        return stored_records(self.setup.storage, "machine:", provider=PROVIDER_ID)
 
-    def list_snapshots(self) -> list[dict[str, Any]]:
-        return [
-            {"provider": PROVIDER_ID, "kind": IMAGE_KIND, **item["value"]}
-            for item in self.setup.storage.entries("snapshot:")
-            if isinstance(item["value"], dict)
-        ]
+    def list_snapshots(self) -> list[JsonObject]:
+        return stored_records(self.setup.storage, "snapshot:", provider=PROVIDER_ID, kind=IMAGE_KIND)
 
     def close(self) -> None:
         self.cluster.close()

@@ -17,7 +17,14 @@ from rigcli.provider_kit.commands import (
 )
 from rigcli.provider_kit.lifecycle import MachineAttach, MachinePower
 from rigcli.provider_kit.machine import AttachSpec, BaseMachine, MachineFileNotFoundError, check_timeout, now_iso
-from rigcli.provider_kit.runtime import BaseController, BaseRuntime, MachineController, config_env, ref_id
+from rigcli.provider_kit.runtime import (
+    BaseController,
+    BaseRuntime,
+    MachineController,
+    config_env,
+    ref_id,
+    stored_records,
+)
 
 __all__ = [
     "CHUNK_LIMIT",
@@ -43,4 +50,5 @@ __all__ = [
     "failure",
     "now_iso",
     "ref_id",
+    "stored_records",
 ]

@@ -23,6 +23,7 @@ from rigcli.provider_api import (
     EffectEntry,
     EffectJournal,
     EventData,
+    KeyValueStore,
     LiveStatus,
     ProviderController,
     ProviderSetup,
@@ -36,6 +37,13 @@ from rigcli.provider_api import (
 MACHINE, SNAPSHOT = "machine", "snapshot"
 # What ``making`` names things: the journal's own ids, so nothing else is ever taken for rig's.
 _KIT_ID = re.compile(r"^(?P<kind>machine|snapshot)-[0-9a-f]{16}$")
+
+
+def stored_records(storage: KeyValueStore, prefix: str, **fields: JsonValue) -> list[JsonObject]:
+    """Every JSON object a provider keeps under ``prefix`` (``machine:``, ``snapshot:``), with
+    ``fields`` added: what ``list_machines``/``list_snapshots`` answer for a provider that stores
+    one record per machine or snapshot."""
+    return [{**fields, **item["value"]} for item in storage.entries(prefix) if isinstance(item["value"], dict)]
 
 
 class MachineController(Protocol):
@@ -227,4 +235,4 @@ class BaseRuntime(Generic[ControllerT_co]):
         return self.controller.delete_snapshot(ref)
 
 
-__all__ = ["BaseController", "BaseRuntime", "MachineController", "config_env", "ref_id"]
+__all__ = ["BaseController", "BaseRuntime", "MachineController", "config_env", "ref_id", "stored_records"]
