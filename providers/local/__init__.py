@@ -21,7 +21,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from providers.local.attach import login_shell, run_attached
+from providers.local.attach import login_shell
 from providers.local.machine import LocalMachine
 from providers.local.store import LocalStore, MachineRecord, SnapshotRecord
 from rigcli.errors import ProviderError
@@ -39,7 +39,7 @@ from rigcli.provider_api import (
     SupportsLiveSnapshot,
     SupportsStatus,
 )
-from rigcli.provider_kit import BaseController, BaseRuntime, config_env, ref_id
+from rigcli.provider_kit import BaseController, BaseRuntime, config_env, ref_id, run_attached
 
 PROVIDER_ID = "local"
 SNAPSHOT_KIND = "dirSnapshot"

@@ -6,7 +6,8 @@ the manager does not know is ``missing``; one scaled to 0 (``rig stop``) or whos
 ``stopped``; a manager that does not answer makes every machine ``unknown``, with why.
 
 A program is run by the docker CLI (``docker exec -i``, ``-t`` on a terminal) against the task's
-own node: the manager cannot reach a container on another node. Values of ``env`` go to the CLI
+own node (``provider_kit.run_attached``: signals forwarded as for any host program): the manager
+cannot reach a container on another node. Values of ``env`` go to the CLI
 through its environment (``-e NAME``), never on its command line, where ``ps`` would show them.
 A handler's exec whose rig was killed is ended on the node it ran on (``end_exec``).
 """
@@ -16,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from providers.docker.execution import end_session
 from rigcli.errors import ProviderError, UnreachableError
 from rigcli.provider_api import EffectEntry
+from rigcli.provider_kit import run_attached
 
 if TYPE_CHECKING:
     from providers.swarm.controller import SwarmController
@@ -133,10 +134,7 @@ def attach(
 ) -> int:
     """Run the program on rig's own stdin, stdout and stderr; its exit code, a death by signal N as 128 + N."""
     command, cli_env = exec_command(controller, machine_id, argv, tty=tty, env=env, cwd=cwd)
-    returncode = subprocess.run(command, env=cli_env, check=False).returncode
-    if returncode < 0:  # the CLI itself was killed
-        return 128 + -returncode
-    return returncode
+    return run_attached(command, cwd=None, env=cli_env)
 
 
 def end_exec(controller: SwarmController, effect: EffectEntry) -> bool:

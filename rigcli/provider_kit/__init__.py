@@ -15,6 +15,7 @@ from rigcli.provider_kit.commands import (
     exit_status,
     failure,
 )
+from rigcli.provider_kit.host_program import run_attached
 from rigcli.provider_kit.lifecycle import MachineAttach, MachinePower
 from rigcli.provider_kit.machine import AttachSpec, BaseMachine, MachineFileNotFoundError, check_timeout, now_iso
 from rigcli.provider_kit.runtime import (
@@ -50,5 +51,6 @@ __all__ = [
     "failure",
     "now_iso",
     "ref_id",
+    "run_attached",
     "stored_records",
 ]
