@@ -11,7 +11,6 @@ import importlib.util
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import CodeType, ModuleType
@@ -23,9 +22,10 @@ from rigcli.discovery import load_dotenv_file
 from rigcli.errors import ConfigError, RigError, describe_exception
 from rigcli.layout import CONFIG_FILE
 from rigcli.speed.imports import forget_module, install_module
+from rigcli.speed.records import lazy_dataclass
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LoadedConfig:
     """What importing rig_config.py gave: its workflows, its providers and the module itself."""
 

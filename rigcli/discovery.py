@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from rigcli.errors import ConfigError
 from rigcli.layout import CONFIG_FILE, STATE_DIR
+from rigcli.speed.records import lazy_dataclass
 from rigcli.state_location import StateGiven, StateLocation, resolve_state_location
 
 # Directories `rig projects` never descends into: VCS data, rig state, dependency and build trees.
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "venv", "dist", "build", "__pycache__"})
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ProjectLocation:
     """Where a project lives, and the ``--state`` given for it (as written, resolved by ``locate_state``).
 

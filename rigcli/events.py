@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import ClassVar
 
 from rigcli.jsonutil import JsonValue, to_plain_json
 from rigcli.records import LockHolder
 from rigcli.speed.immutable import WriteOnce
+from rigcli.speed.records import lazy_dataclass
 
 ProviderEventData = Mapping[str, object]  # what a provider hands to ``context.emit``
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class Event(WriteOnce):
     """Base of every event; subclasses set ``KIND`` and declare their fields.
 
@@ -54,7 +55,7 @@ class Event(WriteOnce):
         return {**extra, **data}
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class NodeEvent(Event):
     """An event about one node; ``node_path`` is its display path (or a hook's label)."""
 
@@ -65,7 +66,7 @@ class NodeEvent(Event):
 # -- plan and apply -------------------------------------------------------------------------------
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class PlanCreated(Event):
     """A workflow's plan was computed: how many of its nodes are cached."""
 
@@ -75,7 +76,7 @@ class PlanCreated(Event):
     node_count: int
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class WorkflowApplyStarted(Event):
     """An apply of a workflow began."""
 
@@ -85,7 +86,7 @@ class WorkflowApplyStarted(Event):
     apply_id: str = ""  # its record in the apply history (``rig runs``, ``rig logs --run``)
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class WorkflowApplyCompleted(Event):
     """An apply of a workflow finished: how many nodes ran and how many were reused."""
 
@@ -98,7 +99,7 @@ class WorkflowApplyCompleted(Event):
     skipped: tuple[str, ...] = ()  # tasks left pending (``apply --only``), by path
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class NodeCached(NodeEvent):
     """A node's cached run is reused."""
 
@@ -106,7 +107,7 @@ class NodeCached(NodeEvent):
     run_id: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class NodeStarted(NodeEvent):
     """A node's handler is about to run (``index`` of ``total``)."""
 
@@ -116,7 +117,7 @@ class NodeStarted(NodeEvent):
     run_id: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class NodeCompleted(NodeEvent):
     """A node's run succeeded and was recorded."""
 
@@ -124,7 +125,7 @@ class NodeCompleted(NodeEvent):
     run_id: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class NodeFailed(NodeEvent):
     """A node's run failed; ``error`` is the one-line message."""
 
@@ -133,7 +134,7 @@ class NodeFailed(NodeEvent):
     run_id: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class LogOutput(NodeEvent):
     """A whole line a handler printed or logged; ``stream`` is info, warn, stderr or debug."""
 
@@ -142,7 +143,7 @@ class LogOutput(NodeEvent):
     data: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class ArtifactCreated(NodeEvent):
     """A node's output holds an artifact ref (``provider`` and ``kind`` keys)."""
 
@@ -153,7 +154,7 @@ class ArtifactCreated(NodeEvent):
 # -- commands and interactions (emitted by providers, typed here) ---------------------------------
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class CommandStarted(NodeEvent):
     """A provider started a command for a node."""
 
@@ -163,7 +164,7 @@ class CommandStarted(NodeEvent):
     name: str | None = None
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class CommandOutput(NodeEvent):
     """A chunk of a command's output (whole lines where the provider could tell)."""
 
@@ -173,7 +174,7 @@ class CommandOutput(NodeEvent):
     data: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class CommandCompleted(NodeEvent):
     """A provider's command ended; ``truncated_bytes`` counts output not kept in memory."""
 
@@ -184,7 +185,7 @@ class CommandCompleted(NodeEvent):
     name: str | None = None
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class InteractionAwaitingUser(NodeEvent):
     """A provider waits for the user (a login URL, a device code)."""
 
@@ -195,7 +196,7 @@ class InteractionAwaitingUser(NodeEvent):
     instructions: str | None = None
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class InteractionCompleted(NodeEvent):
     """The user finished an interaction."""
 
@@ -204,7 +205,7 @@ class InteractionCompleted(NodeEvent):
     title: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class ProviderEvent(NodeEvent):
     """Any other event a provider emits (``vm.created``, ``machine.created``, ...), kept whole."""
 
@@ -218,7 +219,7 @@ class ProviderEvent(NodeEvent):
 # -- workspaces and operations --------------------------------------------------------------------
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class WorkspaceCreateStarted(Event):
     """A workspace's create hook is about to run."""
 
@@ -227,7 +228,7 @@ class WorkspaceCreateStarted(Event):
     workspace: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class WorkspaceReady(Event):
     """A workspace was created and recorded."""
 
@@ -236,7 +237,7 @@ class WorkspaceReady(Event):
     workspace: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class WorkspaceRemoveStarted(Event):
     """A workspace's remove hook (or clean-up) is about to run."""
 
@@ -245,7 +246,7 @@ class WorkspaceRemoveStarted(Event):
     workspace: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class WorkspaceRemoveCompleted(Event):
     """A workspace's record was deleted."""
 
@@ -254,7 +255,7 @@ class WorkspaceRemoveCompleted(Event):
     workspace: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class WorkspaceReaped(Event):
     """Expiry acted on a workspace: ``removed`` (its ttl is over), ``stopped`` (unused for its
     idle_stop), or ``failed`` (it is marked ``reap-failed``; ``detail`` says why)."""
@@ -266,7 +267,7 @@ class WorkspaceReaped(Event):
     detail: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class WorkspaceOperationStarted(Event):
     """A workspace operation is about to run."""
 
@@ -276,7 +277,7 @@ class WorkspaceOperationStarted(Event):
     operation: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class WorkspaceOperationCompleted(Event):
     """A workspace operation finished."""
 
@@ -286,7 +287,7 @@ class WorkspaceOperationCompleted(Event):
     operation: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class OperationStarted(Event):
     """A workflow-level operation is about to run."""
 
@@ -295,7 +296,7 @@ class OperationStarted(Event):
     operation: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class OperationCompleted(Event):
     """A workflow-level operation finished."""
 
@@ -307,7 +308,7 @@ class OperationCompleted(Event):
 # -- state ------------------------------------------------------------------------------------------
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class StateWarning(Event):
     """Something about the state database the user must know (e.g. it was moved aside)."""
 
@@ -315,7 +316,7 @@ class StateWarning(Event):
     message: str
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class StateLockWaiting(Event):
     """Another rig process holds the state's writer lock; this one waits for it."""
 
@@ -323,7 +324,7 @@ class StateLockWaiting(Event):
     holder: LockHolder
 
 
-@dataclass(eq=False, repr=False)
+@lazy_dataclass(eq=False, repr=False)
 class StateLockTakeover(Event):
     """The writer lock's holder died without releasing it; this process took it over."""
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import Union
 
@@ -28,12 +28,13 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError
 from rigcli.handler_params import HOOK_NAMES, TASK_NAMES, check_handler_params
 from rigcli.jsonutil import JsonValue
+from rigcli.speed.records import lazy_dataclass
 
 Scope = Mapping[str, ProviderDefinition]
 ConfigStack = tuple[Mapping[str, JsonValue], ...]  # configure() levels, root first
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class TaskSpec:
     """A task placed in a workflow: path, store, configure stack and provider scope."""
 
@@ -55,7 +56,7 @@ class TaskSpec:
         return MappingProxyType(merged)
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class ParallelSpec:
     """Parallel branches placed in a workflow, each a tuple of steps."""
 
@@ -67,7 +68,7 @@ class ParallelSpec:
 StepSpec = Union[TaskSpec, ParallelSpec]  # noqa: UP007 - referenced before ParallelSpec is complete
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class FragmentSpec:
     """A ``.global_()`` subtree; ``hash`` is filled in by the cache-key room."""
 
@@ -76,7 +77,7 @@ class FragmentSpec:
     hash: str = ""
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class HookSpec:
     """A workspace hook with the providers in its scope."""
 
@@ -85,7 +86,7 @@ class HookSpec:
     label: str
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class OperationSpec:
     """An operation with the providers in its scope."""
 
@@ -93,7 +94,7 @@ class OperationSpec:
     providers: Scope
 
 
-@dataclass(eq=False)
+@lazy_dataclass(eq=False)
 class CompiledWorkflow:
     """A workflow compiled to steps: tasks in plan order, fragments, hooks and operations."""
 
@@ -127,7 +128,7 @@ class CompiledWorkflow:
 LOCAL_STORE = "local"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class _Place:
     """Where in the tree the walk is: display and cache prefixes, scope, config stack, store."""
 

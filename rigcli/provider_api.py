@@ -31,12 +31,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Literal, Protocol, TypedDict, TypeGuard, overload, runtime_checkable
 
 from rigcli import masking
 from rigcli.events import ProviderEventData
 from rigcli.jsonutil import JsonValue
+from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import CheckStatus, LiveState
 
 EventData = ProviderEventData  # what a provider emits: a mapping with a "type" and JSON fields
@@ -222,7 +223,7 @@ def new_effect_id(prefix: str) -> str:
     return f"{prefix}-{os.urandom(8).hex()}"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ProviderSetup:
     """Handed to ``create_provider``: resolved config plus rig-owned storage and host access."""
 
@@ -246,7 +247,7 @@ class ProviderSetup:
         return self.local.request_capability(capability_id, params)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class RuntimeContext:
     """Handed to ``controller.runtime``: who is calling, and how to report back."""
 
@@ -350,7 +351,7 @@ class SupportsEffects(Protocol):
 # -- a workspace's life after fork: live status, stop and start, a terminal inside (DESIGN §11) ----------
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LiveStatus:
     """One machine as its provider sees it now: ``running``, ``stopped``, ``missing`` (confirmed gone)
     or ``unknown`` (no answer could be had), and a short ``detail`` people read (``exited (137)``,
@@ -457,7 +458,7 @@ class SupportsLastUse(Protocol):
     def last_used(self, effect: EffectEntry) -> str | Awaitable[str | None] | None: ...
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ProviderDiagnosis:
     """What ``rig doctor`` shows for one provider configuration."""
 

@@ -11,10 +11,11 @@ order; ``parse_timestamp`` reads them back, forgiving the forms other tools writ
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from datetime import datetime, timezone
 
 from rigcli.jsonutil import JsonValue
+from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import ReasonCode, RunStatus, SeenEffectStatus, WorkspaceStatus
 
 # -- the clock ---------------------------------------------------------------------------------
@@ -78,7 +79,7 @@ def age_seconds(text: str | None, *, now: datetime | None = None) -> float:
 # state/rows.py), and ``to_json`` gives them in that order: the ``--json`` shapes of DESIGN §6.
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Reason:
     """Why a node is cached or pending: a code from DESIGN §3, its message, and optional detail.
 
@@ -100,7 +101,7 @@ class Reason:
         return data
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class NodeRun:
     """One row of the run journal (``workflow_node_runs``)."""
 
@@ -135,7 +136,7 @@ def short_run_id(run_id: str) -> str:
     return run_id[-8:]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class FingerprintParts:
     """A row of ``fingerprint_parts``: the parts of one cache key or provider fingerprint, by name."""
 
@@ -147,7 +148,7 @@ class FingerprintParts:
         return {"fingerprint": self.fingerprint, "parts": dict(self.parts), "created_at": self.created_at}
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class WorkspaceRecord:
     """A row of ``workspaces``: a workspace made by ``fork``, until ``rm`` removes it."""
 
@@ -176,7 +177,7 @@ class WorkspaceRecord:
         return data
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class EffectRecord:
     """One row of the effects journal (``effects``): something a provider made, or is making.
 
@@ -212,7 +213,7 @@ class EffectRecord:
         return data
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ApplyRecord:
     """A row of ``workflow_applies``: the last apply of a workflow."""
 
@@ -227,7 +228,7 @@ class ApplyRecord:
         return data
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ApplyRun:
     """A row of ``apply_runs``: one apply of a workflow (``rig apply``, or the apply inside ``rig fork``),
     recorded ``running`` before its first task and finished with what each task did.
@@ -256,7 +257,7 @@ class ApplyRun:
         return data
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class OutputChunk:
     """A row of ``node_run_output``: a stretch of one node run's stored output (see state/run_output.py).
 
@@ -274,7 +275,7 @@ class OutputChunk:
         return data
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class OutputPiece:
     """A piece of one stored chunk's ``data`` as its UTF-8 bytes, for copying output out unchanged:
     a chunk comes in one or more pieces, in order, the last one with ``ends_chunk``."""
@@ -284,7 +285,7 @@ class OutputPiece:
     ends_chunk: bool
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LockHolder:
     """Who holds a state database's writer lock, as shown to the processes waiting for it."""
 
@@ -305,7 +306,7 @@ class LockHolder:
         }
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Liveness:
     """Whether the rig that recorded a ``running`` run is still running it, and how we know
     (``state/process.py:judge_liveness``)."""

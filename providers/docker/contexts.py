@@ -13,15 +13,15 @@ import hashlib
 import json
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from rigcli.errors import ProviderError
+from rigcli.speed.records import lazy_dataclass
 
 DEFAULT = "default"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class DockerContext:
     """A context from the store: its name, where it was chosen, its daemon and TLS folder."""
 

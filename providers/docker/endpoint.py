@@ -7,20 +7,21 @@ from __future__ import annotations
 import os
 import ssl
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from providers.docker import contexts
 from rigcli.errors import ProviderError
+from rigcli.speed.records import lazy_dataclass
 
 DEFAULT_HOST = "unix:///var/run/docker.sock"
 TLS_PORT, PLAIN_PORT = 2376, 2375  # the docker CLI's defaults for a tcp:// host without a port
 CERT_FILES = ("ca.pem", "cert.pem", "key.pem")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Endpoint:
     """A resolved daemon address: ``host`` is normalised and is what identifies the daemon."""
 

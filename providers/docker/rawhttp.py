@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -21,9 +20,10 @@ from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate
 from providers.docker.endpoint import Endpoint
 from providers.docker.rawconn import Connection, connect
 from rigcli.errors import ProviderError
+from rigcli.speed.records import lazy_dataclass
 
 
-@dataclass
+@lazy_dataclass
 class Response:
     status: int
     headers: dict[str, str]

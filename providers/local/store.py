@@ -8,13 +8,14 @@ import re
 import secrets
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.provider_api import EffectEntry, EffectJournal, KeyValueStore
 from rigcli.provider_kit import now_iso
+from rigcli.speed.records import lazy_dataclass
 
 MARKER = "snapshot.json"  # written last, inside the temp dir, before the rename: present means complete
 FILES = "files"
@@ -72,7 +73,7 @@ def _text(record: JsonObject, key: str) -> str | None:
     return value if isinstance(value, str) else None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class MachineRecord:
     """A machine as stored: its directory under the state dir and the snapshot it came from."""
 
@@ -92,7 +93,7 @@ class MachineRecord:
         return cls(machine_id, path, created_at, _text(value, "source_snapshot"))
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SnapshotRecord:
     """A snapshot as stored: its immutable directory and the machine it was taken of."""
 

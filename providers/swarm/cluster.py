@@ -8,19 +8,19 @@ another node fails with "No such container".
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import Any
 
 from providers.docker.client import DockerClient, daemon_message, negotiate
 from providers.docker.endpoint import Endpoint
 from rigcli.errors import ProviderError
+from rigcli.speed.records import lazy_dataclass
 
 # From API 1.30 the manager uses a service's image reference as given and never resolves it
 # through a registry (the docker CLI's --no-resolve-image); older APIs pin it by asking one.
 MIN_API_VERSION = "1.30"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Node:
     """A swarm node as the manager describes it."""
 

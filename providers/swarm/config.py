@@ -10,11 +10,12 @@ from __future__ import annotations
 import ipaddress
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from providers.docker.endpoint import Endpoint, resolve_endpoint
 from rigcli.errors import ProviderError
+from rigcli.speed.records import lazy_dataclass
 
 DEFAULT_WORKDIR = "/workspace"
 START_TIMEOUT = 120.0  # from create to a running task: a node may have a large image to pull first
@@ -29,7 +30,7 @@ def _fail(message: str) -> ProviderError:
     return ProviderError(f"swarm provider config {message}")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Registry:
     """Where snapshots are pushed and every image comes from: ``name`` is what image references start with."""
 
@@ -153,7 +154,7 @@ def node_endpoints(config: Mapping[str, Any]) -> dict[str, Endpoint]:
     return endpoints
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SwarmConfig:
     """Everything the provider reads from its config, checked; the manager endpoint is resolved separately."""
 

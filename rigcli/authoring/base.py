@@ -46,7 +46,7 @@ class NodeMethods:
 
     config: Mapping[str, JsonValue]
     cache_scope: str | None
-    if TYPE_CHECKING:  # set by @dataclass on each node class; lets replace() take self
+    if TYPE_CHECKING:  # set by @lazy_dataclass on each node class; lets replace() take self
         __dataclass_fields__: ClassVar[dict[str, Field[object]]]
 
     def configure(self, *values: Mapping[str, object], **options: object) -> Self:

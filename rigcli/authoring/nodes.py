@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol, TypeGuard, Union, overload
 
@@ -27,6 +27,7 @@ from rigcli.authoring.ttl import CacheTtl, parse_lifetime, parse_ttl
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError
 from rigcli.jsonutil import JsonValue
+from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from pydantic import BaseModel  # type-only: loading a project must not import pydantic
@@ -53,7 +54,7 @@ def _is_output_schema(value: object) -> TypeGuard[OutputSchema]:
     return hasattr(value, "model_validate") or hasattr(value, "parse")
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class TaskNode(NodeMethods):
     """A task: a handler with its cache options, configure stack and cache scope."""
 
@@ -68,7 +69,7 @@ class TaskNode(NodeMethods):
     kind = "task"
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class ParallelNode(NodeMethods):
     """Parallel branches, each a node that starts from the same incoming context."""
 
@@ -79,7 +80,7 @@ class ParallelNode(NodeMethods):
     kind = "parallel"
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class Child:
     """A node placed in a sequence, with the builder's provider scope at that point."""
 
@@ -87,7 +88,7 @@ class Child:
     scope: ProviderScope
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class _Link:
     """One child of a sequence, linked to the one before it (appending shares the prefix)."""
 
@@ -168,7 +169,7 @@ def task(
     return decorate
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class SequenceNode(NodeMethods):
     """A sequence of children with its workflow name, provider scope, workspace and operations."""
 

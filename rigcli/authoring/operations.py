@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeGuard
 
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError
+from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from pydantic import BaseModel  # type-only: loading a project must not import pydantic
@@ -40,7 +40,7 @@ RESERVED_OPERATION_IDS = frozenset(
 )
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class WorkspaceDefinition:
     """A workflow's workspace hooks (``create``, optional ``remove``) and their provider scope."""
 
@@ -51,7 +51,7 @@ class WorkspaceDefinition:
     idle_stop: float | None = None  # seconds unused until the reaper stops it; None: never
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class OperationDefinition:
     """An operation as declared: its id, handler, input model and where it runs."""
 

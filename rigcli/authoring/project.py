@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from types import MappingProxyType
 
 from rigcli.authoring.base import frozen
@@ -13,13 +13,14 @@ from rigcli.authoring.operations import Handler
 from rigcli.authoring.ttl import CacheTtl
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError, InputError
+from rigcli.speed.records import lazy_dataclass
 
 WORKSPACE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 WORKSPACE_NAME_MAX = 63
 _EMPTY: Mapping[str, ProviderDefinition] = MappingProxyType({})
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class App:
     """``workflow(name, providers=...)``: names a workflow and the providers in scope from the start."""
 
@@ -72,7 +73,7 @@ def sequence(name: str) -> SequenceNode:
     return new_sequence(name)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ProjectConfig:
     """``define_config(workflows=[...], providers={...})``."""
 

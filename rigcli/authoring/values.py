@@ -5,11 +5,12 @@ from __future__ import annotations
 import inspect
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from rigcli import masking
 from rigcli.errors import ConfigError, describe_exception
+from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from rigcli.provider_api import ProviderPlugin
@@ -30,7 +31,7 @@ class SecretValue(str):
         return "SecretValue('***')"
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class EnvRef:
     """Read an environment variable when the config is resolved (after .env is loaded)."""
 
@@ -62,7 +63,7 @@ def secret(name: str, default: str | None = None) -> EnvRef:
     return EnvRef(name, default, secret=True)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ProviderDefinition:
     """``define_provider(...)``: a provider id, its unresolved config and an optional inline plugin."""
 

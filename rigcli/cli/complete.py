@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from rigcli.cli.argv import hoist
 from rigcli.cli.complete_sources import Item, OperationSpec, ProjectSource, paths, provider_ids
 from rigcli.cli.spec import Command, Option, Source, Table
 from rigcli.cli.table import TABLE
+from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from rigcli.cli.opargs import InputField
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 HELP = Option(("--help",), "help", "Show help.")
 
 
-@dataclass
+@lazy_dataclass
 class Position:
     """What the words before the cursor say: command path, positionals and the option awaiting a value."""
 

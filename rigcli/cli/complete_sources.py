@@ -13,11 +13,11 @@ import contextlib
 import io
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.discovery import ProjectLocation, find_project
+from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from rigcli.authoring.nodes import SequenceNode
@@ -46,7 +46,7 @@ def _safe(fetch: Callable[[], T], empty: T) -> T:
         return empty
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class OperationSpec:
     id: str
     workflow: str

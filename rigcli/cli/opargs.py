@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from rigcli.authoring.inputs import POSITION_KEY, WORKSPACE_KEY
 from rigcli.errors import UsageError
+from rigcli.speed.records import lazy_dataclass
 
 SCALARS = ("string", "integer", "number", "boolean")
 TRUE_WORDS = frozenset({"true", "1", "yes", "on"})
 FALSE_WORDS = frozenset({"false", "0", "no", "off"})
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class InputField:
     name: str
     kind: str  # string | integer | number | boolean | workspace | array | json
@@ -41,7 +42,7 @@ class InputField:
         return self.name if self.position is not None else self.flag
 
 
-@dataclass
+@lazy_dataclass
 class ParsedArgs:
     values: dict[str, Any] = field(default_factory=dict)
     help: bool = False

@@ -8,7 +8,6 @@ ones it was judged against, so artifacts are validated once per command, not twi
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, NoReturn
 
 from rigcli.cachekeys import CACHED, judge_attempt, judge_run, name_the_change, reason
@@ -26,10 +25,11 @@ from rigcli.jsonutil import JsonValue, canonical_json
 from rigcli.provider_api import find_artifacts
 from rigcli.records import NodeRun, Reason, utc_datetime
 from rigcli.speed.coroutines import need_event_loop
+from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import PlanStatus, RunStatus
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Invalidation:
     """A task returned ``step.invalidate(target)``: the pass starts nothing new, and the caller
     invalidates ``target`` and evaluates again (see ``Planner.apply_held``)."""
@@ -42,7 +42,7 @@ class _Stopped(Exception):
     """A sibling branch failed; this branch starts nothing new."""
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Verdict:
     """Whether one task's cached run is reused, and the first reason when it is not."""
 

@@ -6,10 +6,9 @@ shows them (``rig runs``, ``rig logs``) and ``to_json`` gives their documented `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rigcli.jsonutil import JsonValue
 from rigcli.records import ApplyRun, NodeRun, OutputChunk, OutputPiece, parse_timestamp, short_run_id
+from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import HistoryNodeStatus, ShownRunStatus
 
 
@@ -19,7 +18,7 @@ def seconds_between(started: str | None, finished: str | None) -> float | None:
     return round((parse_timestamp(finished) - parse_timestamp(started)).total_seconds(), 6)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class HistoryNode:
     """One task of one apply: the run it ran (or reused), and how that went."""
 
@@ -54,7 +53,7 @@ class HistoryNode:
         }
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class AppliedRun:
     """One apply in the history: who ran it, when, how it ended, and what each task did."""
 
@@ -92,7 +91,7 @@ class AppliedRun:
         }
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class RunLog:
     """A node run whose stored output ``rig logs`` reads: the run, where it is stored, how it stands."""
 
@@ -122,7 +121,7 @@ class RunLog:
         }
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LogSelection:
     """What ``rig logs`` shows: one task's run, or every run of one apply (``apply`` set)."""
 
@@ -137,7 +136,7 @@ class LogSelection:
         return all(item.finished for item in self.runs)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class LogUpdate:
     """New output of one run (``chunks``, in order; or, read as bytes, ``pieces``); ``finished``: the
     run is over and this is its last."""

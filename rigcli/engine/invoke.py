@@ -8,12 +8,12 @@ import functools
 import inspect
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.errors import HandlerBaseException, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
+from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from rigcli.engine.capture import NodeConsole
@@ -32,7 +32,7 @@ def freeze(value: object) -> object:
     return value
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Invalidate:
     """Returned by ``step.invalidate(target)``: re-run ``target`` and everything built on it."""
 
@@ -87,7 +87,7 @@ class Namespace(Mapping[str, object]):
         return len(self._values)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class NamedContext:
     """``workflow`` / ``workspace`` parameters: a name and its (read-only) context."""
 

@@ -13,13 +13,13 @@ import inspect
 import threading
 import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.engine.project import Project
 from rigcli.errors import RigError, describe_exception
 from rigcli.provider_api import EffectEntry, LiveStatus, ProviderController, SupportsStatus
 from rigcli.records import WorkspaceRecord
+from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import LiveState
 
 PROBE_SECONDS = 2.0  # the longest `rig ls` waits for every provider together
@@ -27,7 +27,7 @@ PROBE_SECONDS = 2.0  # the longest `rig ls` waits for every provider together
 _WORST_FIRST: tuple[LiveState, ...] = ("unknown", "missing", "stopped", "running")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Resource:
     """One live effect of a workspace as a provider is asked about it."""
 
@@ -104,7 +104,7 @@ class _Probe(threading.Thread):
             self.error = str(exc) if isinstance(exc, RigError) else describe_exception(exc)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Answer:
     """A provider's answer about one machine, and the controller that gave it (to act on it)."""
 

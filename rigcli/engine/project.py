@@ -8,7 +8,6 @@ is given this one and reads the project through it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from rigcli.cachekeys import fragment_hash, task_key, task_parts
@@ -28,12 +27,13 @@ from rigcli.graph import CompiledWorkflow, TaskSpec, compile_workflow
 from rigcli.layout import CONFIG_FILE, STATE_DIR
 from rigcli.provider_api import Cancellation, ProviderPlugin
 from rigcli.records import NodeRun
+from rigcli.speed.records import lazy_dataclass
 from rigcli.state.api import StateStatus, StateStore
 from rigcli.state.factory import StateFactory, open_state, open_state_store
 from rigcli.state_location import SQLiteState, StateGiven, StateLocation, given_state, resolve_state_location
 
 
-@dataclass
+@lazy_dataclass
 class LoadedProject:
     """What ``load()`` produced: the config, its compiled workflows, the state and the providers."""
 

@@ -20,7 +20,7 @@ something that is not).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from rigcli.cachekeys import judge_run, reason
@@ -32,6 +32,7 @@ from rigcli.errors import RigError
 from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
 from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.records import NodeRun, Reason, WorkspaceRecord, utc_datetime
+from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:  # workspaces.py records provenance with this module's make_provenance
     from rigcli.engine.workspaces import Workspaces
@@ -94,7 +95,7 @@ def is_outdated(record: WorkspaceRecord, plan: WorkflowPlan, workflow: CompiledW
     return False
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class WorkspaceChange:
     """One task whose run the workflow would not use for this workspace now, and why."""
 
@@ -105,7 +106,7 @@ class WorkspaceChange:
         return {"path": self.path, "reason": self.reason.to_json()}
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class WorkspaceDiff:
     """``rig diff WS``: whether it is outdated, and which tasks differ (plan order)."""
 

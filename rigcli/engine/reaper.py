@@ -19,7 +19,7 @@ cron, waiting for the lock like any writer, and retrying every ``reap-failed`` w
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from datetime import datetime, timedelta
 
 from rigcli.engine.effects import as_entry
@@ -33,13 +33,14 @@ from rigcli.events import WorkspaceReaped
 from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import ProviderController, SupportsLastUse
 from rigcli.records import EffectRecord, WorkspaceRecord, parse_timestamp, timestamp, utc_datetime, utc_now
+from rigcli.speed.records import lazy_dataclass
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
 from rigcli.statuses import WorkspaceStatus
 
 RETRY_SECONDS = 600  # after a failed reap, when the next command tries again (rig reap: at once)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ReapItem:
     """One workspace the reaper acted on (or, with ``--dry-run``, would have)."""
 
@@ -63,7 +64,7 @@ class ReapItem:
         return data
 
 
-@dataclass
+@lazy_dataclass
 class ReapReport:
     """``rig reap``: what was (or would be) removed or stopped, and what failed."""
 

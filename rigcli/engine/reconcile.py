@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.engine.effects import as_entry
@@ -18,11 +18,12 @@ from rigcli.engine.session import ProviderSession
 from rigcli.errors import RigError, UnreachableError, describe_exception
 from rigcli.provider_api import EXEC_EFFECT, EffectEntry, ProviderController, SupportsEffects
 from rigcli.records import EffectRecord, WorkspaceRecord
+from rigcli.speed.records import lazy_dataclass
 from rigcli.state.api import StateStore
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
 
 
-@dataclass
+@lazy_dataclass
 class Outcome:
     """What one removal pass did: removed effects, and the ones kept with why."""
 

@@ -5,17 +5,18 @@ Records shared with the state store (runs, workspaces, reasons) live in ``rigcli
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, field
 
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import ProviderDiagnosis
 from rigcli.records import EffectRecord, Reason
+from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import CacheEntryStatus, PlanStatus
 
 JsonObject = dict[str, JsonValue]
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class PlanNode:
     """One task in a plan: cached or pending, and why."""
 
@@ -41,7 +42,7 @@ class PlanNode:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class WorkflowPlan:
     """A workflow's plan: its nodes in order, and the final context when all are cached."""
 
@@ -69,7 +70,7 @@ class WorkflowPlan:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class ApplyResult:
     """What an apply produced: the final context and the plan it started from."""
 
@@ -91,7 +92,7 @@ class ApplyResult:
         return data
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class CacheEntry:
     """One recorded run, as ``rig cache ls`` lists it."""
 
@@ -110,7 +111,7 @@ class CacheEntry:
         return asdict(self)
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class NodeExplanation:
     """Why one task is cached or pending, as ``rig cache explain`` shows it."""
 
@@ -134,7 +135,7 @@ class NodeExplanation:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class OperationInfo:
     """An operation as the CLI sees it: id, help text and its input's model and schema."""
 
@@ -157,7 +158,7 @@ class OperationInfo:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class WorkflowSummary:
     """A workflow's name, size, workspace support and operations."""
 
@@ -171,7 +172,7 @@ class WorkflowSummary:
         return asdict(self)
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class ProjectInfo:
     """Where a project's config and state are, and its workflows."""
 
@@ -190,7 +191,7 @@ class ProjectInfo:
         }
 
 
-@dataclass(frozen=True, eq=False)
+@lazy_dataclass(frozen=True, eq=False)
 class GcItem:
     """One machine, snapshot, container or image ``rig gc`` looked at."""
 
@@ -210,7 +211,7 @@ class GcItem:
         return data
 
 
-@dataclass
+@lazy_dataclass
 class GcReport:
     """What ``rig gc`` removed (or, with ``dry_run``, would remove), kept and could not remove."""
 
@@ -235,7 +236,7 @@ class GcReport:
         }
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ConfiguredProvider:
     """One provider definition of the project (by its scope name) and what its plugin says of it."""
 
@@ -244,7 +245,7 @@ class ConfiguredProvider:
     diagnosis: ProviderDiagnosis
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ProjectDiagnosis:
     """The project as ``rig doctor`` shows it."""
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.cachekeys import provider_fingerprint, provider_parts
@@ -21,13 +21,14 @@ from rigcli.provider_api import (
     SupportsArtifactValidation,
     SupportsChecks,
 )
+from rigcli.speed.records import lazy_dataclass
 
 Scope = Mapping[str, ProviderDefinition]
 RuntimeFactory = Callable[[], Awaitable[object]]
 CheckRow = dict[str, JsonValue]  # a provider check as shown by `rig plan`: the check plus who gave it
 
 
-@dataclass
+@lazy_dataclass
 class ProviderSession:
     """Everything one command needs from providers, computed once: apply and fork share one.
 

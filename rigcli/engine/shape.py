@@ -13,17 +13,17 @@ without tasks passes what came before it straight through.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Literal, Union
 
 from rigcli.engine.results import JsonObject, PlanNode
 from rigcli.graph import ParallelSpec, StepSpec, TaskSpec
+from rigcli.speed.records import lazy_dataclass
 
 GroupKind = Literal["sequence", "parallel", "branch"]
 Edge = tuple[str, str]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class GraphGroup:
     """A sequence, a parallel block, or one branch of it, holding tasks and groups in order."""
 
@@ -36,7 +36,7 @@ class GraphGroup:
 GraphItem = Union[PlanNode, GraphGroup]  # noqa: UP007 - referenced before GraphGroup is complete
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class WorkflowGraph:
     """``rig graph``: the workflow's tasks with their plan verdicts, its groups, and its edges."""
 

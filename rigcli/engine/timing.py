@@ -20,17 +20,17 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from rigcli.engine.results import JsonObject
 from rigcli.records import parse_timestamp, short_run_id
+from rigcli.speed.records import lazy_dataclass
 
 SLOWEST = 5  # the slowest tasks a timeline names
 NOT_IN_TIMELINE = frozenset({"skipped"})  # never reached: nothing to draw
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class NodeTimes:
     """One task of one apply as the history records it: ran (with its times) or cached."""
 
@@ -42,7 +42,7 @@ class NodeTimes:
     finished_at: str | None  # None when cached or still running
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class ApplyTimes:
     """One apply: its id, when it started and ended, and its tasks in plan order."""
 
@@ -64,7 +64,7 @@ class ApplyTimes:
         return any(ref in (run_id, short_run_id(run_id)) for run_id in ids)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class TimelineNode:
     """A task on the timeline: offsets in seconds from the apply's start (``end`` None while running)."""
 
@@ -79,7 +79,7 @@ class TimelineNode:
         return (now if self.end is None else self.end) - self.start
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Timeline:
     """One apply laid on a time axis, with its critical path."""
 
@@ -192,7 +192,7 @@ def _critical_path(
 # -- across applies ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class TaskStats:
     """One task over the applies looked at."""
 
@@ -227,7 +227,7 @@ class TaskStats:
         }
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class RunStats:
     """``rig runs --stats``: per task, over the last ``applies`` applies of one workflow."""
 

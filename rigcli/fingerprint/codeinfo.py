@@ -7,10 +7,10 @@ import hashlib
 import sys
 import weakref
 from collections.abc import Iterator
-from dataclasses import dataclass
 from types import CodeType
 
 from rigcli.fingerprint.source import FunctionNode, Import, SourceFile, arg_names, digest, dump, load_source
+from rigcli.speed.records import lazy_dataclass
 
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # inspect.CO_*, without importing inspect
@@ -19,7 +19,7 @@ _ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 _IMPORT_TAIL = frozenset({"IMPORT_FROM", "STORE_FAST", "STORE_NAME", "STORE_DEREF", "STORE_GLOBAL"})
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class CodeInfo:
     """The formatting-free identity of a code object and the global names it reads."""
 

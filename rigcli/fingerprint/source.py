@@ -7,7 +7,9 @@ import hashlib
 import os
 import tokenize
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from rigcli.speed.records import lazy_dataclass
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 _DEF_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -17,7 +19,7 @@ _DOC_OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
 _SKIPPED_FIELDS = frozenset({"ctx", "kind", "type_comment"})
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Import:
     """An import statement inside a function body: ``from <module> import <names>``."""
 
@@ -29,7 +31,7 @@ class Import:
 References = tuple[tuple[tuple[str, ...], ...], tuple[Import, ...]]
 
 
-@dataclass
+@lazy_dataclass
 class SourceFile:
     """One parsed file plus the indexes used to find the node behind a code object or class."""
 

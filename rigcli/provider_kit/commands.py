@@ -6,12 +6,12 @@ import codecs
 import os
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 
 from rigcli import masking
 from rigcli.authoring.values import SecretValue
 from rigcli.errors import ProviderError
 from rigcli.provider_api import EventData
+from rigcli.speed.records import lazy_dataclass
 
 OUTPUT_LIMIT = 1 << 20  # bytes of each stream kept in memory for the result
 CHUNK_LIMIT = 64 * 1024  # a line longer than this is emitted in pieces
@@ -110,7 +110,7 @@ def _secret_strings(value: object) -> list[str]:
     return []
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class CommandResult:
     """What a finished command produced; output beyond OUTPUT_LIMIT per stream is counted, not kept."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from datetime import datetime, timezone
 from typing import Generic, TypeVar
 
@@ -13,11 +13,12 @@ from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import Cancellation
 from rigcli.provider_kit.commands import CommandRecorder, CommandResult, Redactor, describe_command, failure
 from rigcli.provider_kit.runtime import BaseRuntime, MachineController
+from rigcli.speed.records import lazy_dataclass
 
 RuntimeT = TypeVar("RuntimeT", bound=BaseRuntime[MachineController])
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class AttachSpec:
     """How to run an interactive command in a machine from the user's terminal."""
 

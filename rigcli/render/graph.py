@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 
 from rigcli.engine.results import PlanNode
 from rigcli.engine.shape import GraphItem, WorkflowGraph
@@ -17,6 +16,7 @@ from rigcli.masking import mask_text
 from rigcli.records import short_run_id
 from rigcli.render.plain import plain_stdout
 from rigcli.sanitize import sanitize
+from rigcli.speed.records import lazy_dataclass
 from rigcli.speed.tables import cell_width, write_lines
 
 UNICODE_GUIDES = ("├── ", "└── ", "│   ", "    ")
@@ -29,7 +29,7 @@ def _text(value: str) -> str:
     return sanitize(mask_text(value))
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class TreeRow:
     """One line of the tree: its guides, label and, for a task, the verdict."""
 

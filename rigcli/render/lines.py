@@ -6,7 +6,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import NamedTuple, TypeVar
 
 from rigcli.events import (
@@ -38,6 +37,7 @@ from rigcli.events import (
 )
 from rigcli.records import LockHolder, held_for
 from rigcli.sanitize import sanitize
+from rigcli.speed.records import lazy_dataclass
 
 E = TypeVar("E", bound=Event)
 
@@ -303,7 +303,7 @@ class EventFormatter:
         return [Line(f"{self.g.ok} {event.operation} on {event.workspace}  {took}".rstrip(), "green")]
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class KindFormatter:
     """One row of the kind → method map: the event class it takes (its KIND is the key) and the method."""
 

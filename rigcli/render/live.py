@@ -13,7 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rich.console import Group, RenderableType
 from rich.live import Live
@@ -35,6 +35,7 @@ from rigcli.events import (
 )
 from rigcli.render.console import stderr_console
 from rigcli.render.lines import EventFormatter, Line, format_duration
+from rigcli.speed.records import lazy_dataclass
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 REFRESH_PER_SECOND = 8
@@ -45,7 +46,7 @@ COMMAND_LINES = 100  # command lines a task leaves, at most
 OUTPUT_EVENTS = frozenset({"log.output", "command.output", "command.started", "command.completed"})
 
 
-@dataclass
+@lazy_dataclass
 class _Running:
     """A running node: when it started, and its output lines, numbered, as much as is worth keeping."""
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from rigcli.jsonutil import JsonObject, JsonValue
@@ -23,6 +22,7 @@ from rigcli.records import (
     OutputPiece,
     WorkspaceRecord,
 )
+from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import EffectStatus, PowerStatus, RunStatus
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from rigcli.state.run_output import OutputBatch
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class StateStatus:
     """Where a state lives and what is in it, read without creating, migrating or locking anything."""
 

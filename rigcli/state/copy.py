@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonObject
+from rigcli.speed.records import lazy_dataclass
 from rigcli.state.api import StateStore
 from rigcli.state.damage import check_file, damaged, summary
 from rigcli.state.database import StateDatabase
@@ -32,7 +32,7 @@ _OWN_METADATA = (SCHEMA_VERSION_KEY, MIGRATIONS_KEY, RIG_VERSION_KEY, "project.d
 _BATCH = 500
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class CopyReport:
     source: str  # location (masked)
     source_backend: str

@@ -18,8 +18,9 @@ truly differs per backend is small enough to name here:
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+from rigcli.speed.records import lazy_dataclass
 
 # A row as a driver returns it: each column's type comes from the schema, which Python cannot see.
 Row = tuple[Any, ...]
@@ -53,7 +54,7 @@ class Connection(Protocol):
     def executemany(self, sql: str, seq_of_parameters: Iterable[Params], /) -> Cursor: ...
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Column:
     """A table column, and whether its values are booleans."""
 

@@ -22,10 +22,11 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rigcli.errors import InterruptedRunError, StateError, StateLockedError
 from rigcli.records import LockHolder, describe_holder, holder_from_json, unknown_holder, utc_now
+from rigcli.speed.records import lazy_dataclass
 from rigcli.state.process import pid_alive, this_host, this_user
 
 # How long to wait for a holder that has the flock but has not written its info yet.
@@ -38,7 +39,7 @@ HolderCallback = Callable[[LockHolder], object]
 Cancelled = Callable[[], bool]
 
 
-@dataclass
+@lazy_dataclass
 class _InProcess:
     """The writer lock between threads of this process, for one state location."""
 

@@ -19,9 +19,10 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rigcli.errors import StateError
+from rigcli.speed.records import lazy_dataclass
 from rigcli.state.damage import damaged, is_damage, problems, summary
 from rigcli.state.dialect import SQLITE, Connection, Dialect
 
@@ -224,7 +225,7 @@ MIGRATION_NAMES: tuple[str, ...] = tuple(fn.__name__ for fn in MIGRATIONS)
 STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class SchemaSyncResult:
     """What bringing a state database to our schema did."""
 
@@ -235,7 +236,7 @@ class SchemaSyncResult:
     backup_path: str | None = None
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class _Found:
     """What an existing database turned out to be (ours, newer, foreign or empty)."""
 

@@ -25,10 +25,11 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonObject
+from rigcli.speed.records import lazy_dataclass
 from rigcli.state.damage import check_file, is_damage, parses, unmark
 from rigcli.state.lock import state_lock
 from rigcli.state.migrations import DATA_TABLES, MIGRATIONS_KEY, SCHEMA_VERSION_KEY, SQLITE_HEADER, sync_schema_file
@@ -41,7 +42,7 @@ _CLI_TIMEOUT = 300.0
 _MAX_MISSES = 10_000  # rowids probed past the last row found, when the table's end is unreadable
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class CheckReport:
     path: str
     problems: list[str]  # [] when SQLite's integrity check says ok
@@ -54,7 +55,7 @@ class CheckReport:
         return {"path": self.path, "ok": self.ok, "problems": list(self.problems)}
 
 
-@dataclass
+@lazy_dataclass
 class RecoveryReport:
     path: str  # where the recovered database now is (the state's own path)
     backup: str  # where the damaged one was kept

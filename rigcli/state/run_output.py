@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 
 from rigcli.records import OutputChunk, OutputPiece
+from rigcli.speed.records import lazy_dataclass
 from rigcli.state.database import StateDatabase
 from rigcli.state.dialect import Connection, placeholders
 from rigcli.state.rows import Columns
@@ -28,7 +28,7 @@ PIECE_BYTES = 4 * 1024 * 1024  # the most of one chunk's bytes read at once (a c
 _CHUNK = 500  # ids per IN (...), below SQLite's old bound-parameter limit
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class OutputBatch:
     """What one flush of a run's output writes: new chunks, old chunks dropped, and the marker."""
 

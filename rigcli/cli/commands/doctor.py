@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import platform
 import sys
-from dataclasses import dataclass
 from importlib import metadata
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ from rigcli._version import __version__
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import GlobalOptions
 from rigcli.errors import RigError
+from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from rigcli.engine.results import ProjectDiagnosis
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 PACKAGES = ("typer", "rich", "pydantic", "httpx", "platformdirs")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class Report:
     """What doctor found: this installation, each installed provider's defaults, and the project."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
@@ -10,6 +10,7 @@ from rigcli.errors import RigError, UsageError
 from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import LiveStatus
 from rigcli.records import WorkspaceRecord
+from rigcli.speed.records import lazy_dataclass
 
 TARGETS = {
     "workspaces": "workspaces",
@@ -37,7 +38,7 @@ def _workflow_names(session: Session) -> list[str]:
     return [only] if only is not None else session.workflow_names()
 
 
-@dataclass
+@lazy_dataclass
 class _WorkflowRow:
     """One workflow in `rig ls`: its cache summary (None when the plan failed) and workspaces."""
 

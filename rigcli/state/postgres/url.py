@@ -10,10 +10,10 @@ URL is handed to it as written.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urlsplit
 
 from rigcli.errors import StateError
+from rigcli.speed.records import lazy_dataclass
 from rigcli.state_location import MASK, is_state_url, mask_url, unsplit_url
 
 DEFAULT_SCHEMA = "rig"
@@ -24,7 +24,7 @@ RIG_PARAMETERS = ("schema", "fragments_schema")
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 
 
-@dataclass(frozen=True)
+@lazy_dataclass(frozen=True)
 class PostgresURL:
     """``conninfo`` goes to libpq; ``masked`` is the only form that is ever shown or stored."""
 

@@ -1,0 +1,87 @@
+"""Dataclasses whose methods are generated when the class is first used, not when it is defined.
+
+``@dataclass`` compiles up to six methods per class with ``exec`` at import time (~0.5–1 ms each
+class here); rig defines ~100 of them and a cached ``rig plan`` instantiates about 25. With
+``@lazy_dataclass`` the class is left as written until its first instance is made or its fields
+are asked for (``dataclasses.fields``, ``is_dataclass``, a subclass being made), and only then
+is it handed to ``dataclasses.dataclass`` with the same options. For mypy it *is*
+``dataclasses.dataclass``, so type checking sees no difference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+_OPTIONS = "__rig_lazy_dataclass_options__"
+_FIELDS = "__dataclass_fields__"
+_MADE = "__rig_lazy_dataclass_made__"
+# Re-entrant: making a subclass reads its bases' fields, which makes pending bases first.
+_making = threading.RLock()
+
+_C = TypeVar("_C", bound=type)
+
+
+class _FieldsOnFirstUse:
+    """Stands in for ``__dataclass_fields__`` until the class is made; reading it makes the class."""
+
+    def __get__(self, instance: object, owner: type) -> Any:
+        materialize(owner)
+        return getattr(owner, _FIELDS)
+
+
+_PENDING_FIELDS = _FieldsOnFirstUse()
+
+
+def _new_on_first_use(cls: type, *args: object, **kwargs: object) -> object:
+    # ``__new__`` rather than ``__init__``: type() looks ``__init__`` up after ``__new__`` returns,
+    # so an instance made while another thread makes the class still gets the generated one, and
+    # instances made without ``__init__`` (copy, pickle) make the class too. It stays once the
+    # class is made (CPython cannot give a class back object's own ``__new__`` slot once it was
+    # set), at the cost of one dict lookup per instance.
+    if _MADE not in cls.__dict__:
+        materialize(cls)
+    return object.__new__(cls)
+
+
+def materialize(cls: _C) -> _C:
+    """Make every still-pending dataclass in ``cls``'s MRO, bases first; a no-op once made."""
+    with _making:
+        for klass in reversed(cls.__mro__):
+            options = klass.__dict__.get(_OPTIONS)
+            if options is None:
+                continue
+            delattr(klass, _OPTIONS)
+            delattr(klass, _FIELDS)
+            dataclasses.dataclass(klass, **options)
+        setattr(cls, _MADE, True)
+    return cls
+
+
+def _defer(cls: _C, options: dict[str, bool]) -> _C:
+    if any("__new__" in klass.__dict__ and _OPTIONS not in klass.__dict__ for klass in cls.__mro__[:-1]):
+        # a __new__ of its own (or a base's) must run as written: make the class now
+        return dataclasses.dataclass(cls, **options)  # type: ignore[return-value]
+    setattr(cls, _OPTIONS, options)
+    setattr(cls, _FIELDS, _PENDING_FIELDS)
+    cls.__new__ = staticmethod(_new_on_first_use)  # type: ignore[assignment]
+    return cls
+
+
+def _lazy_dataclass(
+    cls: _C | None = None, /, *, frozen: bool = False, eq: bool = True, repr: bool = True
+) -> _C | Callable[[_C], _C]:
+    options = {"frozen": frozen, "eq": eq, "repr": repr}
+    if cls is None:
+        return lambda klass: _defer(klass, options)
+    return _defer(cls, options)
+
+
+if TYPE_CHECKING:
+    from dataclasses import dataclass as lazy_dataclass
+else:
+    lazy_dataclass = _lazy_dataclass
+
+__all__ = ["lazy_dataclass", "materialize"]
