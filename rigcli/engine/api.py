@@ -22,7 +22,7 @@ from typing import Protocol, TypeVar
 
 from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
 from rigcli.engine.provenance import WorkspaceDiff
-from rigcli.engine.reaper import ReapReport
+from rigcli.engine.reap_report import ReapReport
 from rigcli.engine.results import (
     ApplyResult,
     CacheEntry,

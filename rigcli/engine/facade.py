@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, TypeVar
 from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.runner import Runner
+from rigcli.records import utc_now
 
 if TYPE_CHECKING:
     from rigcli.engine.cache_admin import CacheAdmin
@@ -41,7 +42,8 @@ if TYPE_CHECKING:
     from rigcli.engine.operations import Operations
     from rigcli.engine.pictures import Pictures
     from rigcli.engine.provenance import Drift, WorkspaceDiff
-    from rigcli.engine.reaper import Reaper, ReapReport
+    from rigcli.engine.reap_report import ReapReport
+    from rigcli.engine.reaper import Reaper
     from rigcli.engine.results import (
         ApplyResult,
         CacheEntry,
@@ -247,6 +249,11 @@ class ProjectEngine:
         return await self.drift.diff(name, workflow)
 
     async def reap(self, dry_run: bool = False, *, implicit: bool = False) -> ReapReport:
+        if implicit and not self.project.store.due_workspaces(utc_now()):
+            # the usual case of every command: one indexed query, and the reaper is never imported
+            from rigcli.engine.reap_report import ReapReport
+
+            return ReapReport(dry_run=dry_run)
         return await self.reaper.reap(dry_run=dry_run, implicit=implicit)
 
     # -- operations ---------------------------------------------------------------------------------

@@ -19,65 +19,24 @@ cron, waiting for the lock like any writer, and retrying every ``reap-failed`` w
 
 from __future__ import annotations
 
-from dataclasses import field, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from rigcli.engine.effects import as_entry
 from rigcli.engine.project import Project
 from rigcli.engine.providers import maybe_await
+from rigcli.engine.reap_report import ReapItem, ReapReport
 from rigcli.engine.reconcile import controller_of
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.workspaces import Workspaces, error_message
 from rigcli.errors import RigError, StateLockedError
 from rigcli.events import WorkspaceReaped
-from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import ProviderController, SupportsLastUse
 from rigcli.records import EffectRecord, WorkspaceRecord, parse_timestamp, timestamp, utc_datetime, utc_now
-from rigcli.speed.records import lazy_dataclass
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
 from rigcli.statuses import WorkspaceStatus
 
 RETRY_SECONDS = 600  # after a failed reap, when the next command tries again (rig reap: at once)
-
-
-@lazy_dataclass(frozen=True)
-class ReapItem:
-    """One workspace the reaper acted on (or, with ``--dry-run``, would have)."""
-
-    workspace: str
-    workflow: str
-    action: str  # "remove" | "stop"
-    reason: str  # "expired" | "idle"
-    detail: str  # when it expired, or since when it was unused
-    error: str | None = None
-
-    def to_json(self) -> JsonObject:
-        data: JsonObject = {
-            "workspace": self.workspace,
-            "workflow": self.workflow,
-            "action": self.action,
-            "reason": self.reason,
-            "detail": self.detail,
-        }
-        if self.error is not None:
-            data["error"] = self.error
-        return data
-
-
-@lazy_dataclass
-class ReapReport:
-    """``rig reap``: what was (or would be) removed or stopped, and what failed."""
-
-    dry_run: bool
-    reaped: list[ReapItem] = field(default_factory=list)
-    failed: list[ReapItem] = field(default_factory=list)
-
-    def to_json(self) -> JsonObject:
-        return {
-            "dry_run": self.dry_run,
-            "reaped": [item.to_json() for item in self.reaped],
-            "failed": [item.to_json() for item in self.failed],
-        }
 
 
 class Reaper:
