@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 _OPTIONS = "__rig_lazy_dataclass_options__"
 _FIELDS = "__dataclass_fields__"
@@ -27,7 +27,7 @@ _C = TypeVar("_C", bound=type)
 class _FieldsOnFirstUse:
     """Stands in for ``__dataclass_fields__`` until the class is made; reading it makes the class."""
 
-    def __get__(self, instance: object, owner: type) -> Any:
+    def __get__(self, instance: object, owner: type) -> object:
         materialize(owner)
         return getattr(owner, _FIELDS)
 
@@ -60,8 +60,14 @@ def materialize(cls: _C) -> _C:
     return cls
 
 
+def _own_new(klass: type) -> bool:
+    """Whether ``klass`` defines a ``__new__`` other than the stand-in of a lazy dataclass."""
+    new = klass.__dict__.get("__new__")
+    return new is not None and getattr(new, "__func__", None) is not _new_on_first_use
+
+
 def _defer(cls: _C, options: dict[str, bool]) -> _C:
-    if any("__new__" in klass.__dict__ and _OPTIONS not in klass.__dict__ for klass in cls.__mro__[:-1]):
+    if any(_own_new(klass) for klass in cls.__mro__[:-1]):
         # a __new__ of its own (or a base's) must run as written: make the class now
         return dataclasses.dataclass(cls, **options)  # type: ignore[return-value]
     setattr(cls, _OPTIONS, options)

@@ -1,0 +1,133 @@
+"""``lazy_dataclass``: a class is made on first use, and then behaves exactly as ``@dataclass`` would."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import pickle
+import threading
+from dataclasses import field
+
+import pytest
+
+from rigcli.speed.records import lazy_dataclass
+
+
+def _pending(cls: type) -> bool:
+    return "__init__" not in cls.__dict__
+
+
+@lazy_dataclass(frozen=True)
+class Point:
+    x: int
+    y: int = 0
+    tags: list[str] = field(default_factory=list, compare=False)  # so instances stay hashable
+
+
+def test_nothing_is_generated_until_the_first_instance() -> None:
+    @lazy_dataclass(frozen=True)
+    class Late:
+        a: int
+
+    assert _pending(Late)
+    assert Late(1) == Late(1)
+    assert not _pending(Late)
+
+
+def test_a_made_class_behaves_as_a_frozen_dataclass() -> None:
+    point = Point(1, tags=["a"])
+    assert point == Point(1, 0, ["a"]) and repr(point) == "Point(x=1, y=0, tags=['a'])"
+    assert hash(Point(2)) == hash(Point(2))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        point.x = 5  # type: ignore[misc]
+    assert dataclasses.replace(point, y=3) == Point(1, 3, ["a"])
+    assert dataclasses.asdict(point) == {"x": 1, "y": 0, "tags": ["a"]}
+    assert Point(1).tags is not Point(1).tags  # the default factory runs per instance
+
+
+def test_asking_for_fields_makes_the_class() -> None:
+    @lazy_dataclass
+    class Asked:
+        a: int
+        b: str = "b"
+
+    assert dataclasses.is_dataclass(Asked)
+    assert [item.name for item in dataclasses.fields(Asked)] == ["a", "b"]
+    assert not _pending(Asked)
+
+
+def test_subclasses_get_their_bases_fields_whichever_is_made_first() -> None:
+    @lazy_dataclass(frozen=True)
+    class Base:
+        a: int
+
+    @lazy_dataclass(frozen=True)
+    class Child(Base):
+        b: str = "b"
+
+    class Plain(Base):
+        pass
+
+    assert _pending(Base) and _pending(Child)
+    assert (
+        Child(1, "c") == Child(a=1, b="c")
+        and repr(Child(1))
+        == "test_subclasses_get_their_bases_fields_whichever_is_made_first.<locals>.Child(a=1, b='b')"
+    )
+    assert Plain(2).a == 2 and Base(3) == Base(3)
+
+
+def test_options_are_kept() -> None:
+    @lazy_dataclass(eq=False, repr=False)
+    class Identity:
+        a: int
+
+    one = Identity(1)
+    assert one != Identity(1) and one == one
+    assert repr(one).startswith("<") and "Identity object" in repr(one)
+    one.a = 2  # not frozen
+    assert one.a == 2
+
+
+def test_copies_and_unpickled_instances_are_whole() -> None:
+    point = Point(4, 5)
+    assert copy.copy(point) == point and copy.deepcopy(point) == point
+    assert pickle.loads(pickle.dumps(point)) == point
+
+
+def test_threads_racing_for_the_first_instance_all_get_a_made_one() -> None:
+    @lazy_dataclass(frozen=True)
+    class Raced:
+        a: int
+        b: int = 1
+
+    made: list[object] = []
+    errors: list[BaseException] = []
+    start = threading.Barrier(8)
+
+    def make() -> None:
+        start.wait()
+        try:
+            made.extend(Raced(index) for index in range(200))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=make) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(made) == 1600 and all(isinstance(item, Raced) and item.b == 1 for item in made)  # type: ignore[attr-defined]
+
+
+def test_a_class_with_its_own_new_is_made_at_once() -> None:
+    class WithNew:
+        def __new__(cls, *args: object, **kwargs: object) -> WithNew:
+            return super().__new__(cls)
+
+    @lazy_dataclass
+    class Derived(WithNew):
+        a: int
+
+    assert not _pending(Derived) and Derived(1).a == 1
