@@ -131,3 +131,22 @@ def test_a_class_with_its_own_new_is_made_at_once() -> None:
         a: int
 
     assert not _pending(Derived) and Derived(1).a == 1
+
+
+def test_every_dataclass_of_rig_is_a_lazy_one() -> None:
+    # One plain @dataclass on a hot path puts its exec cost back into every command that imports it.
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    plain: list[str] = []
+    for path in sorted([*root.joinpath("rigcli").rglob("*.py"), *root.joinpath("providers").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ClassDef):
+                continue
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                name = ast.unparse(target)
+                if name in ("dataclass", "dataclasses.dataclass"):
+                    plain.append(f"{path.relative_to(root)}:{node.lineno} {node.name}")
+    assert plain == [], "use rigcli.speed.records.lazy_dataclass: " + ", ".join(plain)
