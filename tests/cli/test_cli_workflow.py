@@ -282,3 +282,26 @@ def test_an_embedding_host_gets_collection_back_after_main(tmp_path: Path) -> No
         [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
     )
     assert completed.stderr.strip().splitlines()[-1] == "0 True 0", completed.stderr
+
+
+def test_a_command_that_only_loads_leaves_no_full_collection_pending(tmp_path: Path) -> None:
+    # A plan only loads: collection stays paused throughout. Turned back on with the young count
+    # as loading left it (tens of thousands), the next allocation would collect every object the
+    # command made, at its very end; the entry point resets that count as it gives collection back.
+    (tmp_path / "rig_config.py").write_text(_GC_CONFIG, encoding="utf-8")
+    script = (
+        "import gc, sys\n"
+        "from rigcli.__main__ import main\n"
+        "code = main(['plan'])\n"
+        "young = len(gc.get_objects(0)) + len(gc.get_objects(1))\n"
+        "sys.stderr.write(f'{code} {gc.isenabled()} {gc.get_freeze_count()} {young} {len(gc.get_objects())}\\n')\n"
+    )
+    env = {**os.environ, "RIG_HOME": str(tmp_path / "_home"), "RIG_RENDER": "0"}
+    completed = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60
+    )
+    code, collecting, frozen, young, tracked = completed.stderr.strip().splitlines()[-1].split()
+    assert (code, collecting, frozen) == ("0", "True", "0"), completed.stderr
+    # What the command made is in the oldest generation, not young objects a collection is about to walk.
+    assert int(tracked) > 10_000, completed.stderr
+    assert int(young) < 2_000, completed.stderr
