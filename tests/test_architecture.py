@@ -282,7 +282,7 @@ def test_the_check_catches_gc_and_sys_modules_writes_outside_the_speed_room() ->
     modules["rigcli.state.store"] += "\nimport sys as system\nsystem.modules['x'] = None\n"
     modules["rigcli.render.live"] += "\nimport sys\nsys.modules.pop('x', None)\nsys.modules.setdefault('y', None)\n"
     modules["rigcli.graph"] += "\nfrom sys import modules as loaded\nloaded.update({})\n"
-    modules["providers.docker.client"] += "\nsys.modules['trio'] = None\n"
+    modules["providers.docker.httpx_lib"] += "\nsys.modules['trio'] = None\n"
     modules["rigcli.speed.gc_policy"] += "\nfrom rigcli.errors import RigError\n"
     found = {(item.module, item.imported) for item in speed_violations(modules)}
     assert found == {
@@ -294,7 +294,7 @@ def test_the_check_catches_gc_and_sys_modules_writes_outside_the_speed_room() ->
         ("rigcli.render.live", "sys.modules.pop"),
         ("rigcli.render.live", "sys.modules.setdefault"),
         ("rigcli.graph", "sys.modules.update"),
-        ("providers.docker.client", "assigns sys.modules"),
+        ("providers.docker.httpx_lib", "assigns sys.modules"),
         ("rigcli.speed.gc_policy", "rigcli.errors"),
         ("rigcli.speed.gc_policy", "rigcli.errors.RigError"),
     }

@@ -6,34 +6,22 @@ import atexit
 import contextlib
 import json
 import os
-import sys
 import threading
 import weakref
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any, Protocol
-
-from rigcli.speed.imports import import_hiding, mark_absent
-
-# httpx's package imports its command-line client (and with it Rich, Click and Pygments)
-# whenever those are installed, as they are beside rig. rig never runs that client, and
-# importing it costs more than all of a fork's requests; marked absent, httpx skips it.
-if "httpx" not in sys.modules:
-    mark_absent("httpx._main")
-# httpcore (httpx's transport, imported by the first client) imports trio whenever it is installed,
-# for its async API under trio; rig's client is synchronous, and that import costs a third of a
-# fork. trio is hidden only while httpcore loads, so a handler can still import and use it.
-if "httpcore" not in sys.modules:
-    import_hiding("httpcore", hidden=("trio",))
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
 
 from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate
 from providers.docker.api_version import version_tuple as _version_tuple
 from providers.docker.endpoint import DEFAULT_HOST, Endpoint, resolve_endpoint
 from providers.docker.errors import transport_error
+from providers.docker.httpx_lib import load_httpx
 from providers.docker.processes import stop_all
 from rigcli.errors import ProviderError
+
+if TYPE_CHECKING:  # imported on the first request through this client (httpx_lib.py says why)
+    import httpx
 
 
 class RunningExec(Protocol):
@@ -75,6 +63,9 @@ class DockerClient:
             return self._client
 
     def _connect(self) -> httpx.Client:
+        load_httpx()
+        import httpx
+
         limit = self._timeout
         timeout = httpx.Timeout(connect=min(10.0, limit), read=limit, write=limit, pool=min(30.0, limit))
         endpoint = self.endpoint
@@ -131,6 +122,9 @@ class DockerClient:
         return f"/v{self._version or self._ours}{path}" if versioned else path
 
     def _send(self, method: str, path: str, *, versioned: bool = True, **kwargs: Any) -> httpx.Response:
+        load_httpx()
+        import httpx
+
         if _hijacks(path):
             kwargs["headers"] = {**kwargs.get("headers", {}), "Connection": "close"}
         try:
@@ -169,6 +163,9 @@ class DockerClient:
     @contextmanager
     def stream(self, method: str, path: str, *, body: Mapping[str, Any]) -> Iterator[httpx.Response]:
         """A response whose body is read as it arrives (no read timeout: commands may be quiet)."""
+        load_httpx()
+        import httpx
+
         timeout = httpx.Timeout(connect=10.0, read=None, write=60.0, pool=30.0)
         self._negotiated()  # a stream's refusal cannot be sent again: settle the version first
         try:
@@ -230,6 +227,9 @@ def _hijacks(path: str) -> bool:
 
 
 def daemon_message(response: httpx.Response) -> str:
+    load_httpx()
+    import httpx
+
     try:
         response.read()
         message = response.json().get("message")

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import ssl
+import sys
 from collections.abc import Iterator
-
-import httpx
 
 from providers.docker.endpoint import Endpoint
 from rigcli.errors import ProviderError, UnreachableError
@@ -30,11 +29,11 @@ def one_line(text: str) -> str:
 
 def transport_error(endpoint: Endpoint, exc: BaseException, what: str) -> UnreachableError:
     """The error for a request that never got an answer: names the endpoint and the failing layer."""
-    from providers.docker.ssh import SshConnectionError  # ssh is imported lazily elsewhere too
-
+    # Only an ssh endpoint loads the ssh module (and httpx with it); without it, no cause is its error.
+    ssh = sys.modules.get("providers.docker.ssh")
     at = f"Cannot reach the Docker daemon at {endpoint.host}"
     for cause in _causes(exc):
-        if isinstance(cause, SshConnectionError):
+        if ssh is not None and isinstance(cause, ssh.SshConnectionError):
             return UnreachableError(one_line(str(cause)))
         if isinstance(cause, UnreachableError):
             return cause
@@ -67,7 +66,8 @@ def transport_error(endpoint: Endpoint, exc: BaseException, what: str) -> Unreac
 
 
 def _is_connect_failure(exc: BaseException) -> bool:
-    if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
+    httpx = sys.modules.get("httpx")  # not loaded: the failure cannot be one of its errors
+    if httpx is not None and isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
         return True
     return any(isinstance(cause, (FileNotFoundError, ConnectionRefusedError)) for cause in _causes(exc))
 

@@ -25,10 +25,12 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import urlsplit
 
-import httpcore
-import httpx
-
+from providers.docker.httpx_lib import load_httpx
 from providers.docker.processes import OwnedProcess, spawn
+
+load_httpx()  # httpx with its optional imports hidden (httpx_lib.py); the imports below find them loaded
+import httpcore  # noqa: E402
+import httpx  # noqa: E402
 
 CONNECT_TIMEOUT = 15  # seconds for ssh to connect; the docker CLI uses 30
 _EXIT_WAIT = 5.0  # at EOF, how long ssh may take to exit and explain itself

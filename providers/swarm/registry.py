@@ -12,12 +12,12 @@ import json
 import threading
 from typing import Any
 
-# Imported after providers.docker.client (the swarm package imports it first), which keeps httpx's
-# import cheap.
-import httpx
-
+from providers.docker.httpx_lib import load_httpx
 from providers.swarm.config import Registry
 from rigcli.errors import ProviderError
+
+load_httpx()  # httpx with its optional imports hidden (httpx_lib.py); the import below finds it loaded
+import httpx  # noqa: E402
 
 MANIFEST_TYPES = (
     "application/vnd.docker.distribution.manifest.v2+json",

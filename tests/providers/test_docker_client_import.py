@@ -1,4 +1,5 @@
-"""Loading the docker client hides httpx's optional imports from it alone, never from handlers."""
+"""The docker provider loads httpx only when a request needs it, and hides httpx's optional imports
+from that load alone, never from handlers."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 _PROBE = """
 import importlib.util, json, sys
 import providers.docker.client
+providers.docker.client.DockerClient("unix:///nonexistent/docker.sock")._http()  # its first request loads httpx
 import httpx
 report = {
     "trio_loaded": "trio" in sys.modules,
@@ -29,3 +31,17 @@ def test_the_client_loads_without_trio_or_httpx_cli_and_leaves_trio_importable()
     assert report["cli_loaded"] is False
     if report["trio_installed"]:
         assert report["trio_usable"] is True
+
+
+_LEAN = """
+import json, sys
+import providers.docker
+from providers.docker.rawhttp import RawClient
+print(json.dumps(sorted(name for name in ("httpx", "httpcore", "anyio", "h11") if name in sys.modules)))
+"""
+
+
+def test_the_provider_and_its_raw_client_load_without_httpx() -> None:
+    """Live status, shell/exec and the plan's check speak on rig's own connections: no httpx for them."""
+    completed = subprocess.run([sys.executable, "-c", _LEAN], capture_output=True, text=True, check=True)
+    assert json.loads(completed.stdout) == []
