@@ -14,12 +14,15 @@ provider fingerprint (through ``checks``); certificates and keys never are.
 
 After fork: ``rig ls`` shows each container's state (``lifecycle.probe``, one request for all),
 ``rig stop``/``rig start`` stop and start it, and ``rig shell``/``rig exec`` attach an exec to
-rig's terminal or streams (``attach``), over the same endpoint.
+rig's terminal or streams (``attach``), over the same endpoint. The probe and the attach speak on
+the controller's own kept-alive connection (``raw``, ``rawhttp``), never through httpx: ``rig
+exec`` creates its exec on the connection its probe opened, and neither imports httpx.
 """
 
 from __future__ import annotations
 
 import secrets
+import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +34,7 @@ from providers.docker.effects import EFFECT_LABEL, KIND_LABEL, SNAPSHOT_REPO, sn
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.images import full_image_id
 from providers.docker.machine import DockerMachine
+from providers.docker.rawhttp import RawClient
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import (
@@ -123,10 +127,20 @@ class DockerController(BaseController):
         super().__init__(setup)
         self.endpoint = resolve_endpoint(self.config)
         self.client = DockerClient(self.endpoint)
+        self._raw: RawClient | None = None
+        self._raw_lock = threading.Lock()
         self.env = config_env(PROVIDER_ID, self.config)
         self._warned = False
         # Running commands get SIGTERM at once; the connections (ssh processes) close when they have ended.
         setup.cancellation.add_callback(self.client.cancel)
+
+    @property
+    def raw(self) -> RawClient:
+        """Requests on a connection of rig's own, kept alive (``rawhttp``): what needs no httpx uses it."""
+        with self._raw_lock:  # probes run on threads of their own
+            if self._raw is None:
+                self._raw = RawClient(self.endpoint)
+            return self._raw
 
     def runtime(self, context: RuntimeContext) -> DockerRuntime:
         runtime = DockerRuntime(self, context)
@@ -347,7 +361,7 @@ class DockerController(BaseController):
     # -- after fork: live status, stop and start, a program attached to rig's stdio ----------------------
     def probe(self, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
         """Each container among ``resources`` as this daemon sees it (one request for all of them)."""
-        return lifecycle.probe(self.client, self.setup.project_dir, resources)
+        return lifecycle.probe(self.raw, self.setup.project_dir, resources)
 
     def stop(self, resource: EffectEntry) -> None:
         lifecycle.stop(self.client, resource)
@@ -366,15 +380,10 @@ class DockerController(BaseController):
     ) -> int:
         """Run ``argv`` (or a login shell) in the container on rig's stdio, like ``docker exec -i[t]``."""
         from providers.docker.attach import attach_exec
-        from providers.docker.rawhttp import RawClient
 
-        container = lifecycle.container_of(self.client, resource)
-        raw = RawClient(self.endpoint)
-        try:
-            full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
-            return attach_exec(raw, container, argv, tty=tty, env=full, cwd=cwd)
-        finally:
-            raw.close()
+        container = lifecycle.container_of(self.client.host, resource)
+        full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
+        return attach_exec(self.raw, container, argv, tty=tty, env=full, cwd=cwd)
 
     def list_machines(self) -> list[JsonObject]:
         return stored_records(self.setup.storage, "machine:", provider=PROVIDER_ID)
@@ -384,6 +393,8 @@ class DockerController(BaseController):
 
     def close(self) -> None:
         self.client.close()
+        if self._raw is not None:
+            self._raw.close()
 
 
 if TYPE_CHECKING:  # mypy checks the optional hooks against the contract

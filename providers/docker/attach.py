@@ -36,6 +36,7 @@ _SIGNAL = (
     'for p in /proc/[0-9]*; do tr "\\0" "\\n" <"$p/environ" 2>/dev/null | grep -qx "$0" '
     '&& kill -"$1" "${p#/proc/}" 2>/dev/null; done; true'
 )
+_EXIT_SECONDS = 2.0  # how long the daemon may take to record the exit of a program whose output ended
 _RESIZE_TRIES = 10  # the exec's process may not exist yet when the first resize arrives
 
 
@@ -183,15 +184,19 @@ def _pump(
 
 def _exit_code(raw: RawClient, exec_id: str) -> int:
     """The program's exit code (a death by signal N is 128 + N, as the runtime reports it)."""
-    for _ in range(100):
+    delay, deadline = 0.001, time.monotonic() + _EXIT_SECONDS
+    while True:
         response = raw.request("GET", f"/exec/{exec_id}/json")
         if response.status != 200:
             raise ProviderError(f"Docker exec inspect failed: {response.message()} (HTTP {response.status})")
         info = response.json()
         if not info.get("Running") and info.get("ExitCode") is not None:
             return int(info["ExitCode"])
-        time.sleep(0.02)  # the stream can end a moment before the daemon records the exit
-    raise ProviderError(f"Docker exec {exec_id[:12]} did not report an exit code")
+        if time.monotonic() > deadline:
+            raise ProviderError(f"Docker exec {exec_id[:12]} did not report an exit code")
+        # The stream can end a moment before the daemon records the exit: usually a millisecond.
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
 
 
 __all__ = ["MARK", "SHELL", "attach_exec"]

@@ -2,8 +2,10 @@
 
 The probe asks the daemon once for every container of this project (by the ``rig.project``
 label) and looks up by name or id only what that list lacks, so ``rig ls`` of fifty workspaces
-costs one request. A container the daemon says does not exist is ``missing``; one made on another
-daemon, or a daemon that does not answer, is ``unknown`` with why.
+costs one request. It speaks on the controller's own connection (``rawhttp``: no httpx to import,
+and ``rig exec`` sends its exec on the connection its probe opened). A container the daemon says
+does not exist is ``missing``; one made on another daemon, or a daemon that does not answer, is
+``unknown`` with why.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from providers.docker.client import DockerClient
+from providers.docker.rawhttp import RawClient
 from rigcli.errors import ProviderError
 from rigcli.provider_api import EffectEntry, LiveStatus
 from rigcli.statuses import LiveState
@@ -30,12 +33,13 @@ STATES: Mapping[str, LiveState] = {
 }
 
 
-def container_of(client: DockerClient, resource: EffectEntry) -> str:
-    """The container's id (or name, before its create was confirmed); ProviderError for another daemon's."""
+def container_of(daemon: str, resource: EffectEntry) -> str:
+    """The container's id (or name, before its create was confirmed) on the daemon at host ``daemon``;
+    ProviderError for another daemon's."""
     details = resource["resource"]
     host = details.get("host")
-    if isinstance(host, str) and host and host != client.host:
-        raise ProviderError(f"container {resource['id']} was made on the daemon at {host}, not {client.host}")
+    if isinstance(host, str) and host and host != daemon:
+        raise ProviderError(f"container {resource['id']} was made on the daemon at {host}, not {daemon}")
     return str(details.get("container_id") or details.get("machine_id") or resource["id"])
 
 
@@ -47,7 +51,7 @@ def _status(state: str, status_text: str) -> LiveStatus:
     return LiveStatus(live, detail)
 
 
-def probe(client: DockerClient, project_dir: str, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
+def probe(raw: RawClient, project_dir: str, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
     """Each container among ``resources`` as the daemon sees it (images and other kinds are left out)."""
     answers: dict[str, LiveStatus] = {}
     wanted: dict[str, str] = {}  # effect id -> container id or name
@@ -55,19 +59,16 @@ def probe(client: DockerClient, project_dir: str, resources: Sequence[EffectEntr
         if resource["kind"] != "container":
             continue
         try:
-            wanted[resource["id"]] = container_of(client, resource)
+            wanted[resource["id"]] = container_of(raw.endpoint.host, resource)
         except ProviderError as exc:
             answers[resource["id"]] = LiveStatus("unknown", str(exc))
     if not wanted:
         return answers
     filters = json.dumps({"label": [f"rig.project={project_dir}"]})
-    listed: list[dict[str, Any]] = client.json(
-        "GET",
-        "/containers/json",
-        params={"all": "true", "filters": filters},
-        timeout=PROBE_TIMEOUT,
-        what="container list",
-    )
+    response = raw.request("GET", "/containers/json", params={"all": "true", "filters": filters}, timeout=PROBE_TIMEOUT)
+    if response.status != 200:
+        raise ProviderError(f"Docker container list failed: {response.message()} (HTTP {response.status})")
+    listed: list[dict[str, Any]] = response.json()
     by_key: dict[str, dict[str, Any]] = {}
     for item in listed:
         by_key[str(item.get("Id"))] = item
@@ -78,23 +79,23 @@ def probe(client: DockerClient, project_dir: str, resources: Sequence[EffectEntr
         if found is not None:
             answers[effect_id] = _status(str(found.get("State") or ""), str(found.get("Status") or ""))
         else:  # labelled for another project path (a moved project), or gone: ask for it by name
-            answers[effect_id] = _inspect(client, container)
+            answers[effect_id] = _inspect(raw, container)
     return answers
 
 
-def _inspect(client: DockerClient, container: str) -> LiveStatus:
-    response = client.request(
-        "GET", f"/containers/{container}/json", ok=(200, 404), timeout=PROBE_TIMEOUT, what="container inspect"
-    )
-    if response.status_code == 404:
+def _inspect(raw: RawClient, container: str) -> LiveStatus:
+    response = raw.request("GET", f"/containers/{container}/json", timeout=PROBE_TIMEOUT)
+    if response.status == 404:
         return LiveStatus("missing", f"container {container[:12]} is gone")
+    if response.status != 200:
+        raise ProviderError(f"Docker container inspect failed: {response.message()} (HTTP {response.status})")
     state = response.json().get("State") or {}
     return _status(str(state.get("Status") or ""), str(state.get("Status") or ""))
 
 
 def stop(client: DockerClient, resource: EffectEntry) -> None:
     """``docker stop``: SIGTERM, then SIGKILL after STOP_SECONDS; a stopped container is fine."""
-    container = container_of(client, resource)
+    container = container_of(client.host, resource)
     response = client.request(
         "POST",
         f"/containers/{container}/stop",
@@ -109,7 +110,7 @@ def stop(client: DockerClient, resource: EffectEntry) -> None:
 
 def start(client: DockerClient, resource: EffectEntry) -> None:
     """``docker start`` (or ``unpause``, for a paused one); a running container is fine."""
-    container = container_of(client, resource)
+    container = container_of(client.host, resource)
     found = client.request("GET", f"/containers/{container}/json", ok=(200, 404), what="container inspect")
     if found.status_code == 404:
         raise ProviderError(f"Docker container {container[:12]} is gone")

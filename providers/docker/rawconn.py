@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import socket
 import ssl
 import threading
@@ -40,6 +41,10 @@ class Connection:
         """Bytes are buffered already: ``recv`` will not block."""
         return False
 
+    def set_timeout(self, seconds: float | None) -> None:
+        """From now on ``recv`` (and ``send``) raise TimeoutError after ``seconds`` without progress (None: never)."""
+        raise NotImplementedError
+
     def close_write(self) -> None:
         """The end of what we send (the program's stdin); reading goes on."""
         raise NotImplementedError
@@ -60,6 +65,9 @@ class SocketConnection(Connection):
 
     def fileno(self) -> int:
         return self.sock.fileno()
+
+    def set_timeout(self, seconds: float | None) -> None:
+        self.sock.settimeout(seconds)
 
     def close_write(self) -> None:
         with contextlib.suppress(OSError):
@@ -152,6 +160,7 @@ class SshConnection(Connection):
         self._stdin: Any = self.process.popen.stdin
         self._stdout = self.process.popen.stdout.fileno()
         self.host = host
+        self._timeout: float | None = None
 
     def send(self, data: bytes) -> None:
         view = memoryview(data)
@@ -159,6 +168,8 @@ class SshConnection(Connection):
             view = view[os.write(self._stdin.fileno(), view) :]
 
     def recv(self, size: int = _READ) -> bytes:
+        if self._timeout is not None and not select.select([self._stdout], [], [], self._timeout)[0]:
+            raise TimeoutError(f"no answer through ssh from {self.host} within {self._timeout:g}s")
         data = os.read(self._stdout, size)
         if not data:
             code = self.process.wait(5.0)
@@ -170,6 +181,9 @@ class SshConnection(Connection):
 
     def fileno(self) -> int:
         return self._stdout
+
+    def set_timeout(self, seconds: float | None) -> None:
+        self._timeout = seconds
 
     def close_write(self) -> None:
         with contextlib.suppress(OSError):

@@ -18,7 +18,8 @@ from urllib.parse import urlencode, urlsplit
 
 from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate, version_tuple
 from providers.docker.endpoint import Endpoint
-from providers.docker.rawconn import Connection, connect
+from providers.docker.errors import transport_error
+from providers.docker.rawconn import CONNECT_SECONDS, Connection, connect
 from rigcli.errors import ProviderError
 from rigcli.speed.records import lazy_dataclass
 
@@ -119,30 +120,47 @@ class RawClient:
         lines += [f"{name}: {value}" for name, value in headers.items()]
         return ("\r\n".join(lines) + "\r\n\r\n").encode() + payload
 
-    def request(self, method: str, path: str, *, body: Any = None, params: dict[str, Any] | None = None) -> Response:
-        """One request on the kept-alive control connection (made again once if the daemon closed it)."""
+    def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        body: Any = None,
+        params: dict[str, Any] | None = None,
+        timeout: float | None = None,
+    ) -> Response:
+        """One request on the kept-alive control connection (made again once if the daemon closed it).
+
+        ``timeout``: the seconds connecting and each read may take; past them the request fails at
+        once (a daemon that does not answer is not asked twice)."""
         if params:
             path = f"{path}?{urlencode(params)}"
         with self._lock:
             for attempt in (1, 2):
                 if self._control is None:
-                    self._control = connect(self.endpoint)
+                    self._control = connect(self.endpoint, min(timeout or CONNECT_SECONDS, CONNECT_SECONDS))
+                conn = self._control
                 try:
-                    self._control.send(self._message(method, path, body, {}))
-                    reader = Reader(self._control)
+                    conn.set_timeout(timeout)
+                    conn.send(self._message(method, path, body, {}))
+                    reader = Reader(conn)
                     status, headers = reader.head()
                     response = Response(status, headers, reader.body(status, headers))
+                    conn.set_timeout(None)
                 except (ConnectionError, OSError) as exc:
-                    self._control.close()
+                    conn.close()
                     self._control = None
-                    if attempt == 2:
-                        raise ProviderError(
-                            f"Docker request {method} {path} to {self.endpoint.host} failed: {exc}"
-                        ) from None
+                    if attempt == 2 or isinstance(exc, TimeoutError):
+                        raise transport_error(self.endpoint, exc, f"{method} {path}") from None
                     continue
                 if headers.get("connection", "").lower() == "close":
-                    self._control.close()
+                    conn.close()
                     self._control = None
+                if response.status == 400 and b"HTTPS server" in response.body:
+                    raise ProviderError(
+                        f"Cannot reach the Docker daemon at {self.endpoint.host}: it expects TLS and was spoken to "
+                        "without it; set tls_verify=True and cert_path (or DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH)"
+                    )
                 if response.status == 400 and self._too_new(response):
                     continue
                 return response
