@@ -26,7 +26,6 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
-from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.runner import Runner
 from rigcli.records import utc_now
@@ -41,6 +40,7 @@ if TYPE_CHECKING:
     from rigcli.engine.lifecycle import Lifecycle
     from rigcli.engine.operations import Operations
     from rigcli.engine.pictures import Pictures
+    from rigcli.engine.planner import Planner
     from rigcli.engine.provenance import Drift, WorkspaceDiff
     from rigcli.engine.reap_report import ReapReport
     from rigcli.engine.reaper import Reaper
@@ -77,15 +77,21 @@ class ProjectEngine:
         self.config_path = project.config_path
         self.cancellation = project.cancellation
         self.runner = Runner()
-        self.planner = Planner(project)
 
-    # The other parts are made, and their modules imported, when a command first needs one: a
-    # cached plan needs only the planner, and each part's imports are its own (the speed room's rule).
+    # The parts are made, and their modules imported, when a command first needs one: a cached
+    # plan needs only the planner, `rig exec` only the workspaces and their lifecycle, and each
+    # part's imports are its own (the speed room's rule).
+    @cached_property
+    def planner(self) -> Planner:
+        from rigcli.engine.planner import Planner
+
+        return Planner(self.project)
+
     @cached_property
     def workspaces(self) -> Workspaces:
         from rigcli.engine.workspaces import Workspaces
 
-        return Workspaces(self.project, self.planner)
+        return Workspaces(self.project, lambda: self.planner)
 
     @cached_property
     def lifecycle(self) -> Lifecycle:
@@ -115,7 +121,7 @@ class ProjectEngine:
     def operations(self) -> Operations:
         from rigcli.engine.operations import Operations
 
-        return Operations(self.project, self.planner, self.workspaces, self.lifecycle)
+        return Operations(self.project, lambda: self.planner, self.workspaces, self.lifecycle)
 
     @cached_property
     def cache(self) -> CacheAdmin:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from rigcli.engine.hooks import run_hook
 from rigcli.engine.inputs import WorkspaceResolver, operation_info, validate_input
 from rigcli.engine.invoke import NamedContext, freeze, json_result
 from rigcli.engine.lifecycle import Lifecycle
-from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.results import OperationInfo
 from rigcli.engine.workspaces import REMOVE, Workspaces
@@ -22,6 +22,9 @@ from rigcli.events import (
 )
 from rigcli.graph import CompiledWorkflow, HookSpec
 from rigcli.jsonutil import JsonValue
+
+if TYPE_CHECKING:  # only a workflow operation plans; listing operations (rig exec asks) never imports it
+    from rigcli.engine.planner import Planner
 
 
 @contextlib.contextmanager
@@ -38,9 +41,11 @@ def _failures_as(label: str) -> Iterator[None]:
 class Operations:
     """List and run the project's operations."""
 
-    def __init__(self, project: Project, planner: Planner, workspaces: Workspaces, lifecycle: Lifecycle) -> None:
+    def __init__(
+        self, project: Project, planner: Callable[[], Planner], workspaces: Workspaces, lifecycle: Lifecycle
+    ) -> None:
         self.project = project
-        self.planner = planner
+        self._planner = planner  # made when a workflow operation first plans (listing them never does)
         self.workspaces = workspaces
         self.lifecycle = lifecycle
 
@@ -127,7 +132,7 @@ class Operations:
         value = validate_input(spec.definition, input or {}, self._resolve_workspace_ref(selected))
         with self.project.stores.writing(f"op {operation}"):
             session = await self.project.session(selected, "require")
-            plan = await self.planner.plan_with(selected, session)
+            plan = await self._planner().plan_with(selected, session)
             self.project.emit(OperationStarted(workflow=selected.name, operation=operation))
             with _failures_as(f"Operation {operation}"):
                 result = await run_hook(

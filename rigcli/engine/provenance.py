@@ -24,10 +24,9 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 
 from rigcli.cachekeys import judge_run, reason
-from rigcli.engine.evaluate import RunIndex
-from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.results import PlanNode, WorkflowPlan
+from rigcli.engine.runindex import RunIndex
 from rigcli.errors import RigError
 from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
 from rigcli.jsonutil import JsonObject, JsonValue
@@ -35,6 +34,7 @@ from rigcli.records import NodeRun, Reason, WorkspaceRecord, utc_datetime
 from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:  # workspaces.py records provenance with this module's make_provenance
+    from rigcli.engine.planner import Planner
     from rigcli.engine.workspaces import Workspaces
 
 # A pending task whose plan reason says only that something before it differs.

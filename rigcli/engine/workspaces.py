@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from rigcli.authoring.project import check_workspace_name
 from rigcli.engine.effects import Owner
 from rigcli.engine.hooks import run_hook
 from rigcli.engine.invoke import NamedContext, freeze, json_result
 from rigcli.engine.liveness import probe_records
-from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.provenance import make_provenance
 from rigcli.engine.reconcile import remove_workspace_effects
@@ -44,6 +45,9 @@ from rigcli.records import WorkspaceRecord, timestamp, utc_datetime, utc_now
 from rigcli.state.process import pid_alive, this_host
 from rigcli.state.workspaces import new_workspace
 from rigcli.statuses import WorkspaceStatus
+
+if TYPE_CHECKING:  # only fork applies; finding a workspace (exec, ls, rm, the reaper) never imports the planner
+    from rigcli.engine.planner import Planner
 
 REMOVE = "remove"  # every workflow that creates workspaces has this workspace operation built in
 # Records whose create completed: their remove hook runs on rm (a failed reap keeps a usable one).
@@ -85,9 +89,9 @@ def refuse_a_live_create(record: WorkspaceRecord) -> None:
 class Workspaces:
     """Fork, rm and look up the project's workspaces."""
 
-    def __init__(self, project: Project, planner: Planner) -> None:
+    def __init__(self, project: Project, planner: Callable[[], Planner]) -> None:
         self.project = project
-        self.planner = planner
+        self._planner = planner  # made when a fork first applies
 
     def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]:
         return self.project.store.list_workspaces(workflow)
@@ -130,7 +134,7 @@ class Workspaces:
         with self.project.stores.writing("fork"):
             self.refuse_existing(selected, [name])
             session = await self.project.session(selected, "require")
-            applied = await self.planner.apply_held(selected, session, command="fork")
+            applied = await self._planner().apply_held(selected, session, command="fork")
             record = self.project.store.save_workspace(self.new_record(selected, name, applied, ttl))
         return await self.create(selected, session, record)
 

@@ -163,6 +163,27 @@ def test_exec_exit_codes_signals_and_streams(on_any: Rig) -> None:
     assert (piped.returncode, piped.stdout.strip()) == (0, "20000")
 
 
+def test_exec_imports_neither_httpx_nor_the_planner(on_unix: Rig) -> None:
+    # rig exec finds the workspace, probes it and attaches on the provider's own connection: no plan,
+    # no httpx, no event loop.
+    def imported(*args: str) -> set[str]:
+        done = subprocess.run(
+            [RIG, *args],
+            cwd=on_unix.project,
+            env={**on_unix.env, "PYTHONPROFILEIMPORTTIME": "1"},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+
+    loaded = imported("exec", "dev", "--", "true")
+    assert "providers.docker.rawhttp" in loaded  # it did speak to the daemon
+    for heavy in ("httpx", "httpcore", "rigcli.engine.planner", "rigcli.engine.evaluate", "asyncio"):
+        assert heavy not in loaded
+
+
 def test_exec_in_a_terminal_sees_its_size_and_ctrl_c_and_exits_with_its_code(on_any: Rig) -> None:
     env = {**on_any.env, "TERM": "xterm"}
     child = pexpect.spawn(
