@@ -5,16 +5,18 @@ context (contexts.py), then the default socket."""
 from __future__ import annotations
 
 import os
-import ssl
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from providers.docker import contexts
 from rigcli.errors import ProviderError
 from rigcli.speed.records import lazy_dataclass
+
+if TYPE_CHECKING:  # only a TLS endpoint loads ssl (ssl_context)
+    import ssl
 
 DEFAULT_HOST = "unix:///var/run/docker.sock"
 TLS_PORT, PLAIN_PORT = 2376, 2375  # the docker CLI's defaults for a tcp:// host without a port
@@ -72,6 +74,8 @@ class Endpoint:
 
     def ssl_context(self) -> ssl.SSLContext:
         """Verify the daemon against ``ca.pem`` and present ``cert.pem``/``key.pem``, as ``docker --tlsverify`` does."""
+        import ssl
+
         missing = [name for name in CERT_FILES if not Path(self.cert_file(name)).is_file()]
         if missing:
             raise ProviderError(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ssl
 import sys
 from collections.abc import Iterator
 
@@ -29,6 +28,8 @@ def one_line(text: str) -> str:
 
 def transport_error(endpoint: Endpoint, exc: BaseException, what: str) -> UnreachableError:
     """The error for a request that never got an answer: names the endpoint and the failing layer."""
+    import ssl  # a failure's cost only: neither a unix socket nor ssh needs ssl loaded
+
     # Only an ssh endpoint loads the ssh module (and httpx with it); without it, no cause is its error.
     ssh = sys.modules.get("providers.docker.ssh")
     at = f"Cannot reach the Docker daemon at {endpoint.host}"

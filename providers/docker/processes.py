@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import atexit
-import concurrent.futures
 import contextlib
 import ctypes
 import functools
@@ -12,10 +11,12 @@ import queue
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Sequence
-from typing import IO
+from typing import IO, TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 _PR_SET_PDEATHSIG = 1
 STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
@@ -116,6 +117,8 @@ class _Spawner:
         self._lock = threading.Lock()
 
     def run(self, start: Callable[[], OwnedProcess]) -> OwnedProcess:
+        import concurrent.futures  # only an ssh endpoint starts processes: nobody else pays for it
+
         future: concurrent.futures.Future[OwnedProcess] = concurrent.futures.Future()
         with self._lock:
             # After a fork the thread object exists but its thread does not: start a new one.
@@ -143,6 +146,8 @@ def spawn(argv: Sequence[str]) -> OwnedProcess:
     """Start ``argv`` with piped stdin/stdout in its own session; it is stopped at exit if nobody did before."""
 
     def start() -> OwnedProcess:
+        import tempfile
+
         stderr = tempfile.TemporaryFile()  # noqa: SIM115 - owned and closed by OwnedProcess.stop
         try:
             popen = subprocess.Popen(

@@ -37,11 +37,13 @@ _LEAN = """
 import json, sys
 import providers.docker
 from providers.docker.rawhttp import RawClient
-print(json.dumps(sorted(name for name in ("httpx", "httpcore", "anyio", "h11") if name in sys.modules)))
+heavy = ("httpx", "httpcore", "anyio", "h11", "ssl", "concurrent.futures", "tempfile")
+print(json.dumps(sorted(name for name in heavy if name in sys.modules)))
 """
 
 
 def test_the_provider_and_its_raw_client_load_without_httpx() -> None:
-    """Live status, shell/exec and the plan's check speak on rig's own connections: no httpx for them."""
+    """Live status and shell/exec speak on rig's own connections: no httpx for them, and no ssl (TLS
+    endpoints only), no thread pool or temporary files (ssh endpoints only)."""
     completed = subprocess.run([sys.executable, "-c", _LEAN], capture_output=True, text=True, check=True)
     assert json.loads(completed.stdout) == []
