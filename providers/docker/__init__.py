@@ -177,11 +177,13 @@ class DockerController(BaseController):
         daemon is there), or ``/_ping`` when no image is configured."""
         image = self.config.get("image")
         path = f"/images/{image}/json" if isinstance(image, str) and image else "/_ping"
-        try:
-            response = self.client.request("GET", path, ok=(200, 404), what="check", timeout=CHECK_TIMEOUT)
+        try:  # on the controller's own connection: a plan (and rig ls) imports no httpx for it
+            response = self.raw.request("GET", path, timeout=CHECK_TIMEOUT)
         except ProviderError as exc:
             return str(exc)
-        if response.status_code == 404 and path != "/_ping":
+        if response.status not in (200, 404):
+            return f"Docker check failed: {response.message()} (HTTP {response.status})"
+        if response.status == 404 and path != "/_ping":
             return (
                 f'Docker image "{image}" is not available on the daemon at {self.client.host}; '
                 f"rig never pulls images. {missing_image_hint(str(image))}"
@@ -334,8 +336,10 @@ class DockerController(BaseController):
             image_id = image_id_of(ref)
         except ProviderError:
             return False
-        response = self.client.request("GET", f"/images/{image_id}/json", ok=(200, 404), what="image inspect")
-        return bool(response.status_code == 200)
+        response = self.raw.request("GET", f"/images/{image_id}/json")  # no httpx for a plan
+        if response.status not in (200, 404):
+            raise ProviderError(f"Docker image inspect failed: {response.message()} (HTTP {response.status})")
+        return response.status == 200
 
     def delete_snapshot(self, ref: Any) -> bool:
         image_id = image_id_of(ref)

@@ -163,7 +163,7 @@ def test_exec_exit_codes_signals_and_streams(on_any: Rig) -> None:
     assert (piped.returncode, piped.stdout.strip()) == (0, "20000")
 
 
-def test_exec_imports_neither_httpx_nor_the_planner(on_unix: Rig) -> None:
+def test_exec_imports_neither_httpx_nor_the_planner_and_ls_no_httpx(on_unix: Rig) -> None:
     # rig exec finds the workspace, probes it and attaches on the provider's own connection: no plan,
     # no httpx, no event loop.
     def imported(*args: str) -> set[str]:
@@ -182,6 +182,12 @@ def test_exec_imports_neither_httpx_nor_the_planner(on_unix: Rig) -> None:
     assert "providers.docker.rawhttp" in loaded  # it did speak to the daemon
     for heavy in ("httpx", "httpcore", "rigcli.engine.planner", "rigcli.engine.evaluate", "asyncio"):
         assert heavy not in loaded
+    # rig ls plans (outdated: the daemon's check, the snapshot's validation) and probes, all on the
+    # provider's own connection too.
+    listed = imported("ls")
+    assert "rigcli.engine.planner" in listed and "providers.docker.rawhttp" in listed
+    for heavy in ("httpx", "httpcore", "asyncio"):
+        assert heavy not in listed
 
 
 def test_exec_in_a_terminal_sees_its_size_and_ctrl_c_and_exits_with_its_code(on_any: Rig) -> None:
