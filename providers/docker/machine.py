@@ -11,7 +11,6 @@ import io
 import os
 import posixpath
 import shlex
-import tarfile
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -107,6 +106,8 @@ class ContainerMachine(BaseMachine[RuntimeT]):
         )
         if response.status_code == 404:
             raise MachineFileNotFoundError(f"No file {path} in {self.provider_id} machine {self.id}")
+        import tarfile  # file reads and writes only: not on exec's or ls's path
+
         with tarfile.open(fileobj=io.BytesIO(response.content)) as archive:
             member = archive.next()
             if member is None or not member.isfile():
@@ -120,6 +121,8 @@ class ContainerMachine(BaseMachine[RuntimeT]):
         folder, filename = posixpath.split(target)
         data = text.encode("utf-8")
         buffer = io.BytesIO()
+        import tarfile
+
         with tarfile.open(fileobj=buffer, mode="w") as archive:
             info = tarfile.TarInfo(filename)
             info.size, info.mode, info.mtime = len(data), 0o644, int(time.time())
