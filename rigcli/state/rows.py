@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import fields, is_dataclass
+from functools import cached_property
 from operator import itemgetter
-from typing import Any, Generic, TypeVar, cast
+from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue
@@ -39,6 +40,15 @@ def _dump(value: object) -> object:
 
 def _same(value: object) -> object:
     return value
+
+
+class _Layout(NamedTuple):
+    fields: tuple[str, ...]
+    columns: tuple[str, ...]
+    select: str
+    derived: tuple[tuple[int, str, Callable[[], object]], ...]
+    decoders: tuple[tuple[int, Decoder], ...]
+    encoders: dict[str, Encoder]
 
 
 class Columns(Generic[R]):
@@ -65,17 +75,22 @@ class Columns(Generic[R]):
     ) -> None:
         self.record = record
         self.table = table
-        every = tuple(names) if names is not None else _field_names(record)
-        decode, encode, derived = decode or {}, encode or {}, derived or {}
+        self.unused: dict[str, object] = dict(unused or {})
+        self._as_json, self._names = frozenset(as_json), None if names is None else tuple(names)
+        self._decode, self._encode, self._derived = dict(decode or {}), dict(encode or {}), dict(derived or {})
+
+    @cached_property
+    def _layout(self) -> _Layout:
+        # Worked out when the table is first used, not when its module is imported: reading a
+        # record's fields makes its (lazy) dataclass, and a command uses few of the tables it imports.
+        table, as_json, decode, encode, derived = self.table, self._as_json, self._decode, self._encode, self._derived
+        every = self._names if self._names is not None else _field_names(self.record)
         unknown = (set(as_json) | set(decode) | set(encode) | set(derived)) - set(every)
         if unknown:
             raise ValueError(f"{table}: no such fields: {', '.join(sorted(unknown))}")
-        self.derived = tuple((index, name, derived[name]) for index, name in enumerate(every) if name in derived)
-        self.unused: dict[str, object] = dict(unused or {})
-        self.fields: tuple[str, ...] = tuple(name for name in every if name not in derived)  # the stored ones
-        self.columns: tuple[str, ...] = tuple(f"{name}_json" if name in as_json else name for name in self.fields)
-        self.select = ", ".join(f'"{column}"' for column in self.columns)
-        if len(self.columns) < 2:
+        stored = tuple(name for name in every if name not in derived)
+        columns = tuple(f"{name}_json" if name in as_json else name for name in stored)
+        if len(columns) < 2:
             raise ValueError(f"{table}: a record has at least two fields")  # itemgetter of one is not a tuple
         decoders: list[tuple[int, Decoder]] = []
         for index, name in enumerate(every):  # positions in the record, derived fields included
@@ -84,12 +99,37 @@ class Columns(Generic[R]):
                 decoders.append((index, _load if after is None else _then(_load, after)))
             elif after is not None:
                 decoders.append((index, after))
-        self._decoders = tuple(decoders)
-        self._encoders = {
-            column: encode.get(name, _dump if name in as_json else _same)
-            for name, column in zip(self.fields, self.columns, strict=True)
-            if name in as_json or name in encode
-        }
+        return _Layout(
+            fields=stored,
+            columns=columns,
+            select=", ".join(f'"{column}"' for column in columns),
+            derived=tuple((index, name, derived[name]) for index, name in enumerate(every) if name in derived),
+            decoders=tuple(decoders),
+            encoders={
+                column: encode.get(name, _dump if name in as_json else _same)
+                for name, column in zip(stored, columns, strict=True)
+                if name in as_json or name in encode
+            },
+        )
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The stored fields, in order (``derived`` ones are not stored)."""
+        return self._layout.fields
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The stored fields' columns, in the same order."""
+        return self._layout.columns
+
+    @property
+    def select(self) -> str:
+        """``"a", "b_json", …``: every column, for a SELECT that ``reader`` can read."""
+        return self._layout.select
+
+    @property
+    def derived(self) -> tuple[tuple[int, str, Callable[[], object]], ...]:
+        return self._layout.derived
 
     def reader(self, cursor: Cursor) -> Callable[[Row], R]:
         """Turns this query's rows into records; the query must select every column (``select``)."""
@@ -99,7 +139,7 @@ class Columns(Generic[R]):
         if missing:
             raise StateError(f"Query of {self.table} lacks the columns {', '.join(missing)}")
         pick = itemgetter(*(position[column] for column in self.columns))
-        make, decoders, derived = self.record, self._decoders, self.derived
+        make, decoders, derived = self.record, self._layout.decoders, self.derived
 
         def read(row: Row) -> R:
             values = list(pick(row))
@@ -122,7 +162,7 @@ class Columns(Generic[R]):
     def params(self, values: Mapping[str, object]) -> dict[str, object]:
         """``{column: value}`` to bind as ``:column``: a record's stored fields (from ``to_json()``) or
         some of them, and the ``unused`` columns' values."""
-        encoders = self._encoders
+        encoders = self._layout.encoders
         bound = {
             column: encoders[column](values[name]) if column in encoders else values[name]
             for name, column in zip(self.fields, self.columns, strict=True)
