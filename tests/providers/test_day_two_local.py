@@ -116,13 +116,17 @@ def test_local_has_nothing_to_stop(forked: Rig) -> None:
     assert workspace_json(forked)["live"]["state"] == "running"  # type: ignore[index]
 
 
-def test_shell_is_a_real_terminal_in_the_machine_directory(forked: Rig) -> None:
-    # The quickstart defines its own `shell` operation (it takes precedence); a project without one
-    # gets rig's built-in shell.
-    config = forked.project / "rig_config.py"
+def without_shell_operation(rig: Rig) -> None:
+    """The quickstart defines its own `shell` operation (it takes precedence); a project without one
+    gets rig's built-in shell."""
+    config = rig.project / "rig_config.py"
     config.write_text(
         config.read_text().replace('    .workspace_operation("shell"', '    # .workspace_operation("shell"')
     )
+
+
+def test_shell_is_a_real_terminal_in_the_machine_directory(forked: Rig) -> None:
+    without_shell_operation(forked)
     machine = machine_dir(forked)
     env = {**forked.env, "SHELL": "/bin/sh", "PS1": "in-ws$ "}
     child = pexpect.spawn(RIG, ["shell", "dev"], cwd=str(forked.project), env=env, dimensions=(33, 101), timeout=30)
@@ -164,3 +168,44 @@ def test_exec_from_a_background_job_still_lets_the_program_take_an_interrupt(for
             preexec_fn=_ignoring_interrupts,
         )
         assert done.returncode == code, (command, done.stderr)
+
+
+# Ctrl-\ typed on rig's terminal: the program gets SIGQUIT, rig neither dumps nor dies of it, and rig
+# exits with the program's code. `ulimit -c 0`: a program dying of SIGQUIT leaves no core file.
+QUIT_DIES = "ulimit -c 0; echo armed; sleep 30"
+QUIT_TRAPPED = "ulimit -c 0; trap 'echo got-quit; exit 9' QUIT; echo armed; sleep 30; exit 1"
+# At an interactive shell's prompt: a subshell that traps it (the shell itself ignores SIGQUIT), and
+# the shell goes on. Short sleeps: whenever the signal comes, the trap ends the subshell at once.
+QUIT_IN_SHELL = (
+    "(ulimit -c 0; trap 'echo got-quit; exit 9' QUIT; echo armed; while :; do sleep 0.1; done); echo sub-ended $?"
+)
+
+
+@pytest.mark.parametrize(("script", "code"), [(QUIT_DIES, 128 + signal.SIGQUIT), (QUIT_TRAPPED, 9)])
+def test_ctrl_backslash_in_exec_reaches_the_program_not_rig(forked: Rig, script: str, code: int) -> None:
+    child = pexpect.spawn(RIG, ["exec", "dev", "--", "sh", "-c", script], cwd=str(forked.project), env=forked.env)
+    try:
+        child.expect_exact("armed\r\n", timeout=60)
+        child.sendcontrol("\\")
+        child.expect(pexpect.EOF, timeout=60)
+    finally:
+        child.close()
+    assert (child.exitstatus, child.signalstatus) == (code, None), child.before
+    assert ("got-quit" in child.before.decode()) == (code == 9), child.before
+
+
+def test_ctrl_backslash_in_the_shell_reaches_its_program_and_the_shell_goes_on(forked: Rig) -> None:
+    without_shell_operation(forked)
+    env = {**forked.env, "SHELL": "/bin/sh", "PS1": "in-ws$ "}
+    child = pexpect.spawn(RIG, ["shell", "dev"], cwd=str(forked.project), env=env, timeout=60)
+    try:
+        child.expect_exact("in-ws$ ")
+        child.sendline(QUIT_IN_SHELL)
+        child.expect_exact("\r\narmed\r\n")
+        child.sendcontrol("\\")
+        child.expect_exact("got-quit\r\nsub-ended 9\r\n")
+        child.sendline("exit 7")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert (child.exitstatus, child.signalstatus) == (7, None)
