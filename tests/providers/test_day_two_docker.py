@@ -1,5 +1,6 @@
 """A docker workspace after fork, through the installed ``rig``: live status as the daemon changes it,
-stop and start, operations on a stopped workspace, exec and a real terminal over unix, TLS and ssh."""
+stop and start, operations on a stopped workspace, exec and a real terminal over unix, TLS, ssh and
+Podman's Docker-compatible service."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def daemon_for(endpoint: str) -> Iterator[EndpointDaemon]:
     daemon.api.close()
 
 
-@pytest.fixture(params=["unix", "tls", "ssh"])
+@pytest.fixture(params=["unix", "tls", "ssh", "podman"])
 def any_daemon(request: pytest.FixtureRequest) -> Iterator[EndpointDaemon]:
     yield from daemon_for(request.param)
 
@@ -36,6 +37,11 @@ def any_daemon(request: pytest.FixtureRequest) -> Iterator[EndpointDaemon]:
 @pytest.fixture
 def unix_daemon() -> Iterator[EndpointDaemon]:
     yield from daemon_for("unix")
+
+
+@pytest.fixture(params=["unix", "podman"])  # each engine on its own socket: Docker Engine and Podman
+def engine_daemon(request: pytest.FixtureRequest) -> Iterator[EndpointDaemon]:
+    yield from daemon_for(request.param)
 
 
 def forked_on(daemon: EndpointDaemon, tmp_path: Path) -> Iterator[Rig]:
@@ -65,6 +71,11 @@ def on_unix(unix_daemon: EndpointDaemon, tmp_path: Path) -> Iterator[Rig]:
 
 
 @pytest.fixture
+def on_engine(engine_daemon: EndpointDaemon, tmp_path: Path) -> Iterator[Rig]:
+    yield from forked_on(engine_daemon, tmp_path)
+
+
+@pytest.fixture
 def on_any(any_daemon: EndpointDaemon, tmp_path: Path) -> Iterator[Rig]:
     yield from forked_on(any_daemon, tmp_path)
 
@@ -81,31 +92,31 @@ def container(rig: Rig) -> str:
 
 
 def test_ls_follows_the_daemon_running_stopped_missing_and_rm_needs_no_force(
-    on_unix: Rig, unix_daemon: EndpointDaemon
+    on_engine: Rig, engine_daemon: EndpointDaemon
 ) -> None:
-    api, cid = unix_daemon.api, container(on_unix)
-    running = live(on_unix)
+    api, cid = engine_daemon.api, container(on_engine)
+    running = live(on_engine)
     assert running["state"] == "running" and running["detail"].startswith("Up "), running
 
     assert api.post(f"/containers/{cid}/stop", params={"t": "0"}).status_code == 204
-    stopped = live(on_unix)
+    stopped = live(on_engine)
     assert stopped["state"] == "stopped" and stopped["detail"].startswith("Exited (")
-    assert "stopped (Exited (" in on_unix.run("ls").stdout
+    assert "stopped (Exited (" in on_engine.run("ls").stdout
 
     assert api.post(f"/containers/{cid}/start").status_code == 204
     assert api.post(f"/containers/{cid}/pause").status_code == 204
-    assert live(on_unix) == {"state": "stopped", "detail": "paused"}
+    assert live(on_engine) == {"state": "stopped", "detail": "paused"}
 
     assert api.delete(f"/containers/{cid}", params={"force": "true"}).status_code == 204
-    assert live(on_unix) == {"state": "missing", "detail": f"container {cid[:12]} is gone"}
-    done = on_unix.run("op", "dev", "status", check=False)
+    assert live(on_engine) == {"state": "missing", "detail": f"container {cid[:12]} is gone"}
+    done = on_engine.run("op", "dev", "status", check=False)
     assert done.returncode == 1
     assert (
         done.stderr.splitlines()[-1]
         == f"error: Workspace dev is missing: container {cid[:12]} is gone; rig rm dev forgets it"
     )
-    assert on_unix.run("rm", "dev", "--yes", check=False).returncode == 0
-    assert on_unix.json("ls")["workflows"][0]["workspaces"] == []
+    assert on_engine.run("rm", "dev", "--yes", check=False).returncode == 0
+    assert on_engine.json("ls")["workflows"][0]["workspaces"] == []
 
 
 def test_stop_and_start_are_journaled_and_shown_and_a_stopped_workspace_is_refused(
