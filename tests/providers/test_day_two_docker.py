@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -223,3 +224,52 @@ def test_exec_in_a_terminal_sees_its_size_and_ctrl_c_and_exits_with_its_code(on_
     finally:
         child.close()
     assert child.exitstatus == 7
+
+
+# Ctrl-\ typed on rig's terminal: rig is in raw mode, so the byte reaches the exec's terminal in the
+# container, whose program gets SIGQUIT; rig exits with the program's code (see test_day_two_local).
+# busybox sh ignores SIGQUIT (as bash does) and so do the commands it runs, unless it traps it: the
+# program that dies of Ctrl-\ is one the shell execs (`docker exec -it` behaves the same), seen to
+# run (it echoes a line back) before Ctrl-\ is typed.
+QUIT_DIES = "ulimit -c 0; exec cat"
+QUIT_TRAPPED = "ulimit -c 0; trap 'echo got-quit; exit 9' QUIT; echo armed; sleep 30; exit 1"
+QUIT_IN_SHELL = (
+    "(ulimit -c 0; trap 'echo got-quit; exit 9' QUIT; echo armed; while :; do sleep 0.1; done); echo sub-ended $?"
+)
+
+
+def test_ctrl_backslash_reaches_the_program_in_exec_and_in_the_shell_not_rig(on_any: Rig) -> None:
+    env = {**on_any.env, "TERM": "xterm"}
+    for script, code in ((QUIT_DIES, 128 + signal.SIGQUIT), (QUIT_TRAPPED, 9)):
+        child = pexpect.spawn(RIG, ["exec", "dev", "--", "sh", "-c", script], cwd=str(on_any.project), env=env)
+        try:
+            if script == QUIT_DIES:
+                child.sendline("ping")
+                child.expect_exact("ping\r\nping\r\n", timeout=60)  # the terminal's echo, then cat's
+            else:
+                child.expect_exact("armed\r\n", timeout=60)
+            child.sendcontrol("\\")
+            child.expect(pexpect.EOF, timeout=60)
+        finally:
+            child.close()
+        assert (child.exitstatus, child.signalstatus) == (code, None), (script, child.before)
+        assert ("got-quit" in child.before.decode()) == (code == 9), child.before
+
+    # The example's own `shell` operation takes precedence; without it, rig's built-in shell.
+    config = on_any.project / "rig_config.py"
+    config.write_text(
+        config.read_text().replace('    .workspace_operation("shell"', '    # .workspace_operation("shell"')
+    )
+    child = pexpect.spawn(RIG, ["shell", "dev"], cwd=str(on_any.project), env=env, timeout=60)
+    try:
+        child.sendline("export PS1='in-ctr$ '")
+        child.expect_exact("in-ctr$ ")
+        child.sendline(QUIT_IN_SHELL)
+        child.expect_exact("\r\narmed\r\n")
+        child.sendcontrol("\\")
+        child.expect_exact("got-quit\r\nsub-ended 9\r\n")
+        child.sendline("exit 7")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close()
+    assert (child.exitstatus, child.signalstatus) == (7, None)
