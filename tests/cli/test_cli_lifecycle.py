@@ -70,12 +70,47 @@ def test_ctrl_c_exits_130_with_one_line(tmp_path: Path) -> None:
     assert len([line for line in stderr.splitlines() if line.startswith("error: ")]) == 1
 
 
+_HELD_CONFIG = """
+import time
+from pathlib import Path
+
+from rigcli import workflow
+
+app = workflow("held")
+
+
+def hold(step):
+    print("waiting", flush=True)
+    deadline = time.monotonic() + 120
+    while not Path("release").exists() and time.monotonic() < deadline:  # held until the test says so
+        time.sleep(0.05)
+    return {"ctx": {"held": True}}
+
+
+workflows = app.sequence("held").task("hold", hold, cache_ttl=0)
+"""
+
+
 def test_a_second_writer_waits_and_says_who_holds_the_lock(tmp_path: Path) -> None:
-    project = write_project(tmp_path / "slow", SLOW_CONFIG.format(seconds=2))
-    holder = _start_slow_apply(project, 2)
+    # The first apply holds the lock until the second has said it waits: however slow the machine,
+    # the second cannot miss it (a fixed sleep could end before the second rig got there).
+    project = write_project(tmp_path / "held", _HELD_CONFIG)
+    holder = _start_slow_apply(project, 120)
+    waiter = subprocess.Popen(
+        [RIG, "apply"], cwd=project, env=env_with_rig(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
-        waiter = run_rig("apply", cwd=project, timeout=60, subprocess=True)
-        assert waiter.returncode == 0, waiter
-        assert f"waiting for the state lock held by rig apply (pid {holder.pid}" in waiter.stderr
+        assert waiter.stderr is not None
+        said = ""
+        deadline = time.monotonic() + 60
+        while "waiting for the state lock" not in said and time.monotonic() < deadline and waiter.poll() is None:
+            said += waiter.stderr.readline()
+        (project / "release").touch()
+        _, rest = waiter.communicate(timeout=60)
+        assert waiter.returncode == 0, said + rest
+        assert f"waiting for the state lock held by rig apply (pid {holder.pid}" in said + rest
     finally:
+        (project / "release").touch()
         holder.wait(timeout=60)
+        waiter.kill()
+        waiter.wait()
