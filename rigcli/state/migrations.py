@@ -305,26 +305,28 @@ def _applied(db: Connection, dialect: Dialect = SQLITE) -> tuple[str, ...]:
 
 
 def _apply_pending(db: Connection, dialect: Dialect = SQLITE) -> list[str]:
+    """Every pending migration in one transaction: a rig migrating at the same time waits, then
+    finds nothing left to do; a failure or a crash leaves the schema as it was before."""
     applied_now: list[str] = []
-    for fn in MIGRATIONS:
-        dialect.begin_migration(db)
-        try:
-            # Re-read inside the write transaction: another process may have just migrated.
-            done = _applied(db, dialect)
-            if fn.__name__ not in done:
-                fn(db)
-                names = [*done, fn.__name__]
-                for key, value in ((MIGRATIONS_KEY, names), (SCHEMA_VERSION_KEY, len(names))):
-                    db.execute(
-                        'INSERT INTO runtime_metadata ("key", value_json) VALUES (?, ?) '
-                        'ON CONFLICT("key") DO UPDATE SET value_json = excluded.value_json',
-                        (key, json.dumps(value)),
-                    )
-                applied_now.append(fn.__name__)
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
-        db.execute("COMMIT")
+    dialect.begin_migration(db)
+    try:
+        done = list(_applied(db, dialect))  # re-read inside the write transaction: another rig may have migrated
+        for fn in MIGRATIONS:
+            if fn.__name__ in done:
+                continue
+            fn(db)
+            done.append(fn.__name__)
+            for key, value in ((MIGRATIONS_KEY, done), (SCHEMA_VERSION_KEY, len(done))):
+                db.execute(
+                    'INSERT INTO runtime_metadata ("key", value_json) VALUES (?, ?) '
+                    'ON CONFLICT("key") DO UPDATE SET value_json = excluded.value_json',
+                    (key, json.dumps(value)),
+                )
+            applied_now.append(fn.__name__)
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
     return applied_now
 
 
