@@ -450,6 +450,7 @@ COMMANDS = (
         "logs",
         "Show the stored output of a task's last run, or of every run of the last apply.",
         "rigcli.cli.commands.history:logs",
+        needs="options",  # it opens the Session itself, only when the state alone cannot answer
         arguments=(TASK,),
         options=(
             Option(

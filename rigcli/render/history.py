@@ -5,13 +5,12 @@ from __future__ import annotations
 from typing import TextIO
 
 from rigcli.engine.history_views import AppliedRun, HistoryNode, LogUpdate, RunLog
-from rigcli.records import OutputPiece, parse_timestamp, short_run_id
-from rigcli.render.console import no_color
+from rigcli.records import parse_timestamp, short_run_id
 from rigcli.render.lines import format_duration
-from rigcli.render.plain import is_terminal
+from rigcli.render.stored_bytes import StoredBytes
 from rigcli.render.tables import print_message, print_table
 from rigcli.sanitize import sanitize
-from rigcli.streams import real_stdout, write_bytes
+from rigcli.streams import real_stdout
 
 RUNS_COLUMNS = ["run", "started", "by", "workflow", "status", "took", "tasks"]
 NODE_COLUMNS = ["#", "task", "status", "took", "run", "why"]
@@ -78,10 +77,10 @@ class LogWriter:
 
     def __init__(self, *, headers: bool) -> None:
         self.stream: TextIO = real_stdout()
-        self.colour = is_terminal(self.stream) and not no_color()
+        self.bytes = StoredBytes(self.stream)
+        self.colour = self.bytes.colour
         self.headers = headers
         self.seen: set[str] = set()
-        self.held = b""  # the end of a piece being cleaned of colour, up to its last whole line
 
     def write(self, update: LogUpdate) -> None:
         log = update.log
@@ -101,25 +100,11 @@ class LogWriter:
         for part in parts:
             self.stream.write(part)
         for piece in update.pieces:
-            self._piece(piece)
+            self.bytes.write(piece.data, ends_chunk=piece.ends_chunk)
         if parts or update.pieces:
             self.stream.flush()
         if update.finished:
             self.ended(log)
-
-    def _piece(self, piece: OutputPiece) -> None:
-        """Stored bytes as they are; a piece with colour going where none is wanted is cleaned of it,
-        whole lines at a time (a sequence cut between two pieces is cleaned whole)."""
-        data = piece.data
-        colour_in_it = b"\x1b" in data or b"\x9b" in data or data.endswith(b"\xc2")  # ESC, or CSI (C2 9B)
-        if self.held or (not self.colour and colour_in_it):
-            data, self.held = self.held + data, b""
-            if not piece.ends_chunk:
-                cut = data.rfind(b"\n") + 1
-                data, self.held = data[:cut], data[cut:]
-            data = sanitize(data.decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
-        if data:
-            write_bytes(self.stream, data)
 
     def ended(self, log: RunLog) -> None:
         if log.status == "succeeded":

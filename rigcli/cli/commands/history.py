@@ -2,14 +2,29 @@
 
 from __future__ import annotations
 
-from rigcli.cli.output import emit_json
-from rigcli.cli.session import Session
-from rigcli.engine.history_views import LogSelection, output_lines
-from rigcli.jsonutil import JsonValue
-from rigcli.records import OutputChunk
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rigcli.cli.session import Session
+    from rigcli.cli.spec import GlobalOptions
+    from rigcli.engine.history_views import LogSelection
 
 
-def logs(session: Session, task: str | None, *, run: str | None = None, follow: bool = False) -> int:
+def logs(opts: GlobalOptions, task: str | None, *, run: str | None = None, follow: bool = False) -> int:
+    """A task's last successful run is copied out without loading the config or the engine when the
+    state alone can say which run it is (``cli/commands/lean_logs.py``); anything else goes the full way."""
+    if task is not None and run is None and not opts.json:
+        from rigcli.cli.commands.lean_logs import copy_last_run
+
+        if copy_last_run(opts, task):
+            return 0
+    from rigcli.cli.session import Session
+
+    with Session(opts) as session:
+        return _logs(session, task, run=run, follow=follow)
+
+
+def _logs(session: Session, task: str | None, *, run: str | None, follow: bool) -> int:
     engine = session.engine
     selection = session.with_workflow(lambda workflow: engine.select_logs(workflow, task, run))
     if session.opts.json:
@@ -29,6 +44,11 @@ def logs(session: Session, task: str | None, *, run: str | None = None, follow: 
 def _logs_json(session: Session, selection: LogSelection, follow: bool) -> int:
     """``{"run_id", "node_path", "status", "lines", "metadata", ...}``; for an apply,
     ``{"apply_id", "workflow", "status", "started_at", "finished_at", "runs": [...]}``."""
+    from rigcli.cli.output import emit_json
+    from rigcli.engine.history_views import output_lines
+    from rigcli.jsonutil import JsonValue
+    from rigcli.records import OutputChunk
+
     chunks: dict[str, list[OutputChunk]] = {}
     finals = {}
     for update in session.engine.read_logs(selection, follow=follow):
@@ -70,6 +90,8 @@ def runs(
         from rigcli.cli.commands import pictures
 
         return pictures.runs(session, run, timeline=timeline, stats=stats, format=format, last=last)
+    from rigcli.cli.output import emit_json
+
     engine = session.engine
     workflow = session.workflow_filter()
     if run is not None:

@@ -1,0 +1,139 @@
+"""Which tasks a project's config defines, remembered while its files stay the same, so ``rig logs TASK`` need not load it.
+
+Reading a run's stored output needs only the state and the answer to "which stored runs does
+TASK mean" (its workflow, its cache path, the store it runs in). Loading the config to answer it
+imports rig's DSL, the project's code and compiles every workflow: most of a ``rig logs`` of a
+small run, and ~4x ``cat`` of a 50 MB one on its own. A full load (``engine/history.py``)
+remembers the answer in ``$RIG_HOME/cache/task-names/``, stamped with the ``stat`` of every file
+of the project that load imported (``rig_config.py``, its helper modules) and of ``.env``, and
+with rig's version; a later ``rig logs`` uses it only while every stamp still matches (a few
+``stat`` calls), and otherwise loads the config as before, which remembers it anew. What a
+config computes from the environment alone is not seen: such a config is still read right by
+any command but ``rig logs TASK``, which then names the tasks of the last load.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+
+FORMAT = "rig.task-names/1"
+MAX_FILES = 200  # a project importing more of its own files than this is not remembered (stat costs)
+# (path, cache path, name, store) of each task, in plan order, by workflow name.
+TaskRow = tuple[str, str, str, str]
+
+
+def memo_file(cache_dir: Path, config_path: str) -> Path:
+    # Not hashlib: importing it loads OpenSSL (~5 ms). Two configs sharing a name only take turns,
+    # as the file holds the path it is for.
+    import zlib
+
+    name = os.path.abspath(config_path).encode("utf-8", "surrogateescape")
+    return cache_dir / "task-names" / f"{zlib.crc32(name):08x}{zlib.adler32(name):08x}.json"
+
+
+def _stamp(path: str) -> list[int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return [found.st_mtime_ns, found.st_size, found.st_ino]
+
+
+def project_files(project_dir: str, config_path: str) -> list[str]:
+    """The config, ``.env``, and every module imported from the project's directory (the config's helpers)."""
+    root = os.path.join(os.path.abspath(project_dir), "")
+    found = {os.path.abspath(config_path), os.path.join(root, ".env")}
+    for module in list(sys.modules.values()):
+        origin = getattr(module, "__file__", None)
+        if isinstance(origin, str) and os.path.abspath(origin).startswith(root):
+            found.add(os.path.abspath(origin))
+    return sorted(found)
+
+
+def remember(
+    cache_dir: Path,
+    *,
+    version: str,
+    project_dir: str,
+    config_path: str,
+    workflows: Mapping[str, Iterable[TaskRow]],
+) -> None:
+    """Keep ``workflows``' tasks for ``recall``; a home that cannot be written to keeps nothing."""
+    files = project_files(project_dir, config_path)
+    if len(files) > MAX_FILES:
+        return
+    data = {
+        "format": FORMAT,
+        "version": version,
+        "config": os.path.abspath(config_path),
+        "stamps": [[path, _stamp(path)] for path in files],
+        "workflows": {name: [list(row) for row in rows] for name, rows in workflows.items()},
+    }
+    path = memo_file(cache_dir, config_path)
+    import tempfile  # only a full load writes
+
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".task-names-", dir=path.parent)
+        try:
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump(data, out, separators=(",", ":"))
+            os.replace(temporary, path)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+
+
+def recall(cache_dir: Path, *, version: str, config_path: str) -> dict[str, list[TaskRow]] | None:
+    """The tasks a full load remembered, by workflow, while every file it read is as it was; else None."""
+    try:
+        with open(memo_file(cache_dir, config_path), encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != version:
+        return None
+    if data.get("config") != os.path.abspath(config_path):
+        return None
+    stamps = data.get("stamps")
+    workflows = data.get("workflows")
+    if not isinstance(stamps, list) or not isinstance(workflows, dict):
+        return None
+    for entry in stamps:
+        if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str):
+            return None
+        if _stamp(entry[0]) != entry[1]:
+            return None
+    found: dict[str, list[TaskRow]] = {}
+    for name, rows in workflows.items():
+        if not isinstance(rows, list) or not all(_is_row(row) for row in rows):
+            return None
+        found[str(name)] = [(row[0], row[1], row[2], row[3]) for row in rows]
+    return found
+
+
+def _is_row(row: object) -> bool:
+    return isinstance(row, list) and len(row) == 4 and all(isinstance(item, str) for item in row)
+
+
+def match(workflows: Mapping[str, Sequence[TaskRow]], workflow: str | None, task: str) -> tuple[str, TaskRow] | None:
+    """The one task ``task`` names in the workflow a command means, as a full load would pick it
+    (``Project.select``, then ``engine/selection.py:match_tasks``); None for anything else (no
+    workflow, several, no task, several tasks): the full load then answers, with its errors."""
+    if workflow is None:
+        if len(workflows) != 1:
+            return None
+        workflow = next(iter(workflows))
+    rows = workflows.get(workflow)
+    if rows is None:
+        return None
+    matches = [row for row in rows if task in (row[0], row[1])] or [row for row in rows if row[2] == task]
+    return (workflow, matches[0]) if len(matches) == 1 else None
+
+
+__all__ = ["TaskRow", "match", "memo_file", "project_files", "recall", "remember"]
