@@ -13,24 +13,45 @@ from pathlib import Path
 
 from rigcli.errors import ConfigError
 from rigcli.layout import CONFIG_FILE, STATE_DIR
-from rigcli.speed.records import lazy_dataclass
 from rigcli.state_location import StateGiven, StateLocation, resolve_state_location
 
 # Directories `rig projects` never descends into: VCS data, rig state, dependency and build trees.
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "venv", "dist", "build", "__pycache__"})
 
 
-@lazy_dataclass(frozen=True)
+# A plain slotted class, not a dataclass: ``rig logs TASK``'s lean path finds the project and
+# nothing else needs the dataclasses module (whose import, with inspect's, costs more than the
+# rest of that path's own modules; see rigcli/speed/__init__.py). A value: nothing assigns to it.
 class ProjectLocation:
     """Where a project lives, and the ``--state`` given for it (as written, resolved by ``locate_state``).
 
     ``base`` is the directory commands work from (``-C``, else the working directory).
     """
 
-    project_dir: Path
-    config_path: Path
-    state_given: StateGiven | None = None
-    base: Path | None = None
+    __slots__ = ("base", "config_path", "project_dir", "state_given")
+
+    def __init__(
+        self, project_dir: Path, config_path: Path, state_given: StateGiven | None = None, base: Path | None = None
+    ) -> None:
+        self.project_dir = project_dir
+        self.config_path = config_path
+        self.state_given = state_given
+        self.base = base
+
+    def _key(self) -> tuple[object, ...]:
+        return (self.project_dir, self.config_path, self.state_given, self.base)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ProjectLocation) and other._key() == self._key()
+
+    def __hash__(self) -> int:
+        return hash((ProjectLocation, *self._key()))
+
+    def __repr__(self) -> str:
+        return (
+            f"ProjectLocation(project_dir={self.project_dir!r}, config_path={self.config_path!r}, "
+            f"state_given={self.state_given!r}, base={self.base!r})"
+        )
 
     def to_json(self) -> dict[str, str]:
         return {"project_dir": str(self.project_dir), "config_path": str(self.config_path)}

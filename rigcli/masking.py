@@ -9,7 +9,6 @@ is registered, so a project without secrets pays nothing.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 import threading
 from collections.abc import Iterable, Mapping
@@ -107,7 +106,11 @@ def _mask(value: object, depth: int) -> object:
 
 def mask_fields(item: T) -> T:
     """A dataclass instance with every field masked; the same instance when nothing changed."""
-    if _pattern is None or not dataclasses.is_dataclass(item) or isinstance(item, type):
+    if _pattern is None:
+        return item
+    import dataclasses  # here, not at import: every command imports this module, few mask a dataclass
+
+    if not dataclasses.is_dataclass(item) or isinstance(item, type):
         return item
     changes: dict[str, object] = {}
     for field in dataclasses.fields(item):

@@ -5,8 +5,6 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, TextIO
 
-from rigcli.streams import real_stderr, real_stdout
-
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -36,10 +34,14 @@ def no_color() -> bool:
 
 
 def stdout_console() -> Console:
+    from rigcli.streams import real_stdout  # here: no_color() alone is asked where nothing else is
+
     return make_console(real_stdout())
 
 
 def stderr_console(*, force_terminal: bool = False) -> Console:
+    from rigcli.streams import real_stderr
+
     return make_console(real_stderr(), force_terminal=force_terminal)
 
 
@@ -47,6 +49,8 @@ def live_enabled(stream: TextIO | None = None) -> bool:
     """A live view needs a terminal that can redraw, and neither RIG_RENDER=0 nor NO_COLOR."""
     if os.environ.get("RIG_RENDER") == "0" or no_color() or os.environ.get("TERM") in ("dumb", "unknown"):
         return False
+    from rigcli.streams import real_stderr
+
     return _isatty(stream or real_stderr())
 
 

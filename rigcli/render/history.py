@@ -6,11 +6,13 @@ from typing import TextIO
 
 from rigcli.engine.history_views import AppliedRun, HistoryNode, LogUpdate, RunLog
 from rigcli.records import parse_timestamp, short_run_id
+from rigcli.render.console import no_color
 from rigcli.render.lines import format_duration
+from rigcli.render.plain import is_terminal
 from rigcli.render.stored_bytes import StoredBytes
 from rigcli.render.tables import print_message, print_table
 from rigcli.sanitize import sanitize
-from rigcli.streams import real_stdout
+from rigcli.streams import real_stdout, write_bytes
 
 RUNS_COLUMNS = ["run", "started", "by", "workflow", "status", "took", "tasks"]
 NODE_COLUMNS = ["#", "task", "status", "took", "run", "why"]
@@ -77,8 +79,8 @@ class LogWriter:
 
     def __init__(self, *, headers: bool) -> None:
         self.stream: TextIO = real_stdout()
-        self.bytes = StoredBytes(self.stream)
-        self.colour = self.bytes.colour
+        self.colour = is_terminal(self.stream) and not no_color()
+        self.bytes = StoredBytes(lambda data: write_bytes(self.stream, data), colour=self.colour)
         self.headers = headers
         self.seen: set[str] = set()
 

@@ -1,4 +1,4 @@
-"""Which tasks a project's config defines, remembered while its files stay the same, so ``rig logs TASK`` need not load it.
+"""The tasks a project's config defines, remembered while its files stay the same: ``rig logs TASK`` without the config.
 
 Reading a run's stored output needs only the state and the answer to "which stored runs does
 TASK mean" (its workflow, its cache path, the store it runs in). Loading the config to answer it

@@ -1,6 +1,6 @@
 """rig's state: the store contract, its SQLite implementation, its lock, and per-user files.
 
-Importing this package loads nothing: each name below is imported on first use (PEP 562), so
+Importing this package loads nothing: each name below is imported on first use (``speed/imports.py``), so
 importing one module of it (``state/output_file.py`` for ``rig logs``, ``state/paths.py``) does
 not import the store, its queries and the records behind them. The SQLModel description of the
 schema (tables.py) is imported by tests only (sqlmodel is a test dependency).
@@ -8,9 +8,8 @@ schema (tables.py) is imported by tests only (sqlmodel is a test dependency).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
-
+# Not typing.TYPE_CHECKING: see rigcli/__init__.py (mypy treats any name TYPE_CHECKING as true).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rigcli.state.api import StateStore
     from rigcli.state.host_storage import HostStorage, host_storage_file_name
@@ -21,31 +20,28 @@ if TYPE_CHECKING:
     from rigcli.state.store import SQLiteStateStore, create_state_store
     from rigcli.state.workspaces import WORKSPACE_STATUSES
 
-_HOMES = {
-    "StateStore": "api",
-    "HostStorage": "host_storage",
-    "host_storage_file_name": "host_storage",
-    "STATE_SCHEMA_VERSION": "migrations",
-    "SchemaSyncResult": "migrations",
-    "default_host_storage_dir": "paths",
-    "fragments_dir": "paths",
-    "logs_dir": "paths",
-    "rig_home": "paths",
-    "ProjectProviderStorage": "provider_storage",
-    "RUN_STATUSES": "runs",
-    "SQLiteStateStore": "store",
-    "create_state_store": "store",
-    "WORKSPACE_STATUSES": "workspaces",
+_LAZY = {
+    "StateStore": "rigcli.state.api",
+    "HostStorage": "rigcli.state.host_storage",
+    "host_storage_file_name": "rigcli.state.host_storage",
+    "STATE_SCHEMA_VERSION": "rigcli.state.migrations",
+    "SchemaSyncResult": "rigcli.state.migrations",
+    "default_host_storage_dir": "rigcli.state.paths",
+    "fragments_dir": "rigcli.state.paths",
+    "logs_dir": "rigcli.state.paths",
+    "rig_home": "rigcli.state.paths",
+    "ProjectProviderStorage": "rigcli.state.provider_storage",
+    "RUN_STATUSES": "rigcli.state.runs",
+    "SQLiteStateStore": "rigcli.state.store",
+    "create_state_store": "rigcli.state.store",
+    "WORKSPACE_STATUSES": "rigcli.state.workspaces",
 }
 
 
 def __getattr__(name: str) -> object:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value: object = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+    from rigcli.speed.imports import lazy_attribute
+
+    return lazy_attribute(__name__, name, _LAZY, globals())
 
 
 __all__ = [

@@ -25,11 +25,11 @@ from rigcli.errors import StateError
 from rigcli.speed.records import lazy_dataclass
 from rigcli.state.damage import damaged, is_damage, problems, summary
 from rigcli.state.dialect import SQLITE, Connection, Dialect
+from rigcli.state.schema_version import SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION
 
 Migration = Callable[[Connection], None]
 
 MIGRATIONS: list[Migration] = []
-SCHEMA_VERSION_KEY = "state.schemaVersion"
 MIGRATIONS_KEY = "state.migrations"
 RIG_VERSION_KEY = "rig.version"
 
@@ -222,7 +222,8 @@ DATA_TABLES: tuple[str, ...] = (
     "fingerprint_parts",
 )
 MIGRATION_NAMES: tuple[str, ...] = tuple(fn.__name__ for fn in MIGRATIONS)
-STATE_SCHEMA_VERSION: int = len(MIGRATIONS)
+if len(MIGRATIONS) != STATE_SCHEMA_VERSION:  # a migration added without raising schema_version.py's number
+    raise RuntimeError(f"{len(MIGRATIONS)} migrations, but schema_version.py says {STATE_SCHEMA_VERSION}")
 
 
 @lazy_dataclass(frozen=True)
@@ -464,6 +465,7 @@ __all__ = [
     "DATA_TABLES",
     "MIGRATIONS",
     "MIGRATION_NAMES",
+    "SCHEMA_VERSION_KEY",
     "STATE_SCHEMA_VERSION",
     "Migration",
     "SchemaSyncResult",

@@ -13,6 +13,8 @@ fragment's task — returns False before a byte is written, and the full way ans
 
 from __future__ import annotations
 
+import sys
+
 from rigcli.cli.spec import GlobalOptions
 
 
@@ -49,12 +51,16 @@ def copy_last_run(opts: GlobalOptions, task: str) -> bool:
         found = opened.last_run(workflow, cache_path)
         if found is None:
             return False
+        from rigcli.render.console import no_color
         from rigcli.render.stored_bytes import StoredBytes
 
-        out = StoredBytes()
+        # No Session here, so no output relay: stdout is the process's own, and what was stored
+        # was masked on its way in. Colour only on a terminal that wants it, as LogWriter decides.
+        stdout = sys.stdout.buffer
+        writer = StoredBytes(stdout.write, colour=stdout.isatty() and not no_color())
         for data, ends_chunk in opened.pieces(found.id):
-            out.write(data, ends_chunk=ends_chunk)
-        out.stream.flush()
+            writer.write(data, ends_chunk=ends_chunk)
+        stdout.flush()
     finally:
         opened.close()
     return True

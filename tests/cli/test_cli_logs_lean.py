@@ -1,0 +1,106 @@
+"""rig logs TASK without loading the config: only while the config that named the task is unchanged,
+only for a run that succeeded, and with the same bytes the full way prints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.cli.cli_support import Result, run_rig, write_project
+
+TOKEN = "tok-lean-5c1e9a7d"
+# Each import of the config appends a line to loads.txt: how a test sees whether rig loaded it.
+CONFIG = """
+import os
+from pathlib import Path
+
+from rigcli import define_provider, secret, workflow
+from helpers import NAME
+
+with open(Path(__file__).with_name("loads.txt"), "a") as loads:
+    loads.write("loaded\\n")
+
+app = workflow("lean", providers={"box": define_provider("local", env={"TOKEN": secret("RIG_TEST_TOKEN")})})
+
+
+def build(step, box):
+    print("building")
+    machine = box.create_machine()
+    machine.exec('echo "token=$TOKEN"; printf "\\\\033[31mred\\\\033[0m\\\\n"; echo done')
+    machine.delete()
+    if os.environ.get("RIG_TEST_FAIL"):
+        raise RuntimeError("build failed on purpose")
+
+
+workflows = app.sequence("lean").task(NAME, build)
+"""
+OTHER_WORKFLOW = """
+
+def noop(step):
+    return None
+
+
+workflows = [workflows, workflow("other").sequence("other").task("build", noop)]
+"""
+ENV = {"RIG_TEST_TOKEN": TOKEN, "RIG_RENDER": "0"}
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    return write_project(tmp_path / "lean", CONFIG, **{"helpers.py": 'NAME = "build"\n'})
+
+
+def rig(project: Path, *args: str, code: int = 0, **env: str) -> Result:
+    result = run_rig(*args, cwd=project, env={**ENV, **env}, subprocess=True)
+    assert result.returncode == code, result
+    assert TOKEN not in result.stdout + result.stderr, result
+    assert "Traceback" not in result.stderr, result
+    return result
+
+
+def loads(project: Path) -> int:
+    return (project / "loads.txt").read_text().count("loaded")
+
+
+def test_a_second_rig_logs_prints_the_same_masked_bytes_without_loading_the_config(project: Path) -> None:
+    rig(project, "apply")
+    before = loads(project)
+    full = rig(project, "logs", "build")
+    assert loads(project) == before + 1  # the first one loads it, and remembers what it names
+    assert "token=***" in full.stdout and "red" in full.stdout and "\x1b" not in full.stdout
+
+    lean = rig(project, "logs", "build")
+    assert loads(project) == before + 1  # not loaded again
+    assert (lean.stdout, lean.stderr) == (full.stdout, full.stderr)
+    assert rig(project, "--workflow", "lean", "logs", "build").stdout == full.stdout
+    assert loads(project) == before + 1
+
+
+def test_a_changed_config_or_helper_is_loaded_again_and_answers_for_itself(project: Path) -> None:
+    rig(project, "apply")
+    rig(project, "logs", "build")
+    seen = loads(project)
+
+    (project / "helpers.py").write_text('NAME = "compile"\n')  # the task is renamed in a helper module
+    renamed = rig(project, "logs", "build", code=1)
+    assert loads(project) == seen + 1
+    assert "has no task build" in renamed.stderr, renamed
+
+    config = project / "rig_config.py"
+    config.write_text(config.read_text() + OTHER_WORKFLOW)
+    (project / "helpers.py").write_text('NAME = "build"\n')
+    rig(project, "logs", "build", code=2)  # two workflows now: which one is for the user to say
+    assert rig(project, "--workflow", "lean", "logs", "build").stdout.count("token=***") == 1
+
+
+def test_a_run_that_did_not_succeed_is_shown_the_full_way_with_how_it_ended(project: Path) -> None:
+    rig(project, "apply")
+    rig(project, "logs", "build")
+    rig(project, "cache", "invalidate", "build")
+    rig(project, "apply", code=1, RIG_TEST_FAIL="1")
+    seen = loads(project)
+    failed = rig(project, "logs", "build")
+    assert loads(project) > seen
+    assert "token=***" in failed.stdout
+    assert "build failed: " in failed.stderr and "build failed on purpose" in failed.stderr, failed
