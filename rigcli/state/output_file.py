@@ -70,6 +70,18 @@ class OutputFile:
     def close(self) -> None:
         self._db.close()
 
+    def expiry_due(self) -> bool:
+        """Whether a workspace is due to expire (``state/workspaces.py:due_workspaces``, the same
+        one indexed query): then the full way runs, since every command that opens the state reaps."""
+        from datetime import datetime, timezone
+
+        now = datetime.now(timezone.utc).isoformat(timespec="microseconds")  # as records.utc_now stores it
+        query = "SELECT 1 FROM workspaces WHERE reap_at <= ? AND status IN ('ready', 'failed', 'reap-failed') LIMIT 1"
+        try:
+            return self._db.execute(query, (now,)).fetchone() is not None
+        except sqlite3.Error:
+            return True  # unsure: the full way finds out
+
     def last_run(self, workflow: str, node_path: str) -> FinishedRun | None:
         """The newest run of ``node_path`` in ``workflow`` if it succeeded; None otherwise (none, or
         one still running or that ended otherwise: the full way says how it ended)."""

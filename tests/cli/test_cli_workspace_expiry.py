@@ -237,3 +237,14 @@ def test_idle_stop_stops_an_unused_workspace_where_the_provider_can_tell(tmp_pat
     assert stopped.exists()
     record = listed(project)["a"]
     assert record["status"] == "ready" and record["error"] is None  # stopped, not removed
+
+
+def test_rig_logs_of_a_task_reaps_an_expired_workspace_too(project: Path) -> None:
+    # `rig logs TASK` may skip loading the config (the lean path); a due expiry sends it the full way.
+    ok(project, "fork", "b")
+    ok(project, "logs", "build")  # the full way, which remembers what `build` names
+    made = ok(project, "--json", "fork", "a", "--ttl", "1s").json
+    expire(made["expires_at"])
+    logged = ok(project, "logs", "build")
+    assert "removed expired workspace a" in logged.stderr
+    assert set(listed(project)) == {"b"}

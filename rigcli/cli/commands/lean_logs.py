@@ -7,8 +7,9 @@ state are found by the same rule (``discovery``, ``state_location``); the task i
 the last full load remembered (``speed/task_names.py``, valid while the project's files are
 unchanged); the file is read by ``state/output_file.py``. Only the plain case is taken: SQLite
 state, a task that names one task of the workflow the command means, and its newest run
-succeeded. Anything else — a running, failed or missing run, a changed config, PostgreSQL, a
-fragment's task — returns False before a byte is written, and the full way answers as always.
+succeeded, and no workspace is due to expire. Anything else — a running, failed or missing run,
+a changed config, PostgreSQL, a fragment's task, an expiry to carry out — returns False before a
+byte is written, and the full way answers as always.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def copy_last_run(opts: GlobalOptions, task: str) -> bool:
     if opened is None:
         return False
     try:
-        found = opened.last_run(workflow, cache_path)
+        found = None if opened.expiry_due() else opened.last_run(workflow, cache_path)
         if found is None:
             return False
         from rigcli.render.console import no_color
