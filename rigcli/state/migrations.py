@@ -309,6 +309,8 @@ def _apply_pending(db: Connection, dialect: Dialect = SQLITE) -> list[str]:
     """Every pending migration in one transaction: a rig migrating at the same time waits, then
     finds nothing left to do; a failure or a crash leaves the schema as it was before."""
     applied_now: list[str] = []
+    if _applied(db, dialect) == MIGRATION_NAMES:
+        return applied_now  # nothing pending: no write transaction, so opening the state never waits for a writer
     dialect.begin_migration(db)
     try:
         done = list(_applied(db, dialect))  # re-read inside the write transaction: another rig may have migrated

@@ -114,3 +114,21 @@ def test_a_second_writer_waits_and_says_who_holds_the_lock(tmp_path: Path) -> No
         holder.wait(timeout=60)
         waiter.kill()
         waiter.wait()
+
+
+def test_a_read_opens_the_state_while_another_connection_writes_to_it(tmp_path: Path) -> None:
+    # Opening a migrated state takes no write transaction: a reader never waits for a writer (before,
+    # every open began one per migration and failed once SQLite's busy timeout ran out).
+    import sqlite3
+
+    project = write_project(tmp_path / "slow", SLOW_CONFIG.format(seconds=0))
+    assert run_rig("apply", cwd=project, subprocess=True).returncode == 0
+    writer = sqlite3.connect(project / ".rig" / "state.sqlite", isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        reader = run_rig("--json", "plan", cwd=project, timeout=60, subprocess=True)
+        assert reader.returncode == 0, reader
+        assert reader.json["cached_node_count"] == 0  # cache_ttl=0: never cached, but read all the same
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()
