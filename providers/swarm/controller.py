@@ -145,14 +145,16 @@ class SwarmController(BaseController):
     def delete_machine(self, machine_id: str) -> bool:
         stored = self.setup.storage.get(f"machine:{machine_id}")
         value = stored["value"] if stored is not None else None
-        if not isinstance(value, dict) or value.get("stopping") or value.get("saved_digest"):
+        saved = not isinstance(value, dict) or value.get("stopping") or value.get("saved_digest")
+        if saved:
             # Before the service: if rig dies between the two, the service (journaled) is still there to retry.
             power.remove_saved(self, machine_id)
         # Without a record, the service's name (which is the machine id) still finds it.
         target = value.get("service_id") if isinstance(value, dict) else machine_id
         removed = services.remove_service(self.manager, str(target or machine_id))
-        if isinstance(value, dict) and value.get("saved_digest"):
-            # Its running task used the saved image on its node, so that copy stayed; the task is leaving now.
+        if saved and isinstance(value, dict):
+            # Its running task used the saved image on its node, so that copy stayed; the task is leaving
+            # now. A stop killed after its push never wrote saved_digest, but its image may be running too.
             power.remove_saved(self, machine_id)
         self.setup.storage.delete(f"machine:{machine_id}")
         self.setup.effects.deleted(machine_id)

@@ -339,7 +339,16 @@ def test_stop_killed_at_each_step_is_finished_by_stop_and_start_and_leaves_nothi
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
+        held: sqlite3.Connection | None = None
         try:
+            if marker is not _stop_saved_on_node:
+                # Once the container is saved, the state's write lock is taken: the stop goes on
+                # pushing and scaling, then waits at its next journal write, so the later steps are
+                # seen while it still runs, however fast the machine.
+                saved = lambda running=process: _stop_saved_on_node(on_worker) or running.poll() is not None  # noqa: E731
+                wait_for(saved, "the stop's save or its end", 120)
+                held = sqlite3.connect(rig.project / ".rig" / "state.sqlite", timeout=30, isolation_level=None)
+                held.execute("BEGIN IMMEDIATE")
             reached = lambda seen=marker, running=process: seen(on_worker) or running.poll() is not None  # noqa: E731
             wait_for(reached, f"{marker.__name__} or the stop's end", 120)
             if process.poll() is None:
@@ -348,6 +357,9 @@ def test_stop_killed_at_each_step_is_finished_by_stop_and_start_and_leaves_nothi
                 os.killpg(process.pid, signal.SIGKILL)
         finally:
             process.wait(timeout=30)
+            if held is not None:
+                held.execute("ROLLBACK")
+                held.close()
 
         assert on_worker.live()["state"] in ("running", "stopped"), marker.__name__
         assert rig.run("stop", "dev").returncode == 0
