@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+
+# Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
+# (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from traceback import FrameSummary

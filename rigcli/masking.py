@@ -12,9 +12,15 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Iterable, Mapping
-from typing import TypeVar
 
-T = TypeVar("T")
+# Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
+# (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import TypeVar
+
+    T = TypeVar("T")
 
 MASK = "***"
 # Masking a two-character value would garble every line of output it happens to occur in.

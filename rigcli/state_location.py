@@ -15,12 +15,16 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final
 
 from rigcli.errors import StateError
 from rigcli.layout import STATE_URL_ENV, default_state_path
 
+# Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
+# (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
+    from typing import Final
     from urllib.parse import SplitResult
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")

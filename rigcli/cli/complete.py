@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 from rigcli.cli.argv import hoist
 from rigcli.cli.complete_sources import Item, OperationSpec, ProjectSource, paths, provider_ids
-from rigcli.cli.spec import Command, Option, Source, Table
+from rigcli.cli.spec import Command, Option, Table
 from rigcli.cli.table import TABLE
 from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from rigcli.cli.opargs import InputField
+    from rigcli.cli.spec import Source
 
 HELP = Option(("--help",), "help", "Show help.")
 

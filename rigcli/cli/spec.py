@@ -13,16 +13,23 @@ refuse any later assignment.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Final, Literal, TypeVar
 
-# Where completion finds an argument's or option's values (cli/complete.py maps each to a reader).
-Source = Literal[
-    "workspaces", "tasks", "valid-tasks", "workflows", "providers", "commands", "operation", "dirs", "files"
-]
-# What a command body takes first: a Session (the project, loaded on first use) or only the options.
-Needs = Literal["session", "options"]
-Scalar = Literal["str", "int"]
-V = TypeVar("V", bound="Value")
+# Not typing.TYPE_CHECKING: every command imports this table, and `rig logs TASK`'s lean path
+# imports no typing (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true. The aliases
+# below are for annotations only.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import Final, Literal, TypeVar
+
+    # Where completion finds an argument's or option's values (cli/complete.py maps each to a reader).
+    Source = Literal[
+        "workspaces", "tasks", "valid-tasks", "workflows", "providers", "commands", "operation", "dirs", "files"
+    ]
+    # What a command body takes first: a Session (the project, loaded on first use) or only the options.
+    Needs = Literal["session", "options"]
+    Scalar = Literal["str", "int"]
+    V = TypeVar("V", bound="Value")
 
 
 class Value:

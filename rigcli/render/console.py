@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, TextIO
+
+# Not typing.TYPE_CHECKING: no_color() is asked by `rig logs TASK`'s lean path, which imports no
+# typing (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from rich.console import Console
 
 # Off a terminal nothing should wrap: tables size to their content and paths stay whole for grep.

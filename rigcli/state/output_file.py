@@ -14,10 +14,16 @@ import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from rigcli.state.damage import marked
 from rigcli.state.schema_version import SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION
+
+# Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
+# (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import Any
 
 # Read in pieces that stay in the CPU's cache on their way from SQLite's pages to the pipe (4 MiB
 # pieces measured slower than 64–256 KiB ones for the same 50 MB).

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+# Not typing.TYPE_CHECKING: `rig logs TASK`'s lean path starts here and imports no typing
+# (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from rigcli.cli.session import Session
