@@ -16,6 +16,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 
 from rigcli.state.damage import marked
+from rigcli.state.expiry import due_condition
 from rigcli.state.schema_version import SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION
 
 # Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
@@ -82,7 +83,7 @@ class OutputFile:
         from datetime import datetime, timezone
 
         now = datetime.now(timezone.utc).isoformat(timespec="microseconds")  # as records.utc_now stores it
-        query = "SELECT 1 FROM workspaces WHERE reap_at <= ? AND status IN ('ready', 'failed', 'reap-failed') LIMIT 1"
+        query = f"SELECT 1 FROM workspaces WHERE {due_condition()} LIMIT 1"
         try:
             return self._db.execute(query, (now,)).fetchone() is not None
         except sqlite3.Error:

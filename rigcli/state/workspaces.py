@@ -16,6 +16,7 @@ from rigcli.records import EffectRecord, WorkspaceRecord, utc_now
 from rigcli.state.database import StateDatabase, stored_text
 from rigcli.state.dialect import Connection, where_clause
 from rigcli.state.effects import EFFECTS
+from rigcli.state.expiry import due_condition
 from rigcli.state.process import this_owner
 from rigcli.state.rows import Columns
 from rigcli.statuses import LIVE_EFFECT_STATUSES, WORKSPACE_STATUSES, WorkspaceStatus
@@ -149,11 +150,9 @@ class WorkspaceTable(StateDatabase):
         """Workspaces the reaper should look at by ``now`` (one query on the ``reap_at`` index; every
         command asks). A create still running is never due; ``failed_too`` adds every ``reap-failed``
         one, whenever its retry is due (``rig reap`` retries them at once)."""
-        statuses = "'ready', 'failed', 'reap-failed'"
-        retry = " OR status = 'reap-failed'" if failed_too else ""
         query = (
             f"SELECT {WORKSPACES.select} FROM workspaces "
-            f"WHERE (reap_at <= ?{retry}) AND status IN ({statuses}) ORDER BY reap_at, name"
+            f"WHERE {due_condition(failed_too=failed_too)} ORDER BY reap_at, name"
         )
         with self._read() as db:
             found = WORKSPACES.all(db.execute(query, (now,)))
