@@ -34,4 +34,24 @@ def runs(location: str | Path, *columns: str) -> list[tuple[Any, ...]]:
     return rows(location, f"SELECT {chosen} FROM workflow_node_runs ORDER BY {chosen}")
 
 
-__all__ = ["alive", "runs", "wait_for"]
+# At an interactive shell's prompt: a subshell that traps Ctrl-\ (the shell itself ignores SIGQUIT),
+# and the shell goes on. Short sleeps: whenever the signal comes, the trap ends the subshell at once.
+QUIT_IN_SHELL = (
+    "(ulimit -c 0; trap 'echo got-quit; exit 9' QUIT; echo armed; while :; do sleep 0.1; done); echo sub-ended $?"
+)
+
+
+def quit_a_program_at_the_shell_and_exit_7(child: Any) -> None:
+    """In a ``rig shell`` (a pexpect child at its prompt): Ctrl-\\ reaches the subshell's trap, the
+    shell goes on, then exits 7."""
+    import pexpect
+
+    child.sendline(QUIT_IN_SHELL)
+    child.expect_exact("\r\narmed\r\n")
+    child.sendcontrol("\\")
+    child.expect_exact("got-quit\r\nsub-ended 9\r\n")
+    child.sendline("exit 7")
+    child.expect(pexpect.EOF)
+
+
+__all__ = ["QUIT_IN_SHELL", "alive", "quit_a_program_at_the_shell_and_exit_7", "runs", "wait_for"]

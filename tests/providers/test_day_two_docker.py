@@ -16,6 +16,8 @@ import pytest
 from docker_endpoints import EndpointDaemon, Unavailable, connect, required_variable
 from e2e_support import RIG, Rig, copy_example, rig_env
 
+from tests.helpers import quit_a_program_at_the_shell_and_exit_7
+
 IMAGE = os.environ.get("RIG_TEST_DOCKER_IMAGE", "rig/base:busybox")
 
 
@@ -233,9 +235,6 @@ def test_exec_in_a_terminal_sees_its_size_and_ctrl_c_and_exits_with_its_code(on_
 # run (it echoes a line back) before Ctrl-\ is typed.
 QUIT_DIES = "ulimit -c 0; exec cat"
 QUIT_TRAPPED = "ulimit -c 0; trap 'echo got-quit; exit 9' QUIT; echo armed; sleep 30; exit 1"
-QUIT_IN_SHELL = (
-    "(ulimit -c 0; trap 'echo got-quit; exit 9' QUIT; echo armed; while :; do sleep 0.1; done); echo sub-ended $?"
-)
 
 
 def test_ctrl_backslash_reaches_the_program_in_exec_and_in_the_shell_not_rig(on_any: Rig) -> None:
@@ -264,12 +263,7 @@ def test_ctrl_backslash_reaches_the_program_in_exec_and_in_the_shell_not_rig(on_
     try:
         child.sendline("export PS1='in-ctr$ '")
         child.expect_exact("in-ctr$ ")
-        child.sendline(QUIT_IN_SHELL)
-        child.expect_exact("\r\narmed\r\n")
-        child.sendcontrol("\\")
-        child.expect_exact("got-quit\r\nsub-ended 9\r\n")
-        child.sendline("exit 7")
-        child.expect(pexpect.EOF)
+        quit_a_program_at_the_shell_and_exit_7(child)
     finally:
         child.close()
     assert (child.exitstatus, child.signalstatus) == (7, None)

@@ -12,6 +12,8 @@ import pexpect
 import pytest
 from e2e_support import RIG, Rig, copy_example, rig_env
 
+from tests.helpers import quit_a_program_at_the_shell_and_exit_7
+
 
 @pytest.fixture
 def forked(tmp_path: Path) -> Rig:
@@ -174,11 +176,6 @@ def test_exec_from_a_background_job_still_lets_the_program_take_an_interrupt(for
 # exits with the program's code. `ulimit -c 0`: a program dying of SIGQUIT leaves no core file.
 QUIT_DIES = "ulimit -c 0; echo armed; sleep 30"
 QUIT_TRAPPED = "ulimit -c 0; trap 'echo got-quit; exit 9' QUIT; echo armed; sleep 30; exit 1"
-# At an interactive shell's prompt: a subshell that traps it (the shell itself ignores SIGQUIT), and
-# the shell goes on. Short sleeps: whenever the signal comes, the trap ends the subshell at once.
-QUIT_IN_SHELL = (
-    "(ulimit -c 0; trap 'echo got-quit; exit 9' QUIT; echo armed; while :; do sleep 0.1; done); echo sub-ended $?"
-)
 
 
 @pytest.mark.parametrize(("script", "code"), [(QUIT_DIES, 128 + signal.SIGQUIT), (QUIT_TRAPPED, 9)])
@@ -200,12 +197,7 @@ def test_ctrl_backslash_in_the_shell_reaches_its_program_and_the_shell_goes_on(f
     child = pexpect.spawn(RIG, ["shell", "dev"], cwd=str(forked.project), env=env, timeout=60)
     try:
         child.expect_exact("in-ws$ ")
-        child.sendline(QUIT_IN_SHELL)
-        child.expect_exact("\r\narmed\r\n")
-        child.sendcontrol("\\")
-        child.expect_exact("got-quit\r\nsub-ended 9\r\n")
-        child.sendline("exit 7")
-        child.expect(pexpect.EOF)
+        quit_a_program_at_the_shell_and_exit_7(child)
     finally:
         child.close()
     assert (child.exitstatus, child.signalstatus) == (7, None)
