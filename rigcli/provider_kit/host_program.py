@@ -54,20 +54,30 @@ def run_attached(argv: Sequence[str], *, cwd: str | None, env: Mapping[str, str]
     Signals sent to rig go to the program: SIGTERM and SIGHUP always, SIGINT and SIGQUIT only when
     they did not come from the terminal (which sends them to the program itself).
     """
-    try:
-        with _caught_while_starting(signal.SIGINT, signal.SIGQUIT):
-            process = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), close_fds=True)
-    except OSError as exc:
-        code = NOT_FOUND if exc.errno == errno.ENOENT else NOT_EXECUTABLE
-        write_all(STDERR, f"rig: {argv[0]}: {exc.strerror or exc}\n".encode(errors="replace"))
-        return code
+    # Handlers first, then the program: once it runs (and may have printed its prompt) a Ctrl-\
+    # from the terminal must not find rig still at SIGQUIT's default, which would end rig.
+    started: list[subprocess.Popen[bytes]] = []
+    pending: list[int] = []  # sent to rig while the program was starting: passed on once it runs
 
     def forward(signum: int) -> None:
+        if not started:
+            pending.append(signum)
+            return
         with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signum)
+            started[0].send_signal(signum)
 
     ignored = (signal.SIGINT, signal.SIGQUIT) if _in_terminal_foreground() else ()
     with forwarding_signals(forward, ignored=ignored):
+        try:
+            with _caught_while_starting(signal.SIGINT, signal.SIGQUIT):
+                process = subprocess.Popen(list(argv), cwd=cwd, env=dict(env), close_fds=True)
+        except OSError as exc:
+            code = NOT_FOUND if exc.errno == errno.ENOENT else NOT_EXECUTABLE
+            write_all(STDERR, f"rig: {argv[0]}: {exc.strerror or exc}\n".encode(errors="replace"))
+            return code
+        started.append(process)
+        for signum in pending:
+            forward(signum)
         returncode = process.wait()
     return exit_status(returncode)
 
