@@ -105,8 +105,14 @@ def delete(
         removed = registry.delete(REPOSITORY, tag)  # pushed again under the same tag: another digest
     for node in nodes:
         with contextlib.suppress(ProviderError):
-            for image_id in copies(node, tag):
-                remove_copy(manager, node, image_id)
+            left = copies(node, tag)
+            # A stop's commit of a container running an earlier stop's image is that image's child, and a
+            # parent cannot go before its children (409): rounds, while one removes something.
+            while left:
+                kept = [image_id for image_id in left if not remove_copy(manager, node, image_id)]
+                if len(kept) == len(left):
+                    break
+                left = kept
     return removed
 
 

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 from provider_helpers import Harness
 from swarm_cluster import API, SwarmCluster
 
+from providers.swarm import snapshots
 from providers.swarm.power import saved_tag
 
 
@@ -87,4 +89,38 @@ def test_the_saved_files_of_a_machine_whose_service_went_are_found_by_gc(
     assert [entry["id"] for entry in found] == [tag]
     assert controller.remove_effect(found[0]) is True
     assert tag not in swarm.registry_tags("rig/snapshot")
+    assert controller.find_effects() == []
+
+
+def test_every_node_copy_of_saved_files_goes_whatever_order_the_node_lists_them(
+    swarm: SwarmCluster, swarm_on: Callable[..., Harness], project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A second stop commits the container that runs the first stop's image: on that node the new copy is
+    # a child of the old one, and a parent cannot go before its child (409 "dependent child images"). One
+    # node runs every task, so the machine runs the child there when it is removed, as on a busy cluster.
+    node = next(name for name, role in swarm.node_roles().items() if role == "manager")
+    box = swarm_on(constraints=[f"node.hostname=={node}"])
+    controller, runtime = box.controller, box.runtime
+    machine = runtime.create_machine()
+    controller.stop_machine(machine.id)
+    controller.start_machine(machine.id)
+    controller.stop_machine(machine.id)
+    controller.start_machine(machine.id)
+    tag = saved_tag(str(project), machine.id)
+
+    listed = snapshots.copies
+    with_parents = 0
+
+    def parents_first(daemon: Any, wanted: str) -> list[str]:
+        nonlocal with_parents
+        ids = listed(daemon, wanted)
+        parents = {daemon.json("GET", f"/images/{image}/json")["Parent"] for image in ids}
+        with_parents += len(parents & set(ids))
+        return sorted(ids, key=lambda image: image not in parents)
+
+    monkeypatch.setattr(snapshots, "copies", parents_first)
+    assert controller.delete_machine(machine.id) is True
+    assert with_parents >= 1  # the case at hand: a node held a parent and its child
+    assert tag not in swarm.registry_tags("rig/snapshot")
+    assert {node: images for node, images in swarm.node_images(project).items() if images} == {}
     assert controller.find_effects() == []
