@@ -107,6 +107,10 @@ class Project:
 
     async def load(self) -> None:
         """Import rig_config.py, compile its workflows, and open the state on first load."""
+        from rigcli.speed.compiled_methods import keep_in
+        from rigcli.state.paths import rig_home
+
+        keep_in(rig_home() / "cache")  # before the config makes the first records
         config, workflows = self.compile()
         self.recorder.cap = cap_from_env()  # after the import: the project's .env may set it
         self._keys, self._parts = {}, {}

@@ -47,6 +47,12 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
     are asked for, then hands it to ``dataclasses.dataclass`` with the same options (for mypy it is
     that decorator). Cached plan: 98 dataclasses made at import before, 29 after; −52 ms CPU of
     292 (−18 %, editable install, load ~4).
+``compiled_methods``
+    What ``dataclasses`` compiles for a record (its ``__init__``, ``__repr__``, ``__eq__``…, as
+    source text) is kept as code objects in ``$RIG_HOME/cache/dataclass-code/``, keyed by that
+    exact text, and read back instead of compiled again (as Python keeps a module's ``.pyc``).
+    Cached plan of 200 tasks: 373 M instructions instead of 429 (−13 %; compiling the ~100
+    methods of its 23 records was ~75 M, reading them back ~2 M).
 ``immutable``
     ``WriteOnce``: immutable events without ``frozen=True``. Executing ``events.py`` (28 event
     classes): 5.1 ms instead of 12.7.

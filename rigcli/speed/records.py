@@ -48,7 +48,9 @@ def _new_on_first_use(cls: type, *args: object, **kwargs: object) -> object:
 
 def materialize(cls: _C) -> _C:
     """Make every still-pending dataclass in ``cls``'s MRO, bases first; a no-op once made."""
-    with _making:
+    from rigcli.speed.compiled_methods import cached_exec
+
+    with _making, cached_exec():
         for klass in reversed(cls.__mro__):
             options = klass.__dict__.get(_OPTIONS)
             if options is None:
