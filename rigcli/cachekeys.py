@@ -21,7 +21,7 @@ from datetime import datetime
 from rigcli.authoring.nodes import Node, OutputSchema, ParallelNode, SequenceNode, TaskNode
 from rigcli.fingerprint.parts import PartHashes, changes, part_hash
 from rigcli.graph import TaskSpec
-from rigcli.jsonutil import JsonValue, canonical_json, tagged_hash, to_plain_json
+from rigcli.jsonutil import JsonValue, tagged_hash, to_plain_json
 from rigcli.records import Liveness, LockHolder, NodeRun, Reason, age_seconds, describe_holder
 from rigcli.statuses import REASON_MESSAGES, ReasonCode
 
@@ -150,7 +150,7 @@ def judge_run(
         return reason("task-changed")
     if run.provider_fingerprint != provider_fp:
         return reason("provider-changed")
-    if canonical_json(list(run.upstream_run_ids)) != canonical_json(list(upstream)):
+    if list(run.upstream_run_ids) != list(upstream):  # run ids are strings: equal lists, equal JSON
         return reason("upstream-changed")
     if run.invalidated:
         return reason("invalidated")

@@ -28,7 +28,7 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError
 from rigcli.handler_params import HOOK_NAMES, TASK_NAMES, check_handler_params
 from rigcli.jsonutil import JsonValue
-from rigcli.speed.records import lazy_dataclass
+from rigcli.speed.records import evolve, lazy_dataclass
 
 Scope = Mapping[str, ProviderDefinition]
 ConfigStack = tuple[Mapping[str, JsonValue], ...]  # configure() levels, root first
@@ -139,7 +139,7 @@ class _Place:
     cache_prefix: str
 
     def within(self, name: str) -> _Place:
-        return replace(self, prefix=_join(self.prefix, name), cache_prefix=_join(self.cache_prefix, name))
+        return evolve(self, prefix=_join(self.prefix, name), cache_prefix=_join(self.cache_prefix, name))
 
 
 class _Compiler:

@@ -20,8 +20,13 @@ JsonObject: TypeAlias = dict[str, JsonValue]
 """A JSON object: what a task context, a stored record or an artifact ref is."""
 
 
+# One encoder for every call: json.dumps with options makes a new one each time (a cached plan
+# encodes a few hundred values).
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
 def canonical_json(value: JsonValue) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return _CANONICAL.encode(value)
 
 
 def tagged_hash(tag: str, value: JsonValue) -> str:

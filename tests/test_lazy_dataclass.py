@@ -150,3 +150,47 @@ def test_every_dataclass_of_rig_is_a_lazy_one() -> None:
                 if name in ("dataclass", "dataclasses.dataclass"):
                     plain.append(f"{path.relative_to(root)}:{node.lineno} {node.name}")
     assert plain == [], "use rigcli.speed.records.lazy_dataclass: " + ", ".join(plain)
+
+
+@lazy_dataclass(frozen=True)
+class Pair:
+    left: int
+    right: list[int] = field(default_factory=list)
+
+
+@lazy_dataclass(frozen=True)
+class Checked:
+    value: int
+
+    def __post_init__(self) -> None:
+        if self.value < 0:
+            raise ValueError("negative")
+
+
+@lazy_dataclass
+class Counted:
+    value: int
+    seen: int = field(default=0, init=False)
+
+
+def test_evolve_gives_what_replace_gives_without_calling_init_again() -> None:
+    from rigcli.speed.records import evolve
+
+    first = Pair(1, [2])
+    changed = evolve(first, left=5)
+    assert changed == dataclasses.replace(first, left=5) and type(changed) is Pair
+    assert changed.right is first.right and first == Pair(1, [2])  # the original is untouched
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        changed.left = 9  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        evolve(first, nope=1)  # a change that names no field fails as replace fails
+
+
+def test_evolve_leaves_classes_whose_init_does_more_to_replace() -> None:
+    from rigcli.speed.records import evolve
+
+    with pytest.raises(ValueError, match="negative"):
+        evolve(Checked(1), value=-1)  # __post_init__ still checks
+    counted = Counted(1)
+    counted.seen = 4
+    assert evolve(counted, value=2).seen == 0  # an init=False field starts over, as with replace

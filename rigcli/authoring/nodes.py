@@ -27,7 +27,7 @@ from rigcli.authoring.ttl import CacheTtl, parse_lifetime, parse_ttl
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError
 from rigcli.jsonutil import JsonValue
-from rigcli.speed.records import lazy_dataclass
+from rigcli.speed.records import evolve, lazy_dataclass
 
 if TYPE_CHECKING:
     from pydantic import BaseModel  # type-only: loading a project must not import pydantic
@@ -203,7 +203,7 @@ class SequenceNode(NodeMethods):
 
     def _append(self, node: Node) -> SequenceNode:
         link = _Link(Child(node, self.scope), self._tail)
-        return replace(self, _tail=link, _length=self._length + 1)
+        return evolve(self, _tail=link, _length=self._length + 1)
 
     def task(
         self,

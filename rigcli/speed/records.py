@@ -22,6 +22,7 @@ _MADE = "__rig_lazy_dataclass_made__"
 _making = threading.RLock()
 
 _C = TypeVar("_C", bound=type)
+_R = TypeVar("_R")
 
 
 class _FieldsOnFirstUse:
@@ -62,6 +63,37 @@ def materialize(cls: _C) -> _C:
     return cls
 
 
+def evolve(record: _R, **changes: object) -> _R:
+    """``dataclasses.replace`` for a hot path: a copy of ``record`` with ``changes``, without calling
+    ``__init__`` again (~20 bytecodes instead of ~230; a cached plan replaces twice per task).
+
+    The same result as ``replace`` for a class whose every field is an ``__init__`` argument and
+    that has no ``__post_init__`` (known per class on first use); any other class, or a change
+    that names no field, goes through ``replace`` itself.
+    """
+    cls = type(record)
+    plain = _evolvable.get(cls)
+    if plain is None:
+        plain = _evolvable[cls] = _copies_like_replace(cls)
+    if not plain or not changes.keys() <= cls.__dict__[_FIELDS].keys():
+        return dataclasses.replace(record, **changes)  # type: ignore[type-var]
+    copied: _R = object.__new__(cls)
+    copied.__dict__.update(record.__dict__)
+    copied.__dict__.update(changes)
+    return copied
+
+
+_evolvable: dict[type, bool] = {}
+
+
+def _copies_like_replace(cls: type) -> bool:
+    known = cls.__dict__.get(_FIELDS)
+    if not isinstance(known, dict) or hasattr(cls, "__post_init__") or hasattr(cls, "__slots__"):
+        return False
+    real = dataclasses.fields(cls)  # without ClassVar and InitVar pseudo-fields
+    return len(real) == len(known) and all(item.init for item in real)
+
+
 def _own_new(klass: type) -> bool:
     """Whether ``klass`` defines a ``__new__`` other than the stand-in of a lazy dataclass."""
     new = klass.__dict__.get("__new__")
@@ -92,4 +124,4 @@ if TYPE_CHECKING:
 else:
     lazy_dataclass = _lazy_dataclass
 
-__all__ = ["lazy_dataclass", "materialize"]
+__all__ = ["evolve", "lazy_dataclass", "materialize"]

@@ -11,6 +11,7 @@ exactly as rig configures it — tests/render compares the two.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import zip_longest
 from typing import TextIO
 
 RULE = "─"
@@ -111,6 +112,15 @@ def can_render(rows: Sequence[Sequence[str]]) -> bool:
 
 def table_lines(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """Header, rule and rows, each cell padded to its column's width."""
+    if columns and all(cell.isascii() for row in (columns, *rows) for cell in row):
+        # The usual table: a character is a column, so str's own length and padding are right.
+        ascii_widths = [max(map(len, column)) for column in zip_longest(columns, *rows, fillvalue="")]
+
+        def padded(cells: Sequence[str]) -> str:
+            return GAP.join(cell.ljust(width) for cell, width in zip(cells, ascii_widths, strict=False))
+
+        ascii_rule = RULE * (sum(ascii_widths) + len(GAP) * (len(ascii_widths) - 1))
+        return [padded(columns), ascii_rule, *map(padded, rows)]
     widths = [cell_width(name) for name in columns]
     for row in rows:
         for index, cell in enumerate(row):
