@@ -187,7 +187,8 @@ class _Compiler:
     def sequence(self, seq: SequenceNode, at: _Place) -> tuple[StepSpec, ...]:
         steps: list[StepSpec] = []
         for child in seq.children:
-            child_at = replace(at, scope=self.overlay(at.scope, child.scope))
+            scope = self.overlay(at.scope, child.scope)
+            child_at = at if scope is at.scope else evolve(at, scope=scope)
             if isinstance(child.node, SequenceNode):
                 child_at = child_at.within(child.node.name)
             steps.extend(self.node(child.node, child_at))

@@ -11,7 +11,7 @@ exactly as rig configures it — tests/render compares the two.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from itertools import zip_longest
+from itertools import chain, zip_longest
 from typing import TextIO
 
 RULE = "─"
@@ -107,12 +107,13 @@ def cell_width(text: str) -> int:
 
 def can_render(rows: Sequence[Sequence[str]]) -> bool:
     """Single-line cells only; anything else is left to Rich, which folds lines."""
-    return not any("\n" in cell or "\r" in cell for row in rows for cell in row)
+    joined = "".join(chain.from_iterable(rows))  # one C-level pass, not a generator step per cell
+    return "\n" not in joined and "\r" not in joined
 
 
 def table_lines(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """Header, rule and rows, each cell padded to its column's width."""
-    if columns and all(cell.isascii() for row in (columns, *rows) for cell in row):
+    if columns and "".join(chain.from_iterable((columns, *rows))).isascii():
         # The usual table: a character is a column, so str's own length and padding are right.
         ascii_widths = [max(map(len, column)) for column in zip_longest(columns, *rows, fillvalue="")]
 
