@@ -8,11 +8,12 @@ tag that uses it, because old hashes must never be compared with new ones.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Mapping
 from typing import TypeAlias, cast, overload
+
+from rigcli.speed.digests import sha256
 
 JsonValue: TypeAlias = bool | int | float | str | list["JsonValue"] | dict[str, "JsonValue"] | None
 """A value made only of dict (str keys), list, str, int, float (finite), bool and None."""
@@ -30,7 +31,7 @@ def canonical_json(value: JsonValue) -> str:
 
 
 def tagged_hash(tag: str, value: JsonValue) -> str:
-    digest = hashlib.sha256(canonical_json({"tag": tag, "value": value}).encode("utf-8")).hexdigest()
+    digest = sha256(canonical_json({"tag": tag, "value": value}).encode("utf-8")).hexdigest()
     return f"sha256-{digest}"
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import inspect
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -22,6 +21,7 @@ from rigcli.provider_api import (
     ProviderSetup,
     UnjournaledEffects,
 )
+from rigcli.speed.digests import sha256
 from rigcli.speed.entry_points import PROVIDERS_GROUP as ENTRY_POINT_GROUP
 from rigcli.speed.entry_points import entry_point_values
 from rigcli.speed.entry_points import load as load_entry_point
@@ -181,7 +181,7 @@ class ProviderHub:
             self._secret_key = _load_secret_key(self._secret_key_path)
         import hmac  # only a project with secret() values in provider config needs it
 
-        return "hmac-sha256:" + hmac.new(self._secret_key, value.encode(), hashlib.sha256).hexdigest()
+        return "hmac-sha256:" + hmac.new(self._secret_key, value.encode(), "sha256").hexdigest()
 
     def _fingerprintable(self, value: object) -> JsonValue:
         if isinstance(value, SecretValue):
@@ -238,7 +238,7 @@ def _load_secret_key(path: Path) -> bytes:
     """
     shared = os.environ.get(FINGERPRINT_KEY_ENV, "")
     if shared:
-        return hashlib.sha256(b"rig-fingerprint-key:" + shared.encode()).digest()
+        return sha256(b"rig-fingerprint-key:" + shared.encode()).digest()
     try:
         return path.read_bytes()
     except FileNotFoundError:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import ast
-import hashlib
 import sys
 import weakref
 from collections.abc import Iterator
 from types import CodeType
 
 from rigcli.fingerprint.source import FunctionNode, Import, SourceFile, arg_names, digest, dump, load_source
+from rigcli.speed.digests import sha256
 from rigcli.speed.records import lazy_dataclass
 
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
@@ -175,7 +175,7 @@ def bytecode_digest(code: CodeType) -> str:
     """Digest of the bytecode and everything it refers to, leaving out line numbers."""
     parts: list[str] = []
     _bytecode_parts(code, parts)
-    return hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+    return sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _bytecode_parts(code: CodeType, parts: list[str]) -> None:

@@ -12,15 +12,14 @@ nothing (the cache key does).
 
 from __future__ import annotations
 
-import hashlib
-
 from rigcli.jsonutil import JsonValue, canonical_json
+from rigcli.speed.digests import sha256
 
 PartHashes = dict[str, str]  # "kind:name" -> short hash
 
 
 def part_hash(value: JsonValue) -> str:
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:16]
+    return sha256(canonical_json(value).encode("utf-8")).hexdigest()[:16]
 
 
 def handler_parts(description: JsonValue) -> PartHashes:

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-import hashlib
 import os
 import tokenize
 from collections.abc import Sequence
 from dataclasses import field
 
+from rigcli.speed.digests import sha256
 from rigcli.speed.records import lazy_dataclass
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -139,7 +139,7 @@ def _collect(node: ast.AST, chains: set[tuple[str, ...]], imports: list[Import])
 
 def digest(node: ast.AST, *, skip_decorators: bool = False) -> str:
     """SHA-256 of ``dump(node)``."""
-    return hashlib.sha256(dump(node, skip_decorators=skip_decorators).encode("utf-8")).hexdigest()
+    return sha256(dump(node, skip_decorators=skip_decorators).encode("utf-8")).hexdigest()
 
 
 def dump(node: ast.AST, *, skip_decorators: bool = False) -> str:

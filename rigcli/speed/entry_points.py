@@ -13,13 +13,14 @@ stale, it is ignored and rewritten; a home that cannot be written to just means 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import importlib
 import json
 import os
 import re
 import sys
 from pathlib import Path
+
+from rigcli.speed.digests import sha256
 
 PROVIDERS_GROUP = "rig.providers"
 FORMAT = "rig.provider-entry-points/1"
@@ -46,7 +47,7 @@ def installed_key() -> str:
             except OSError:
                 stamps.append([name, None])
         seen.append([place, stamps])
-    return hashlib.sha256(json.dumps([FORMAT, seen], separators=(",", ":")).encode()).hexdigest()
+    return sha256(json.dumps([FORMAT, seen], separators=(",", ":")).encode()).hexdigest()
 
 
 def scan(group: str) -> dict[str, str]:

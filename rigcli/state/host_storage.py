@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -18,6 +17,7 @@ from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue, to_plain_json
 from rigcli.provider_api import StoredRecord
 from rigcli.records import utc_now
+from rigcli.speed.digests import sha256
 from rigcli.state.paths import default_host_storage_dir
 from rigcli.state.provider_storage import check_storable
 
@@ -28,7 +28,7 @@ HostRecord = dict[str, JsonValue]  # {"value": ..., "created_at": ..., "updated_
 def host_storage_file_name(provider_id: str) -> str:
     """``<slug>-<sha256(provider_id)[:12]>.json``: readable, and distinct even when slugs collide."""
     slug = _UNSAFE.sub("-", provider_id).strip("-") or "provider"
-    digest = hashlib.sha256(provider_id.encode("utf-8")).hexdigest()[:12]
+    digest = sha256(provider_id.encode("utf-8")).hexdigest()[:12]
     return f"{slug}-{digest}.json"
 
 

@@ -226,7 +226,7 @@ def test_cached_plan_imports_no_heavy_modules(tmp_path: Path) -> None:
     assert completed.returncode == 0, completed.stderr
     assert "2/2 cached" in completed.stdout
     imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines()}
-    for heavy in ("typer", "click", "rich", "pydantic", "asyncio", "sqlalchemy", "psycopg", "httpx"):
+    for heavy in ("typer", "click", "rich", "pydantic", "asyncio", "sqlalchemy", "psycopg", "httpx", "hashlib"):
         assert heavy not in imported
     # nothing is due to expire: that is one indexed query, and the reaper is never imported
     assert "rigcli.engine.reaper" not in imported
