@@ -25,7 +25,7 @@ VERY_OLD = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 # Python 3.10's fromisoformat accepts neither "Z" nor fractions other than 3 or 6 digits;
 # rows edited by hand or by other tools (JavaScript's toISOString) use both.
-_ISO = re.compile(
+_ISO = (  # compiled on first use, by re's own cache
     r"^(?P<date>\d{4}-\d{2}-\d{2})[T ](?P<time>\d{2}:\d{2}(?::\d{2})?)"
     r"(?:\.(?P<fraction>\d+))?(?P<zone>Z|z|[+-]\d{2}:?\d{2})?$"
 )
@@ -50,7 +50,7 @@ def parse_timestamp(text: str | None) -> datetime:
     """Parse a stored timestamp into an aware UTC datetime; anything unreadable is ``VERY_OLD``."""
     if not text:
         return VERY_OLD
-    match = _ISO.match(text.strip())
+    match = re.match(_ISO, text.strip())
     if match is None:
         return VERY_OLD
     fraction = (match["fraction"] or "")[:6].ljust(6, "0")

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(
-    r"""
+# Compiled on first use (by re's own cache): most commands never meet an escape sequence.
+_CONTROL = r"""
       \x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?      # OSC: window title, hyperlinks, clipboard (BEL or ST)
     | \x1b[PX^_][^\x1b]*(?:\x1b\\)?           # DCS, SOS, PM, APC strings
     | (?P<csi>(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~])  # CSI: colour, cursor moves, erase, modes
     | \x1b[ -/]*[0-~]?                        # any other escape
     | [\x00-\x08\x0b-\x1f\x7f-\x9f]           # C0 and C1 controls but tab and newline (and CR)
-    """,
-    re.VERBOSE,
-)
+    """
 
 
 # Deletes every C0/C1 control but tab and newline. str.translate is the cheapest scan Python has
@@ -39,7 +37,7 @@ def sanitize(text: str, *, colour: bool = False) -> str:
         return text
     if "\x1b" not in text and "\x9b" not in text:
         return stripped  # only bare controls (BEL, CR, ...), and they are gone
-    return _CONTROL.sub(_keep_colour if colour else "", text)
+    return re.sub(_CONTROL, _keep_colour if colour else "", text, flags=re.VERBOSE)
 
 
 __all__ = ["sanitize"]

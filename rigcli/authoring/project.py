@@ -15,7 +15,7 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError, InputError
 from rigcli.speed.records import lazy_dataclass
 
-WORKSPACE_NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+WORKSPACE_NAME_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"  # compiled on first use, by re's own cache
 WORKSPACE_NAME_MAX = 63
 _EMPTY: Mapping[str, ProviderDefinition] = MappingProxyType({})
 
@@ -100,7 +100,7 @@ def define_config(
 def check_workspace_name(name: object) -> str:
     if not isinstance(name, str) or name == "":
         raise InputError("create requires a workspace name")
-    if len(name) > WORKSPACE_NAME_MAX or not WORKSPACE_NAME_PATTERN.match(name):
+    if len(name) > WORKSPACE_NAME_MAX or not re.match(WORKSPACE_NAME_PATTERN, name):
         raise InputError(
             f'Workspace name "{name}" is invalid. Use only letters, numbers, ".", "_" and "-", '
             f"start with a letter or number, and keep it under {WORKSPACE_NAME_MAX + 1} characters."

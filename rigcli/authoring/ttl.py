@@ -9,7 +9,7 @@ from datetime import timedelta
 from rigcli.errors import ConfigError
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-_PATTERN = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$", re.IGNORECASE)
+_PATTERN = r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$"  # compiled on first use, by re's own cache
 CacheTtl = float | timedelta | str | None  # seconds (int or float), a timedelta, "30s"; None: forever
 TTL_FORMAT_MESSAGE = 'cache_ttl must be a number of seconds, a timedelta, or a string like "30s", "10m", "6h" or "7d"'
 
@@ -26,7 +26,7 @@ def parse_ttl(value: object, what: str = "cache_ttl") -> float | None:
     elif isinstance(value, (int, float)):
         seconds = float(value)
     elif isinstance(value, str):
-        match = _PATTERN.match(value.strip())
+        match = re.match(_PATTERN, value.strip(), re.IGNORECASE)
         if not match:
             raise ConfigError(f"{message}, not {value!r}")
         seconds = float(match.group(1)) * _UNITS[match.group(2).lower()]

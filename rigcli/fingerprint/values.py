@@ -16,7 +16,7 @@ from rigcli.jsonutil import JsonValue, canonical_json
 
 MISSING: Final = object()  # "no such attribute/global", distinct from a real None
 # Addresses in default reprs ("<X object at 0x7f...>") have 8+ hex digits; shorter ones are values.
-_ADDRESS = re.compile(r"0x[0-9a-fA-F]{8,}")
+_ADDRESS = r"0x[0-9a-fA-F]{8,}"  # compiled on first use, by re's own cache
 _MAX_DEPTH = 24
 _BIG_INT = 1 << 256
 # os.environ's repr is the whole environment: process state (and secrets), not a value.
@@ -154,7 +154,7 @@ def _stable_repr(obj: object) -> str | None:
         text = repr(obj)
     except Exception:  # a broken __repr__ must not break fingerprinting
         return None
-    return None if _ADDRESS.search(text) else text
+    return None if re.search(_ADDRESS, text) else text
 
 
 def wrapped_of(obj: object) -> object:

@@ -26,7 +26,8 @@ PROVIDERS_GROUP = "rig.providers"
 FORMAT = "rig.provider-entry-points/1"
 _METADATA_SUFFIXES = (".dist-info", ".egg-info")
 # importlib.metadata's own grammar for an entry point value: "module[:attr.path] [extras]".
-_VALUE = re.compile(r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$")
+# compiled on first use, by re's own cache: a remembered index is read without it
+_VALUE = r"(?P<module>[\w.]+)\s*(:\s*(?P<attr>[\w.]+)\s*)?((?P<extras>\[.*\])\s*)?$"
 
 
 def installed_key() -> str:
@@ -75,7 +76,7 @@ def entry_point_values(group: str, cache_file: Path | None) -> dict[str, str]:
 
 def load(value: str) -> object:
     """What an entry point value names (``module:attr.path``), as ``EntryPoint.load`` would."""
-    match = _VALUE.match(value)
+    match = re.match(_VALUE, value)
     if match is None:
         raise ValueError(f"malformed entry point {value!r}")
     loaded: object = importlib.import_module(match.group("module"))

@@ -21,13 +21,13 @@ from rigcli.speed.digests import sha256
 from rigcli.state.paths import default_host_storage_dir
 from rigcli.state.provider_storage import check_storable
 
-_UNSAFE = re.compile(r"[^a-zA-Z0-9._-]+")
+_UNSAFE = r"[^a-zA-Z0-9._-]+"  # compiled on first use, by re's own cache
 HostRecord = dict[str, JsonValue]  # {"value": ..., "created_at": ..., "updated_at": ...} in the file
 
 
 def host_storage_file_name(provider_id: str) -> str:
     """``<slug>-<sha256(provider_id)[:12]>.json``: readable, and distinct even when slugs collide."""
-    slug = _UNSAFE.sub("-", provider_id).strip("-") or "provider"
+    slug = re.sub(_UNSAFE, "-", provider_id).strip("-") or "provider"
     digest = sha256(provider_id.encode("utf-8")).hexdigest()[:12]
     return f"{slug}-{digest}.json"
 

@@ -45,14 +45,14 @@ def new_run_id() -> str:
     return f"{time.time_ns():016x}{os.urandom(8).hex()}"
 
 
-_HEX = re.compile(r"[0-9a-f]{4,32}")
+_HEX = r"[0-9a-f]{4,32}"  # compiled on first use, by re's own cache
 
 
 def id_suffix_pattern(ref: str) -> str | None:
     """The ``LIKE`` pattern of the ids ``ref`` names: the whole id or its end (the short id people
     see is its last 8 characters); None when ``ref`` cannot be one (4 hex digits at least)."""
     text = ref.strip().lower()
-    return f"%{text}" if _HEX.fullmatch(text) else None
+    return f"%{text}" if re.fullmatch(_HEX, text) else None
 
 
 def _invalidate(db: Connection, seeds: Iterable[str], *, cascade: bool) -> int:
