@@ -194,3 +194,18 @@ def test_evolve_leaves_classes_whose_init_does_more_to_replace() -> None:
     counted = Counted(1)
     counted.seen = 4
     assert evolve(counted, value=2).seen == 0  # an init=False field starts over, as with replace
+
+
+def test_a_positional_maker_makes_what_the_class_makes() -> None:
+    from rigcli.speed.records import positional_maker
+
+    make = positional_maker(Pair)
+    assert make is not Pair  # a plain class gets the quick way
+    made = make(1, [2])
+    assert made == Pair(1, [2]) and type(made) is Pair and repr(made) == "Pair(left=1, right=[2])"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.left = 3  # type: ignore[misc]
+    assert make(1) == Pair(1)  # fewer values: the class's own __init__ fills in the defaults
+    with pytest.raises(TypeError):
+        make(1, [2], 3)  # too many: the class's own __init__ says so
+    assert positional_maker(Checked) is Checked and positional_maker(Counted) is Counted  # they do more

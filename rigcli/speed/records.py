@@ -86,6 +86,31 @@ def evolve(record: _R, **changes: object) -> _R:
 _evolvable: dict[type, bool] = {}
 
 
+def positional_maker(cls: type[_R]) -> Callable[..., _R]:
+    """``cls(*values)`` for a value of every field, in field order, without the generated ``__init__``
+    (a frozen one sets each field through ``object.__setattr__``: ~8 bytecodes a field, and a
+    cached plan reads a 19-field run row per task). The same object ``__init__`` would make, for a
+    class ``evolve`` can copy (every field an argument, no ``__post_init__``); else ``cls`` itself.
+    """
+    materialize(cls)
+    plain = _evolvable.get(cls)
+    if plain is None:
+        plain = _evolvable[cls] = _copies_like_replace(cls)
+    if not plain:
+        return cls
+    names = tuple(cls.__dict__[_FIELDS])
+    new = object.__new__
+
+    def make(*values: object) -> _R:
+        if len(values) != len(names):
+            return cls(*values)  # the generated __init__ says what is wrong
+        made: _R = new(cls)
+        made.__dict__.update(zip(names, values, strict=True))
+        return made
+
+    return make
+
+
 def _copies_like_replace(cls: type) -> bool:
     known = cls.__dict__.get(_FIELDS)
     if not isinstance(known, dict) or hasattr(cls, "__post_init__") or hasattr(cls, "__slots__"):
@@ -124,4 +149,4 @@ if TYPE_CHECKING:
 else:
     lazy_dataclass = _lazy_dataclass
 
-__all__ = ["evolve", "lazy_dataclass", "materialize"]
+__all__ = ["evolve", "lazy_dataclass", "materialize", "positional_maker"]

@@ -21,6 +21,7 @@ from typing import Any, Generic, NamedTuple, TypeVar, cast
 
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue
+from rigcli.speed.records import positional_maker
 from rigcli.state.database import dumps
 from rigcli.state.dialect import Cursor, Row
 
@@ -60,6 +61,7 @@ class _Layout(NamedTuple):
     derived: tuple[tuple[int, str, Callable[[], object]], ...]
     decoders: tuple[tuple[int, Decoder], ...]
     encoders: dict[str, Encoder]
+    make: Callable[..., object]  # the record from its fields' values, in order
 
 
 class Columns(Generic[R]):
@@ -121,6 +123,7 @@ class Columns(Generic[R]):
                 for name, column in zip(stored, columns, strict=True)
                 if name in as_json or name in encode
             },
+            make=self.record if self._names is not None else positional_maker(cast(type, self.record)),
         )
 
     @property
@@ -150,7 +153,8 @@ class Columns(Generic[R]):
         if missing:
             raise StateError(f"Query of {self.table} lacks the columns {', '.join(missing)}")
         pick = itemgetter(*(position[column] for column in self.columns))
-        make, decoders, derived = self.record, self._layout.decoders, self.derived
+        make = cast(Callable[..., R], self._layout.make)
+        decoders, derived = self._layout.decoders, self.derived
 
         def read(row: Row) -> R:
             values = list(pick(row))
