@@ -10,16 +10,19 @@ the speed of either is the same; large files are hashed with ``hashlib``'s.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+# Not typing.TYPE_CHECKING: rig shell/exec's lean path (the entry-point index) imports no typing
+# (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
-sha256: Callable[..., Any]
-try:
-    from _sha2 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
-except ImportError:
+if TYPE_CHECKING:
+    from hashlib import sha256  # what mypy checks against: the same constructor, precisely typed
+else:
     try:
-        from _sha256 import sha256  # type: ignore[import-not-found,no-redef,unused-ignore]
+        from _sha2 import sha256
     except ImportError:
-        from hashlib import sha256  # type: ignore[assignment,no-redef,unused-ignore]
+        try:
+            from _sha256 import sha256
+        except ImportError:
+            from hashlib import sha256
 
 __all__ = ["sha256"]
