@@ -20,10 +20,16 @@ import signal
 import struct
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from types import FrameType
-from typing import Any
 
 from rigcli.errors import InterruptedRunError
+
+# Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
+# treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any
 
 STDIN, STDOUT, STDERR = 0, 1, 2
 FORWARDED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP)
