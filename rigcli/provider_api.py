@@ -479,6 +479,30 @@ class SupportsDiagnosis(Protocol):
     def diagnose(self, config: Mapping[str, Any]) -> ProviderDiagnosis: ...
 
 
+@runtime_checkable
+class SupportsDirectAttach(Protocol):
+    """Optional, on the plugin: ``SupportsInteractive.attach`` from a definition's resolved config
+    alone, without a controller, storage or the state (``rig shell``/``rig exec`` without loading
+    the project's config: ``cli/commands/lean_attach.py``).
+
+    Return None, having started nothing, whenever the ordinary way should answer instead: the
+    resource is not a machine this config reaches, the machine does not run, the daemon does not
+    answer, anything unusual (that way then says what is wrong, in its own words). Once the
+    program has started, behave exactly as ``attach`` does: its exit code, or ``RigError``. Import
+    only what that takes, at call time: the point is a short start.
+    """
+
+    def attach_directly(
+        self,
+        config: Mapping[str, Any],
+        resource: EffectEntry,
+        argv: Sequence[str] | None,
+        *,
+        tty: bool,
+        env: Mapping[str, str],
+    ) -> int | None: ...
+
+
 def is_artifact_ref(value: object) -> TypeGuard[Mapping[str, JsonValue]]:
     """Any dict with string ``provider`` and ``kind`` keys is an artifact ref."""
     return isinstance(value, Mapping) and isinstance(value.get("provider"), str) and isinstance(value.get("kind"), str)
@@ -520,6 +544,7 @@ __all__ = [
     "SupportsArtifactValidation",
     "SupportsChecks",
     "SupportsDiagnosis",
+    "SupportsDirectAttach",
     "SupportsEffects",
     "SupportsInteractive",
     "SupportsLastUse",

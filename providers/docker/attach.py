@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets
 import select
 import signal
 import threading
@@ -58,7 +57,23 @@ def attach_exec(
     cwd: str | None,
 ) -> int:
     """Run ``argv`` (None: a shell) in ``container`` on rig's stdin, stdout and stderr; its exit code."""
-    mark = f"{MARK}={secrets.token_hex(8)}"
+    created, mark = create_exec(raw, container, argv, tty=tty, env=env, cwd=cwd)
+    if created.status != 201:
+        raise _failed(created, "exec create", container)
+    return run_exec(raw, container, str(created.json()["Id"]), mark, tty=tty)
+
+
+def create_exec(
+    raw: RawClient,
+    container: str,
+    argv: Sequence[str] | None,
+    *,
+    tty: bool,
+    env: Mapping[str, str],
+    cwd: str | None,
+) -> tuple[Response, str]:
+    """Ask the daemon for the exec (nothing runs yet): its answer, and the mark its processes will carry."""
+    mark = f"{MARK}={os.urandom(8).hex()}"  # not secrets: its import loads OpenSSL, for the same bytes
     body: dict[str, object] = {
         "AttachStdin": True,
         "AttachStdout": True,
@@ -69,10 +84,11 @@ def attach_exec(
     }
     if cwd:
         body["WorkingDir"] = cwd
-    created = raw.request("POST", f"/containers/{container}/exec", body=body)
-    if created.status != 201:
-        raise _failed(created, "exec create", container)
-    exec_id = str(created.json()["Id"])
+    return raw.request("POST", f"/containers/{container}/exec", body=body), mark
+
+
+def run_exec(raw: RawClient, container: str, exec_id: str, mark: str, *, tty: bool) -> int:
+    """Start the created exec on rig's stdio and copy its bytes until its output ends; its exit code."""
     conn, started = raw.upgrade(f"/exec/{exec_id}/start", {"Detach": False, "Tty": tty})
     if started.status not in (101, 200):
         raise _failed(started, "exec start", container)
@@ -199,4 +215,4 @@ def _exit_code(raw: RawClient, exec_id: str) -> int:
         delay = min(delay * 2, 0.02)
 
 
-__all__ = ["MARK", "SHELL", "attach_exec"]
+__all__ = ["MARK", "SHELL", "attach_exec", "create_exec", "run_exec"]

@@ -9,27 +9,27 @@ environment's own defaults. A context's endpoint is ``contexts/meta/<sha256 of i
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 from rigcli.errors import ProviderError
-from rigcli.speed.records import lazy_dataclass
 
 DEFAULT = "default"
 
 
-@lazy_dataclass(frozen=True)
 class DockerContext:
     """A context from the store: its name, where it was chosen, its daemon and TLS folder."""
 
-    name: str
-    source: str  # "DOCKER_CONTEXT" or the config.json path that names it
-    host: str
-    tls_dir: str | None  # holds ca.pem, cert.pem and key.pem when the context uses TLS
-    skip_tls_verify: bool = False
+    __slots__ = ("host", "name", "skip_tls_verify", "source", "tls_dir")
+
+    def __init__(self, name: str, source: str, host: str, tls_dir: str | None, skip_tls_verify: bool = False) -> None:
+        self.name = name
+        self.source = source  # "DOCKER_CONTEXT" or the config.json path that names it
+        self.host = host
+        self.tls_dir = tls_dir  # holds ca.pem, cert.pem and key.pem when the context uses TLS
+        self.skip_tls_verify = skip_tls_verify
 
 
 def config_dir(env: Mapping[str, str]) -> Path:
@@ -58,6 +58,8 @@ def chosen_context(env: Mapping[str, str]) -> tuple[str, str] | None:
 
 def load_context(name: str, source: str, env: Mapping[str, str]) -> DockerContext:
     """The context ``name`` from the store; ProviderError saying where rig looked when it is not there."""
+    import hashlib  # only a context needs it (and it loads OpenSSL)
+
     store = config_dir(env) / "contexts"
     digest = hashlib.sha256(name.encode()).hexdigest()
     meta_path = store / "meta" / digest / "meta.json"

@@ -6,31 +6,57 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from providers.docker import contexts
 from rigcli.errors import ProviderError
-from rigcli.speed.records import lazy_dataclass
+
+# Not typing.TYPE_CHECKING: rig shell/exec's lean path imports neither typing nor dataclasses
+# (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:  # only a TLS endpoint loads ssl (ssl_context)
     import ssl
+    from typing import Any
+
+    from rigcli.provider_api import EffectEntry
 
 DEFAULT_HOST = "unix:///var/run/docker.sock"
 TLS_PORT, PLAIN_PORT = 2376, 2375  # the docker CLI's defaults for a tcp:// host without a port
 CERT_FILES = ("ca.pem", "cert.pem", "key.pem")
 
 
-@lazy_dataclass(frozen=True)
 class Endpoint:
-    """A resolved daemon address: ``host`` is normalised and is what identifies the daemon."""
+    """A resolved daemon address: ``host`` is normalised and is what identifies the daemon. Immutable,
+    compared by value (a plain class: its dataclass would load dataclasses on the lean path)."""
 
+    __slots__ = ("cert_path", "context", "host", "mode")
     host: str
     mode: str  # "unix" | "tls" | "tcp" (no TLS) | "ssh"
-    cert_path: str | None = None  # TLS only: the folder with ca.pem, cert.pem and key.pem
-    context: str | None = None  # the docker context it came from (None: config, DOCKER_HOST or the default)
+    cert_path: str | None  # TLS only: the folder with ca.pem, cert.pem and key.pem
+    context: str | None  # the docker context it came from (None: config, DOCKER_HOST or the default)
+
+    def __init__(self, host: str, mode: str, cert_path: str | None = None, context: str | None = None) -> None:
+        for name, value in (("host", host), ("mode", mode), ("cert_path", cert_path), ("context", context)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Endpoint is immutable: cannot set {name}")
+
+    def _key(self) -> tuple[str, str, str | None, str | None]:
+        return (self.host, self.mode, self.cert_path, self.context)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Endpoint) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __repr__(self) -> str:
+        return (
+            f"Endpoint(host={self.host!r}, mode={self.mode!r}, cert_path={self.cert_path!r}, context={self.context!r})"
+        )
 
     @property
     def label(self) -> str:
@@ -115,11 +141,22 @@ def resolve_endpoint(config: Mapping[str, Any], environ: Mapping[str, str] | Non
             )
         tls = configured_tls if configured_tls is not None else context.tls_dir is not None
         cert_path = _option(config, "cert_path", str) or context.tls_dir or "~/.docker"
-        return replace(_endpoint(context.host, tls, cert_path), context=context.name)
+        found = _endpoint(context.host, tls, cert_path)
+        return Endpoint(found.host, found.mode, found.cert_path, context.name)
     # Like the docker CLI: any non-empty DOCKER_TLS_VERIFY turns verification on (even "0").
     tls = configured_tls if configured_tls is not None else bool(env.get("DOCKER_TLS_VERIFY"))
     cert_path = _option(config, "cert_path", str) or env.get("DOCKER_CERT_PATH") or "~/.docker"
     return _endpoint(host or DEFAULT_HOST, tls, cert_path)
+
+
+def container_of(daemon: str, resource: EffectEntry) -> str:
+    """The container's id (or name, before its create was confirmed) on the daemon at host ``daemon``;
+    ProviderError for another daemon's."""
+    details = resource["resource"]
+    host = details.get("host")
+    if isinstance(host, str) and host and host != daemon:
+        raise ProviderError(f"container {resource['id']} was made on the daemon at {host}, not {daemon}")
+    return str(details.get("container_id") or details.get("machine_id") or resource["id"])
 
 
 def _endpoint(host: str, tls: bool, cert_path: str) -> Endpoint:
@@ -197,4 +234,4 @@ def _ssh_host(host: str) -> str:
     return f"ssh://{parts.netloc}"
 
 
-__all__ = ["CERT_FILES", "DEFAULT_HOST", "Endpoint", "resolve_endpoint"]
+__all__ = ["CERT_FILES", "DEFAULT_HOST", "Endpoint", "container_of", "resolve_endpoint"]

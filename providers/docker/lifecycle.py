@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from providers.docker.client import DockerClient
+from providers.docker.endpoint import container_of
 from providers.docker.rawhttp import RawClient
 from rigcli.errors import ProviderError
 from rigcli.provider_api import EffectEntry, LiveStatus
 from rigcli.statuses import LiveState
+
+if TYPE_CHECKING:
+    from providers.docker.client import DockerClient
 
 PROBE_TIMEOUT = 2.0  # seconds for each request of a probe: rig ls waits no longer than this anyway
 STOP_SECONDS = 10  # what `docker stop` gives the container's processes before SIGKILL
@@ -31,16 +34,6 @@ STATES: Mapping[str, LiveState] = {
     "created": "stopped",
     "dead": "stopped",
 }
-
-
-def container_of(daemon: str, resource: EffectEntry) -> str:
-    """The container's id (or name, before its create was confirmed) on the daemon at host ``daemon``;
-    ProviderError for another daemon's."""
-    details = resource["resource"]
-    host = details.get("host")
-    if isinstance(host, str) and host and host != daemon:
-        raise ProviderError(f"container {resource['id']} was made on the daemon at {host}, not {daemon}")
-    return str(details.get("container_id") or details.get("machine_id") or resource["id"])
 
 
 def _status(state: str, status_text: str) -> LiveStatus:

@@ -29,8 +29,8 @@ from rigcli.provider_kit import (
 )
 
 if TYPE_CHECKING:
-    from providers.docker import DockerRuntime
     from providers.docker.client import DockerClient
+    from providers.docker.controller import DockerRuntime
 
 RuntimeT = TypeVar("RuntimeT", bound=BaseRuntime[MachineController])
 

@@ -10,12 +10,18 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import socket
-from typing import Any
 from urllib.parse import urlsplit
 
 from providers.docker.endpoint import Endpoint
 from rigcli.errors import ProviderError
+from rigcli.speed.sockets import SHUT_WR, Socket, unix_stream
+
+# Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
+# treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import Any
 
 CONNECT_SECONDS = 10.0
 READ_SIZE = 64 * 1024
@@ -52,7 +58,7 @@ class Connection:
 
 
 class SocketConnection(Connection):
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: Socket) -> None:
         self.sock = sock
 
     def send(self, data: bytes) -> None:
@@ -69,7 +75,7 @@ class SocketConnection(Connection):
 
     def close_write(self) -> None:
         with contextlib.suppress(OSError):
-            self.sock.shutdown(socket.SHUT_WR)
+            self.sock.shutdown(SHUT_WR)
 
     def close(self) -> None:
         self.sock.close()
@@ -130,7 +136,7 @@ def connect(endpoint: Endpoint, timeout: float = CONNECT_SECONDS) -> Connection:
         if endpoint.mode == "ssh":
             return SshConnection(endpoint.host)
         if endpoint.mode == "unix":
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock = unix_stream()  # speed/sockets.py: a local daemon needs no `import socket`
             sock.settimeout(timeout)
             sock.connect(endpoint.socket_path)
             sock.settimeout(None)
@@ -140,6 +146,8 @@ def connect(endpoint: Endpoint, timeout: float = CONNECT_SECONDS) -> Connection:
             from providers.docker.rawtls import connect_tls  # only a TLS endpoint loads ssl
 
             return connect_tls(endpoint, address.hostname or "", address.port or 2375, timeout)
+        import socket
+
         sock = socket.create_connection((address.hostname or "", address.port or 2375), timeout=timeout)
         sock.settimeout(None)
         return SocketConnection(sock)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import threading
-from typing import Any
 from urllib.parse import urlencode, urlsplit
 
 from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate, version_tuple
@@ -21,15 +20,25 @@ from providers.docker.endpoint import Endpoint
 from providers.docker.errors import transport_error
 from providers.docker.rawconn import CONNECT_SECONDS, Connection, connect
 from rigcli.errors import ProviderError
-from rigcli.speed.records import lazy_dataclass
+
+# Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
+# treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import Any
 
 
-@lazy_dataclass
 class Response:
-    status: int
-    headers: dict[str, str]
-    body: bytes = b""
-    leftover: bytes = b""  # after an upgrade: the first bytes of the stream
+    """A daemon's answer (a plain class: the lean path of rig shell/exec loads no dataclasses)."""
+
+    __slots__ = ("body", "headers", "leftover", "status")
+
+    def __init__(self, status: int, headers: dict[str, str], body: bytes = b"", leftover: bytes = b"") -> None:
+        self.status = status
+        self.headers = headers
+        self.body = body
+        self.leftover = leftover  # after an upgrade: the first bytes of the stream
 
     def json(self) -> Any:
         return json.loads(self.body or b"null")

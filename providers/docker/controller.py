@@ -1,0 +1,398 @@
+"""The docker provider's controller: containers as machines, committed images as snapshots (see the package)."""
+
+from __future__ import annotations
+
+import secrets
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from providers.docker import PROVIDER_ID, idle, lifecycle
+from providers.docker import effects as effects_on_daemon
+from providers.docker.client import DockerClient
+from providers.docker.effects import EFFECT_LABEL, KIND_LABEL, SNAPSHOT_REPO, snapshot_changes
+from providers.docker.endpoint import resolve_endpoint
+from providers.docker.images import full_image_id
+from providers.docker.machine import DockerMachine
+from providers.docker.rawhttp import RawClient
+from rigcli.errors import ProviderError
+from rigcli.jsonutil import JsonObject
+from rigcli.provider_api import (
+    EffectEntry,
+    EffectJournal,
+    LiveStatus,
+    LocalHost,
+    ProviderCheck,
+    ProviderSetup,
+    RuntimeContext,
+    SupportsEffects,
+    SupportsInteractive,
+    SupportsLastUse,
+    SupportsLiveSnapshot,
+    SupportsPower,
+    SupportsStatus,
+)
+from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id, stored_records
+
+IMAGE_KIND = "image"
+KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
+CHECK_TIMEOUT = 5.0  # plan asks the daemon once; one that does not answer in time is reported, not waited for
+
+
+def image_id_of(ref: Any) -> str:
+    """The image id in an ``image`` ref (or a bare id string)."""
+    return full_image_id(ref_id(ref, provider_id=PROVIDER_ID, kind=IMAGE_KIND, key="image_id", what="docker image"))
+
+
+def missing_image_hint(image: str) -> str:
+    """How to get ``image`` onto the daemon: pull it, unless it is one of rig's own (``rig/...``)."""
+    if image.startswith("rig/"):
+        # No registry has rig/ images (the examples' rig/base:busybox is built, as CI does): a
+        # `docker pull` would only fail again.
+        return (
+            f"{image} is built locally, not pulled: for example "
+            f"`printf 'FROM busybox\\n' | docker build -t {image} -`, "
+            "or set the provider's image (RIG_DOCKER_IMAGE in the examples) to one you have"
+        )
+    return f"Run: docker pull {image}"
+
+
+class DockerRuntime(BaseRuntime["DockerController"]):
+    """What handlers receive: start containers, find them again, list what exists."""
+
+    def __init__(self, controller: DockerController, context: RuntimeContext) -> None:
+        super().__init__(controller, context)
+        self.client = controller.client
+
+    def create_machine(self, image: str | None = None) -> DockerMachine:
+        """A new container from ``image`` (or the provider's configured image), kept running idle."""
+        chosen = image or self.config.get("image")
+        if not isinstance(chosen, str) or not chosen:
+            raise ProviderError("docker create_machine needs an image: pass image=... or configure image=")
+        return self._start(chosen, source_image=None)
+
+    def from_snapshot(self, ref: Any) -> DockerMachine:
+        """A new container from a committed snapshot image."""
+        image_id = image_id_of(ref)
+        return self._start(image_id, source_image=image_id)
+
+    def _start(self, image: str, *, source_image: str | None) -> DockerMachine:
+        record = self.controller.start_container(image, workspace=self.context.workspace, effects=self.context.effects)
+        record["source_image"] = source_image
+        self.controller.setup.storage.set(f"machine:{record['id']}", record)
+        machine = DockerMachine(self, record)
+        self.event(
+            "machine.created", machine=machine.id, container_id=machine.container_id, image=image, effect_id=machine.id
+        )
+        return machine
+
+    def from_id(self, machine_id: str) -> DockerMachine:
+        """The machine recorded under ``machine_id`` (in this or any earlier rig process)."""
+        stored = self.controller.setup.storage.get(f"machine:{machine_id}")
+        if stored is None or not isinstance(stored["value"], dict):
+            raise ProviderError(f"Unknown docker machine {machine_id!r}")
+        return DockerMachine(self, stored["value"])
+
+
+class DockerController(BaseController):
+    """One per run: owns the daemon connection and the records in provider storage."""
+
+    provider_id = PROVIDER_ID
+
+    def __init__(self, setup: ProviderSetup) -> None:
+        super().__init__(setup)
+        self.endpoint = resolve_endpoint(self.config)
+        self.client = DockerClient(self.endpoint)
+        self._raw: RawClient | None = None
+        self._raw_lock = threading.Lock()
+        self.env = config_env(PROVIDER_ID, self.config)
+        self._warned = False
+        # Running commands get SIGTERM at once; the connections (ssh processes) close when they have ended.
+        setup.cancellation.add_callback(self.client.cancel)
+
+    @property
+    def raw(self) -> RawClient:
+        """Requests on a connection of rig's own, kept alive (``rawhttp``): what needs no httpx uses it."""
+        with self._raw_lock:  # probes run on threads of their own
+            if self._raw is None:
+                self._raw = RawClient(self.endpoint)
+            return self._raw
+
+    def runtime(self, context: RuntimeContext) -> DockerRuntime:
+        runtime = DockerRuntime(self, context)
+        warning = self.endpoint.warning
+        if warning and not self._warned:
+            self._warned = True
+            runtime.event("docker.unauthenticated", host=self.endpoint.host, message=warning)
+        return runtime
+
+    def checks(self, mode: str, *, workflow: str, local: LocalHost) -> list[ProviderCheck]:
+        """The daemon, asked once (briefly): does it answer, and has it the configured image? Its host
+        joins the fingerprint of every task in scope; whether it answers now does not (see ``error``)."""
+        endpoint = self.endpoint
+        check: ProviderCheck = {
+            "id": "docker.endpoint",
+            "label": "docker daemon",
+            "status": "ok",
+            "value": f"{endpoint.host} ({endpoint.mode_label})",
+            "message": endpoint.warning or f"{endpoint.host} over {endpoint.label}",
+            # Another daemon has other images: runs made there are not valid here. Only the address
+            # counts; certificates and keys are credentials, not identity.
+            "fingerprint": endpoint.host,
+        }
+        problem = self._daemon_problem()
+        if problem is not None:
+            warning = f" ({endpoint.warning})" if endpoint.warning else ""
+            check["status"], check["message"] = "error", problem + warning
+        return [check]
+
+    def _daemon_problem(self) -> str | None:
+        """Why this daemon cannot serve a run as configured (unreachable, the image missing), or None.
+
+        One request, bounded by CHECK_TIMEOUT: the configured image's inspect (any answer means the
+        daemon is there), or ``/_ping`` when no image is configured."""
+        image = self.config.get("image")
+        path = f"/images/{image}/json" if isinstance(image, str) and image else "/_ping"
+        try:  # on the controller's own connection: a plan (and rig ls) imports no httpx for it
+            response = self.raw.request("GET", path, timeout=CHECK_TIMEOUT)
+        except ProviderError as exc:
+            return str(exc)
+        if response.status not in (200, 404):
+            return f"Docker check failed: {response.message()} (HTTP {response.status})"
+        if response.status == 404 and path != "/_ping":
+            return (
+                f'Docker image "{image}" is not available on the daemon at {self.client.host}; '
+                f"rig never pulls images. {missing_image_hint(str(image))}"
+            )
+        return None
+
+    def start_container(self, image: str, *, workspace: str | None, effects: EffectJournal) -> dict[str, Any]:
+        machine_id = f"rig-{secrets.token_hex(6)}"
+        workdir = str(self.config.get("workdir") or "/workspace")
+        # The container's name and rig.effect label are its effect id, journaled before the create
+        # call: if the reply is lost or rig is killed, rm and gc still find it.
+        effects.requested("container", {"machine_id": machine_id, "host": self.client.host}, effect_id=machine_id)
+        labels = {
+            "rig.project": self.setup.project_dir,
+            "rig.machine": machine_id,
+            EFFECT_LABEL: machine_id,
+            KIND_LABEL: "machine",  # overrides what a snapshot image's labels would pass on
+        }
+        if workspace:
+            labels["rig.workspace"] = workspace
+        body = {
+            "Image": image,
+            "Entrypoint": KEEPALIVE[:1],
+            "Cmd": KEEPALIVE[1:],
+            "WorkingDir": workdir,
+            "Labels": labels,
+            "AttachStdout": False,
+            "AttachStderr": False,
+            "Tty": False,
+            "HostConfig": {"NetworkMode": str(self.config.get("network") or "none"), "Init": True},
+        }
+        response = self.client.request(
+            "POST",
+            "/containers/create",
+            params={"name": machine_id},
+            json=body,
+            ok=(201, 404),
+            what="container create",
+        )
+        if response.status_code == 404:
+            effects.deleted(machine_id)  # nothing was made
+            short = image[7:19] if image.startswith("sha256:") else image
+            msg = (
+                f'Docker image "{short}" is not available on the daemon at {self.client.host}; '
+                f"rig never pulls images. {missing_image_hint(image)}"
+            )
+            if image.startswith("sha256:"):
+                msg = (
+                    f'Docker snapshot image "{short}" no longer exists on the daemon at {self.client.host}; '
+                    "run `rig apply` to rebuild it"
+                )
+            raise ProviderError(msg)
+        container_id = response.json()["Id"]
+        effects.confirmed(machine_id, {"container_id": container_id})
+        try:
+            self.client.request("POST", f"/containers/{container_id}/start", ok=(204, 304), what="container start")
+        except BaseException:
+            self.remove_container(container_id, machine_id)
+            raise
+        return {
+            "id": machine_id,
+            "container_id": container_id,
+            "image": image,
+            "workdir": workdir,
+            "created_at": now_iso(),
+        }
+
+    def remove_container(self, container_id: str, machine_id: str | None) -> None:
+        effects_on_daemon.remove_container(self.client, container_id)
+        if machine_id:
+            self.setup.storage.delete(f"machine:{machine_id}")
+            self.setup.effects.deleted(machine_id)
+
+    def delete_machine(self, machine_id: str) -> bool:
+        stored = self.setup.storage.get(f"machine:{machine_id}")
+        value = stored["value"] if stored is not None else None
+        # Without a record, the container name (which is the machine id) still finds it.
+        container = value.get("container_id") if isinstance(value, dict) else machine_id
+        removed = effects_on_daemon.remove_container(self.client, str(container))
+        self.setup.storage.delete(f"machine:{machine_id}")
+        self.setup.effects.deleted(machine_id)
+        return stored is not None or removed
+
+    def commit(self, machine: DockerMachine, effects: EffectJournal) -> dict[str, Any]:
+        return self.commit_container(machine.container_id, machine.id, effects, made_from=machine.image)
+
+    def commit_container(
+        self, container_id: str, machine_id: str, effects: EffectJournal, *, made_from: str | None
+    ) -> dict[str, Any]:
+        """Commit the container (paused meanwhile, so the image is one instant of it) to a snapshot image."""
+        tag = f"{machine_id}-{secrets.token_hex(4)}"  # the image's effect id: its tag finds it before its id is known
+        effects.requested("image", {"tag": f"{SNAPSHOT_REPO}:{tag}", "host": self.client.host}, effect_id=tag)
+        created = self.client.json(
+            "POST",
+            "/commit",
+            params={
+                "container": container_id,
+                "repo": SNAPSHOT_REPO,
+                "tag": tag,
+                "changes": snapshot_changes(tag),
+                "pause": "true",
+            },
+            json={},
+            what="commit",
+        )
+        image_id = full_image_id(created["Id"])
+        self.setup.storage.set(
+            f"snapshot:{image_id}",
+            {
+                "image_id": image_id,
+                "tag": f"{SNAPSHOT_REPO}:{tag}",
+                "created_at": now_iso(),
+                "source_machine": machine_id,
+                "effect_id": tag,
+            },
+        )
+        # What it was made from: gc removes a snapshot of a snapshot before the snapshot under it.
+        parent = {"parent": made_from} if made_from and made_from.startswith("sha256:") else {}
+        effects.confirmed(tag, {"image_id": image_id, **parent})
+        return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image_id": image_id}
+
+    # -- rig fork --from: a container committed as it is, replacing the image it was started from ------
+    machine_kinds = ("container",)
+
+    def machine_source(self, machine_id: str) -> dict[str, Any] | None:
+        stored = self.setup.storage.get(f"machine:{machine_id}")
+        value = stored["value"] if stored is not None else None
+        source = value.get("source_image") if isinstance(value, dict) else None
+        return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image_id": source} if isinstance(source, str) else None
+
+    def snapshot_machine(self, machine_id: str, effects: EffectJournal) -> dict[str, Any]:
+        stored = self.setup.storage.get(f"machine:{machine_id}")
+        value = stored["value"] if stored is not None else None
+        container = value.get("container_id") if isinstance(value, dict) else None
+        image = value.get("image") if isinstance(value, dict) else None
+        return self.commit_container(
+            str(container or machine_id), machine_id, effects, made_from=image if isinstance(image, str) else None
+        )
+
+    # -- workspace(idle_stop=...): when a container was last used (providers/docker/idle.py) -------------
+    def last_used(self, effect: EffectEntry) -> str | None:
+        """The container's last sign of use; None for an image, or a container not running."""
+        if effect["kind"] != "container":
+            return None
+        return idle.last_used(self.client, effect["id"])  # its name is its effect id
+
+    def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
+        """An image ref is valid while the daemon still has that image."""
+        try:
+            image_id = image_id_of(ref)
+        except ProviderError:
+            return False
+        response = self.raw.request("GET", f"/images/{image_id}/json")  # no httpx for a plan
+        if response.status not in (200, 404):
+            raise ProviderError(f"Docker image inspect failed: {response.message()} (HTTP {response.status})")
+        return response.status == 200
+
+    def delete_snapshot(self, ref: Any) -> bool:
+        image_id = image_id_of(ref)
+        response = self.client.request(
+            "DELETE", f"/images/{image_id}", params={"force": "true"}, ok=(200, 404), what="image removal"
+        )
+        stored = self.setup.storage.get(f"snapshot:{image_id}")
+        effect_id = stored["value"].get("effect_id") if stored and isinstance(stored["value"], dict) else None
+        if isinstance(effect_id, str):
+            self.setup.effects.deleted(effect_id)
+        return self.setup.storage.delete(f"snapshot:{image_id}") or response.status_code == 200
+
+    def remove_effect(self, effect: EffectEntry) -> bool:
+        """Remove a journaled (or found) container or snapshot image; False when it was already gone."""
+        removed = effects_on_daemon.remove(self.client, self.setup.storage, effect)
+        self.setup.effects.deleted(effect["id"])
+        return removed
+
+    def find_effects(self) -> list[EffectEntry]:
+        """Containers and snapshot images on this daemon that rig made for this project (by their labels)."""
+        return effects_on_daemon.find(self.client, self.setup.project_dir)
+
+    # -- after fork: live status, stop and start, a program attached to rig's stdio ----------------------
+    def probe(self, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
+        """Each container among ``resources`` as this daemon sees it (one request for all of them)."""
+        return lifecycle.probe(self.raw, self.setup.project_dir, resources)
+
+    def stop(self, resource: EffectEntry) -> None:
+        lifecycle.stop(self.client, resource)
+
+    def start(self, resource: EffectEntry) -> None:
+        lifecycle.start(self.client, resource)
+
+    def attach(
+        self,
+        resource: EffectEntry,
+        argv: Sequence[str] | None,
+        *,
+        tty: bool,
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> int:
+        """Run ``argv`` (or a login shell) in the container on rig's stdio, like ``docker exec -i[t]``."""
+        from providers.docker.attach import attach_exec
+
+        container = lifecycle.container_of(self.client.host, resource)
+        full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
+        return attach_exec(self.raw, container, argv, tty=tty, env=full, cwd=cwd)
+
+    def list_machines(self) -> list[JsonObject]:
+        return stored_records(self.setup.storage, "machine:", provider=PROVIDER_ID)
+
+    def list_snapshots(self) -> list[JsonObject]:
+        return stored_records(self.setup.storage, "snapshot:", provider=PROVIDER_ID, kind=IMAGE_KIND)
+
+    def close(self) -> None:
+        self.client.close()
+        if self._raw is not None:
+            self._raw.close()
+
+
+if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
+    _effects: type[SupportsEffects] = DockerController
+    _status: type[SupportsStatus] = DockerController
+    _power: type[SupportsPower] = DockerController
+    _interactive: type[SupportsInteractive] = DockerController
+    _live: type[SupportsLiveSnapshot] = DockerController
+    _last_use: type[SupportsLastUse] = DockerController
+
+
+__all__ = [
+    "IMAGE_KIND",
+    "KEEPALIVE",
+    "PROVIDER_ID",
+    "DockerController",
+    "DockerMachine",
+    "DockerRuntime",
+    "image_id_of",
+    "missing_image_hint",
+]
