@@ -14,7 +14,7 @@ from rigcli.engine.cache_admin import CacheAdmin
 from rigcli.engine.history_views import AppliedRun, HistoryNode, LogSelection, LogUpdate, RunLog
 from rigcli.engine.project import Project
 from rigcli.engine.stores import LOCAL
-from rigcli.errors import InputError, NotFoundError, RigError
+from rigcli.errors import InputError, NotFoundError
 from rigcli.records import ApplyRun, NodeRun, OutputChunk, short_run_id
 from rigcli.state.api import StateStore
 from rigcli.statuses import HistoryNodeStatus, ShownRunStatus
@@ -182,25 +182,9 @@ class History:
     def _remember_task_names(self) -> None:
         """What the config names, kept for the next ``rig logs TASK`` to find its run without loading
         the config while the project's files stay the same (speed/task_names.py)."""
-        from rigcli._version import __version__
-        from rigcli.speed.task_names import remember
-        from rigcli.state.paths import rig_home
+        from rigcli.engine.memo import remember_project
 
-        try:
-            cache = rig_home() / "cache"
-        except RigError:  # an unusable RIG_HOME: nothing is remembered, and rig logs reads the config again
-            return
-        project = self.project
-        remember(
-            cache,
-            version=__version__,
-            project_dir=str(project.project_dir),
-            config_path=str(project.config_path),
-            workflows={
-                name: [(task.path, task.cache_path, task.name, task.store) for task in compiled.tasks]
-                for name, compiled in project.workflows.items()
-            },
-        )
+        remember_project(self.project)
 
     def _by_ref(self, workflow: str | None, task: str | None, ref: str) -> LogSelection:
         names = [self.project.select(workflow).name] if workflow is not None else list(self.project.workflows)

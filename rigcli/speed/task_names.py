@@ -1,4 +1,4 @@
-"""The tasks a project's config defines, remembered while its files stay the same: ``rig logs TASK`` without the config.
+"""What a project's config defines, remembered while its files stay the same: ``rig logs TASK`` without the config.
 
 Reading a run's stored output needs only the state and the answer to "which stored runs does
 TASK mean" (its workflow, its cache path, the store it runs in). Loading the config to answer it
@@ -10,6 +10,11 @@ with rig's version; a later ``rig logs`` uses it only while every stamp still ma
 ``stat`` calls), and otherwise loads the config as before, which remembers it anew. What a
 config computes from the environment alone is not seen: such a config is still read right by
 any command but ``rig logs TASK``, which then names the tasks of the last load.
+
+Other lean paths keep what they need in the same file, each under a name in ``sections``
+(``attach``: ``speed/attach_memo.py``), written by the same full load (``engine/memo.py`` builds
+every section at once, so no writer drops another's) and read with ``recall_section``; a reader
+treats a section it does not find as nothing remembered.
 """
 
 from __future__ import annotations
@@ -62,8 +67,10 @@ def remember(
     project_dir: str,
     config_path: str,
     workflows: Mapping[str, Iterable[TaskRow]],
+    sections: Mapping[str, object] | None = None,
 ) -> None:
-    """Keep ``workflows``' tasks for ``recall``; a home that cannot be written to keeps nothing."""
+    """Keep ``workflows``' tasks for ``recall`` and each of ``sections`` (JSON) for ``recall_section``;
+    a home that cannot be written to keeps nothing."""
     files = project_files(project_dir, config_path)
     if len(files) > MAX_FILES:
         return
@@ -73,6 +80,7 @@ def remember(
         "config": os.path.abspath(config_path),
         "stamps": [[path, _stamp(path)] for path in files],
         "workflows": {name: [list(row) for row in rows] for name, rows in workflows.items()},
+        "sections": dict(sections or {}),
     }
     path = memo_file(cache_dir, config_path)
     import tempfile  # only a full load writes
@@ -89,8 +97,8 @@ def remember(
                 os.unlink(temporary)
 
 
-def recall(cache_dir: Path, *, version: str, config_path: str) -> dict[str, list[TaskRow]] | None:
-    """The tasks a full load remembered, by workflow, while every file it read is as it was; else None."""
+def _current(cache_dir: Path, *, version: str, config_path: str) -> dict[str, object] | None:
+    """The memo for ``config_path`` while every file its load read is as it was; else None."""
     try:
         with open(memo_file(cache_dir, config_path), encoding="utf-8") as handle:
             data = json.load(handle)
@@ -101,20 +109,35 @@ def recall(cache_dir: Path, *, version: str, config_path: str) -> dict[str, list
     if data.get("config") != os.path.abspath(config_path):
         return None
     stamps = data.get("stamps")
-    workflows = data.get("workflows")
-    if not isinstance(stamps, list) or not isinstance(workflows, dict):
+    if not isinstance(stamps, list):
         return None
     for entry in stamps:
         if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str):
             return None
         if _stamp(entry[0]) != entry[1]:
             return None
+    return data
+
+
+def recall(cache_dir: Path, *, version: str, config_path: str) -> dict[str, list[TaskRow]] | None:
+    """The tasks a full load remembered, by workflow, while every file it read is as it was; else None."""
+    data = _current(cache_dir, version=version, config_path=config_path)
+    workflows = None if data is None else data.get("workflows")
+    if not isinstance(workflows, dict):
+        return None
     found: dict[str, list[TaskRow]] = {}
     for name, rows in workflows.items():
         if not isinstance(rows, list) or not all(_is_row(row) for row in rows):
             return None
         found[str(name)] = [(row[0], row[1], row[2], row[3]) for row in rows]
     return found
+
+
+def recall_section(cache_dir: Path, *, version: str, config_path: str, section: str) -> object:
+    """What a full load remembered under ``section`` while every file it read is as it was; else None."""
+    data = _current(cache_dir, version=version, config_path=config_path)
+    sections = None if data is None else data.get("sections")
+    return sections.get(section) if isinstance(sections, dict) else None
 
 
 def _is_row(row: object) -> bool:
@@ -136,4 +159,4 @@ def match(workflows: Mapping[str, Sequence[TaskRow]], workflow: str | None, task
     return (workflow, matches[0]) if len(matches) == 1 else None
 
 
-__all__ = ["TaskRow", "match", "memo_file", "project_files", "recall", "remember"]
+__all__ = ["TaskRow", "match", "memo_file", "project_files", "recall", "recall_section", "remember"]

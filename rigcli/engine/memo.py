@@ -1,0 +1,83 @@
+"""The project's memo, written after a full load: what lean paths may know without loading the config.
+
+One writer for every section, so that no command's full load drops what another lean path
+needs: the tasks (``rig logs TASK``, ``speed/task_names.py``) and, under ``attach``, each
+workflow's own workspace operations and provider definitions as written (``rig shell``/``rig
+exec``, ``speed/attach_memo.py``). A section for another lean path is one more entry here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from rigcli.authoring.values import EnvRef, ProviderDefinition
+from rigcli.engine.project import Project
+from rigcli.errors import RigError
+from rigcli.graph import CompiledWorkflow
+from rigcli.jsonutil import JsonValue
+from rigcli.speed.attach_memo import ATTACH_SECTION
+
+
+class _NotPlain(Exception):
+    """A config value only a load can resolve (a resolver function, an object)."""
+
+
+def remember_project(project: Project) -> None:
+    """Write the memo of ``project``'s loaded config; a home that cannot be written to keeps nothing."""
+    from rigcli._version import __version__
+    from rigcli.speed.task_names import remember
+    from rigcli.state.paths import rig_home
+
+    try:
+        cache = rig_home() / "cache"
+    except RigError:  # an unusable RIG_HOME: nothing is remembered, and the lean paths load the config
+        return
+    workflows = project.workflows
+    remember(
+        cache,
+        version=__version__,
+        project_dir=str(project.project_dir),
+        config_path=str(project.config_path),
+        workflows={
+            name: [(task.path, task.cache_path, task.name, task.store) for task in compiled.tasks]
+            for name, compiled in workflows.items()
+        },
+        sections={ATTACH_SECTION: {name: _attach_entry(compiled) for name, compiled in workflows.items()}},
+    )
+
+
+def _attach_entry(workflow: CompiledWorkflow) -> JsonValue:
+    seen: set[int] = set()
+    providers: list[JsonValue] = []
+    for scope in workflow.all_scopes():
+        for definition in scope.values():
+            if id(definition) not in seen:
+                seen.add(id(definition))
+                providers.append([definition.provider_id, _config(definition)])
+    operations: list[JsonValue] = [str(name) for name in sorted(workflow.workspace_operations)]
+    return {"operations": operations, "providers": providers}
+
+
+def _config(definition: ProviderDefinition) -> JsonValue:
+    """The definition's config as written (``speed/attach_memo.py``), or None when only a load can use it."""
+    if definition.plugin is not None:
+        return None
+    try:
+        return _encode(definition.config)
+    except _NotPlain:
+        return None
+
+
+def _encode(value: object) -> JsonValue:
+    if isinstance(value, EnvRef):
+        return ["env", value.name, value.default, bool(value.secret)]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return ["v", str(value) if isinstance(value, str) else value]
+    if isinstance(value, Mapping):
+        return ["map", [[str(key), _encode(item)] for key, item in value.items()]]
+    if isinstance(value, (list, tuple)):
+        return ["list", [_encode(item) for item in value]]
+    raise _NotPlain(type(value).__name__)
+
+
+__all__ = ["remember_project"]
