@@ -1,6 +1,8 @@
 """rig shell WS and rig exec WS -- CMD [ARG...]: a program inside a workspace, on this terminal; its exit code.
 
-A project that defines its own ``shell``/``exec`` workspace operation keeps it: the command then
+Most often the program starts without the config being loaded (``lean_attach.py``: what the
+last full load remembered, while the project's files are unchanged). A project that defines its
+own ``shell``/``exec`` workspace operation keeps it: the command then
 runs that operation (``rig op WS shell``), with the command line as its input. Otherwise the
 program runs through the workspace's provider (``Engine.attach``) on rig's own stdin, stdout and
 stderr, untouched by rig's output relay: a terminal when stdin is one (for ``exec``, when stdout
@@ -12,10 +14,13 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import UsageError
+
+# Not typing.TYPE_CHECKING: the lean path starts here and imports no typing (rigcli/__init__.py);
+# mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:  # opargs imports pydantic: only a project's own shell/exec operation needs it
     from rigcli.cli.opargs import InputField
@@ -32,6 +37,11 @@ def exec_(opts: GlobalOptions, *, name: str, argv: Sequence[str] = (), start: bo
 
 
 def _enter(opts: GlobalOptions, name: str, argv: list[str] | None, *, start: bool, operation: str) -> int:
+    from rigcli.cli.commands.lean_attach import attach_lean
+
+    code = attach_lean(opts, name, argv, operation)
+    if code is not None:
+        return code
     from rigcli.cli.session import Session
 
     with Session(opts, relay=False) as session:
