@@ -58,10 +58,10 @@ def chosen_context(env: Mapping[str, str]) -> tuple[str, str] | None:
 
 def load_context(name: str, source: str, env: Mapping[str, str]) -> DockerContext:
     """The context ``name`` from the store; ProviderError saying where rig looked when it is not there."""
-    import hashlib  # only a context needs it (and it loads OpenSSL)
+    from rigcli.speed.digests import sha256  # only a context needs it
 
     store = config_dir(env) / "contexts"
-    digest = hashlib.sha256(name.encode()).hexdigest()
+    digest = sha256(name.encode()).hexdigest()
     meta_path = store / "meta" / digest / "meta.json"
     try:
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
