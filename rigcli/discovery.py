@@ -9,11 +9,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
 
 from rigcli.errors import ConfigError
 from rigcli.layout import CONFIG_FILE, STATE_DIR
 from rigcli.state_location import StateGiven, StateLocation, resolve_state_location
+
+# Not typing.TYPE_CHECKING: `rig logs TASK`'s lean path finds the project by the rule below on
+# plain strings (``project_paths``), and pathlib's import (urllib.parse with it) would cost it more
+# than the rest of finding the project; a Path is made only where one is handed out.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # Directories `rig projects` never descends into: VCS data, rig state, dependency and build trees.
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "venv", "dist", "build", "__pycache__"})
@@ -59,35 +65,58 @@ class ProjectLocation:
 
 def base_dir(chdir: str | None, *, cwd: Path | None = None) -> Path:
     """The directory commands work from: ``--chdir`` resolved against cwd, else cwd."""
-    start = (cwd or Path.cwd()).resolve()
+    from pathlib import Path
+
+    return Path(_base_path(chdir, cwd))
+
+
+def _base_path(chdir: str | None, cwd: str | os.PathLike[str] | None) -> str:
+    # os.path.realpath is what Path.resolve() does (less its RuntimeError on a symlink loop, which
+    # then reads as a directory that is not there).
+    start = os.path.realpath(os.getcwd() if cwd is None else cwd)
     if chdir is None:
         return start
-    target = (start / chdir).resolve()
-    if not target.is_dir():
+    target = os.path.realpath(os.path.join(start, chdir))
+    if not os.path.isdir(target):
         raise ConfigError(f"No such directory: {target}")
     return target
+
+
+def project_paths(
+    *, chdir: str | None = None, config: str | None = None, cwd: str | os.PathLike[str] | None = None
+) -> tuple[str, str, str]:
+    """The rule of DESIGN §2 on plain absolute paths: (the base directory, the project's directory,
+    its rig_config.py); raises ConfigError with the next step when there is none."""
+    base = _base_path(chdir, cwd)
+    if config is not None:
+        config_path = os.path.realpath(os.path.join(base, config))
+        if not os.path.isfile(config_path):
+            raise ConfigError(f"Config file {config_path} does not exist.")
+        return base, os.path.dirname(config_path), config_path
+    if chdir is not None:
+        config_path = os.path.join(base, CONFIG_FILE)
+        if not os.path.isfile(config_path):
+            raise ConfigError(f'No {CONFIG_FILE} found in {base}. Run "rig init" to create one.')
+        return base, base, config_path
+    found = _search_upward(base)
+    if found is None:
+        raise ConfigError(f'No {CONFIG_FILE} found from {base} upward. Run "rig init" to create one.')
+    return base, found, os.path.join(found, CONFIG_FILE)
+
+
+def given_state(state: str | None, base: str) -> StateGiven | None:
+    """``--state`` as written, kept with the directory it is relative to; blank means not given."""
+    return StateGiven(state, base) if state and state.strip() else None
 
 
 def find_project(
     *, chdir: str | None = None, config: str | None = None, state: str | None = None, cwd: Path | None = None
 ) -> ProjectLocation:
     """Locate rig_config.py the way DESIGN §2 says; raise ConfigError with the next step when absent."""
-    base = base_dir(chdir, cwd=cwd)
-    given = StateGiven(state, str(base)) if state and state.strip() else None
-    if config is not None:
-        config_path = (base / config).resolve()
-        if not config_path.is_file():
-            raise ConfigError(f"Config file {config_path} does not exist.")
-        return ProjectLocation(config_path.parent, config_path, given, base)
-    if chdir is not None:
-        config_path = base / CONFIG_FILE
-        if not config_path.is_file():
-            raise ConfigError(f'No {CONFIG_FILE} found in {base}. Run "rig init" to create one.')
-        return ProjectLocation(base, config_path, given, base)
-    found = search_upward(base)
-    if found is None:
-        raise ConfigError(f'No {CONFIG_FILE} found from {base} upward. Run "rig init" to create one.')
-    return ProjectLocation(found, found / CONFIG_FILE, given, base)
+    from pathlib import Path
+
+    base, project_dir, config_path = project_paths(chdir=chdir, config=config, cwd=cwd)
+    return ProjectLocation(Path(project_dir), Path(config_path), given_state(state, base), Path(base))
 
 
 def locate_state(project: ProjectLocation, environ: Mapping[str, str] | None = None) -> StateLocation:
@@ -97,14 +126,21 @@ def locate_state(project: ProjectLocation, environ: Mapping[str, str] | None = N
     Loads the project's ``.env`` into ``os.environ`` first (DESIGN §2: set variables win); the
     config's import would load it anyway. Raises StateLocationError for a location that cannot be state.
     """
-    load_dotenv_file(project.project_dir)
-    return resolve_state_location(project.project_dir, given=project.state_given, environ=environ)
+    return state_of(project.project_dir, project.state_given, environ)
 
 
-def load_dotenv_file(project_dir: Path) -> None:
+def state_of(
+    project_dir: str | os.PathLike[str], given: StateGiven | None, environ: Mapping[str, str] | None = None
+) -> StateLocation:
+    """``locate_state`` for a project known by its directory alone."""
+    load_dotenv_file(project_dir)
+    return resolve_state_location(project_dir, given=given, environ=environ)
+
+
+def load_dotenv_file(project_dir: str | os.PathLike[str]) -> None:
     """Load ``<project>/.env`` into ``os.environ`` without overriding variables already set."""
-    env_file = project_dir / ".env"
-    if env_file.is_file():
+    env_file = os.path.join(project_dir, ".env")
+    if os.path.isfile(env_file):
         from dotenv import load_dotenv
 
         try:
@@ -120,14 +156,24 @@ def load_dotenv_file(project_dir: Path) -> None:
 
 def search_upward(start: Path) -> Path | None:
     """The first directory from ``start`` up to the filesystem root that holds rig_config.py."""
-    for directory in (start, *start.parents):
-        if (directory / CONFIG_FILE).is_file():
-            return directory
-    return None
+    found = _search_upward(os.fspath(start))
+    return None if found is None else type(start)(found)
+
+
+def _search_upward(start: str) -> str | None:
+    directory = start
+    while not os.path.isfile(os.path.join(directory, CONFIG_FILE)):
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+    return directory
 
 
 def scan_projects(root: Path) -> list[ProjectLocation]:
     """Every project at or below ``root``; a project's own subdirectories are not searched further."""
+    from pathlib import Path
+
     found: list[ProjectLocation] = []
     for directory, subdirs, files in os.walk(root):
         if CONFIG_FILE in files:
@@ -144,8 +190,11 @@ __all__ = [
     "ProjectLocation",
     "base_dir",
     "find_project",
+    "given_state",
     "load_dotenv_file",
     "locate_state",
+    "project_paths",
     "scan_projects",
     "search_upward",
+    "state_of",
 ]

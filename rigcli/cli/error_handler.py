@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from rigcli._version import __version__
 from rigcli.errors import Declined, RigError, TaskError, describe_exception, format_project_first
-from rigcli.masking import mask_text
+
+# Not typing.TYPE_CHECKING: every command line imports this module before its body runs, and
+# pathlib (with urllib.parse) and the masker are only needed once there is an error to show.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 INTERNAL_ERROR = 3
 INTERRUPTED = 130
@@ -29,6 +32,7 @@ def print_error(message: str) -> None:
     The one way errors reach the user, so secrets are masked here, and control sequences are
     removed: messages quote names and text from the project and from the command line.
     """
+    from rigcli.masking import mask_text
     from rigcli.sanitize import sanitize
 
     global last_error
@@ -36,14 +40,18 @@ def print_error(message: str) -> None:
     first, *more = last_error.splitlines() or [""]
     lines = [f"error: {first}", *(f"  {line}" for line in more)]
     # stderr may be gone (a closed pipe, a terminal that hung up): the exit code still tells.
-    with contextlib.suppress(OSError, ValueError):
+    try:
         sys.stderr.write("\n".join(lines) + "\n")
         sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def _print_traceback(exc: BaseException) -> None:
     """RIG_DEBUG=1: the traceback on stderr, secrets masked like every other error."""
     import traceback  # only when there is a traceback to show: it costs every command its import
+
+    from rigcli.masking import mask_text
 
     cause = exc.__cause__
     if isinstance(exc, TaskError) and exc.project_dir and cause is not None:
@@ -59,6 +67,7 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
         return body()
     except Declined as exc:
         # The user said no: not an error, but the command did not do what it was asked to.
+        from rigcli.masking import mask_text
         from rigcli.sanitize import sanitize
 
         global last_error
@@ -101,6 +110,7 @@ def report_internal_error(exc: BaseException, *, argv: list[str] | None = None) 
 def _write_crash_log(exc: BaseException, argv: list[str] | None) -> Path | None:
     """Write the traceback and versions as a Markdown file ready to attach to a bug report."""
     try:
+        from rigcli.masking import mask_text
         from rigcli.state.paths import logs_dir
 
         directory = logs_dir()
@@ -134,6 +144,8 @@ def finish(code: int) -> int:
     killed) and the run journal is already written.
     """
     if code in INTERRUPTED_CODES:
+        import contextlib
+
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # a closed pipe must not stop us leaving
                 stream.flush()

@@ -19,12 +19,10 @@ treats a section it does not find as nothing remembered.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 
 FORMAT = "rig.task-names/1"
 MAX_FILES = 200  # a project importing more of its own files than this is not remembered (stat costs)
@@ -32,13 +30,13 @@ MAX_FILES = 200  # a project importing more of its own files than this is not re
 TaskRow = tuple[str, str, str, str]
 
 
-def memo_file(cache_dir: Path, config_path: str) -> Path:
+def memo_file(cache_dir: str | os.PathLike[str], config_path: str) -> str:
     # Not hashlib: importing it loads OpenSSL (~5 ms). Two configs sharing a name only take turns,
-    # as the file holds the path it is for.
+    # as the file holds the path it is for. Not pathlib: rig logs TASK's lean path imports none.
     import zlib
 
     name = os.path.abspath(config_path).encode("utf-8", "surrogateescape")
-    return cache_dir / "task-names" / f"{zlib.crc32(name):08x}{zlib.adler32(name):08x}.json"
+    return os.path.join(cache_dir, "task-names", f"{zlib.crc32(name):08x}{zlib.adler32(name):08x}.json")
 
 
 def _stamp(path: str) -> list[int] | None:
@@ -61,7 +59,7 @@ def project_files(project_dir: str, config_path: str) -> list[str]:
 
 
 def remember(
-    cache_dir: Path,
+    cache_dir: str | os.PathLike[str],
     *,
     version: str,
     project_dir: str,
@@ -83,11 +81,12 @@ def remember(
         "sections": dict(sections or {}),
     }
     path = memo_file(cache_dir, config_path)
-    import tempfile  # only a full load writes
+    import contextlib  # only a full load writes
+    import tempfile
 
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".task-names-", dir=path.parent)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".task-names-", dir=os.path.dirname(path))
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 json.dump(data, out, separators=(",", ":"))
@@ -97,7 +96,7 @@ def remember(
                 os.unlink(temporary)
 
 
-def _current(cache_dir: Path, *, version: str, config_path: str) -> dict[str, object] | None:
+def _current(cache_dir: str | os.PathLike[str], *, version: str, config_path: str) -> dict[str, object] | None:
     """The memo for ``config_path`` while every file its load read is as it was; else None."""
     try:
         with open(memo_file(cache_dir, config_path), encoding="utf-8") as handle:
@@ -119,7 +118,7 @@ def _current(cache_dir: Path, *, version: str, config_path: str) -> dict[str, ob
     return data
 
 
-def recall(cache_dir: Path, *, version: str, config_path: str) -> dict[str, list[TaskRow]] | None:
+def recall(cache_dir: str | os.PathLike[str], *, version: str, config_path: str) -> dict[str, list[TaskRow]] | None:
     """The tasks a full load remembered, by workflow, while every file it read is as it was; else None."""
     data = _current(cache_dir, version=version, config_path=config_path)
     workflows = None if data is None else data.get("workflows")
@@ -133,7 +132,7 @@ def recall(cache_dir: Path, *, version: str, config_path: str) -> dict[str, list
     return found
 
 
-def recall_section(cache_dir: Path, *, version: str, config_path: str, section: str) -> object:
+def recall_section(cache_dir: str | os.PathLike[str], *, version: str, config_path: str, section: str) -> object:
     """What a full load remembered under ``section`` while every file it read is as it was; else None."""
     data = _current(cache_dir, version=version, config_path=config_path)
     sections = None if data is None else data.get("sections")

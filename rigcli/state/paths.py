@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from rigcli.errors import ConfigError
 
+# Not typing.TYPE_CHECKING: `rig logs TASK`'s lean path asks for ``rig_home_path`` and imports no
+# pathlib (with urllib.parse, more than the rest of its start); the Paths are made on request.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+
 
 def _from_env(name: str) -> Path | None:
+    from pathlib import Path
+
     value = os.environ.get(name, "").strip()
     return Path(value).expanduser() if value else None
 
@@ -19,22 +26,34 @@ def rig_home() -> Path:
     A path that cannot be a directory (it, or the nearest part of it that exists, is a file) is a
     clear error here rather than a crash wherever rig first writes under it.
     """
-    configured = _from_env("RIG_HOME")
-    if configured is not None:
-        return _usable(configured, "RIG_HOME")
+    from pathlib import Path
+
+    return Path(rig_home_path())
+
+
+def rig_home_path() -> str:
+    """``rig_home()`` as a plain string (``os.path``'s reading of the same text)."""
+    configured = os.environ.get("RIG_HOME", "").strip()
+    if configured:
+        return _usable(os.path.expanduser(configured), "RIG_HOME")
     # Imported here: platformdirs is only needed when RIG_HOME is not set.
     import platformdirs
 
-    return _usable(Path(platformdirs.user_data_dir("rig", appauthor=False)), "rig's data directory")
+    return _usable(platformdirs.user_data_dir("rig", appauthor=False), "rig's data directory")
 
 
-def _usable(home: Path, what: str) -> Path:
-    for place in (home, *home.parents):
-        if place.is_dir():
+def _usable(home: str, what: str) -> str:
+    shown = os.path.normpath(home)  # as a Path spells it ("a//b/" is a/b)
+    place = shown
+    while True:
+        if os.path.isdir(place):
             return home
         if os.path.lexists(place):
-            raise ConfigError(f"{what} {home} is not a directory ({place} is a file); point RIG_HOME at a directory")
-    return home
+            raise ConfigError(f"{what} {shown} is not a directory ({place} is a file); point RIG_HOME at a directory")
+        parent = os.path.dirname(place)
+        if parent == place or not parent:
+            return home
+        place = parent
 
 
 def fragments_dir() -> Path:
@@ -58,4 +77,4 @@ def default_host_storage_dir() -> Path:
     return _from_env("RIG_HOST_STORAGE_DIR") or rig_home() / "providers"
 
 
-__all__ = ["default_host_storage_dir", "fragments_dir", "logs_dir", "plugin_index_file", "rig_home"]
+__all__ = ["default_host_storage_dir", "fragments_dir", "logs_dir", "plugin_index_file", "rig_home", "rig_home_path"]

@@ -14,6 +14,7 @@ byte is written, and the full way answers as always.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from rigcli.cli.spec import GlobalOptions
@@ -22,21 +23,21 @@ from rigcli.cli.spec import GlobalOptions
 def copy_last_run(opts: GlobalOptions, task: str) -> bool:
     """Copy TASK's last run's stored output to stdout and return True, or do nothing and return False."""
     from rigcli._version import __version__
-    from rigcli.discovery import find_project, locate_state
+    from rigcli.discovery import given_state, project_paths, state_of
     from rigcli.errors import RigError
     from rigcli.speed.task_names import match, recall
-    from rigcli.state.paths import rig_home
+    from rigcli.state.paths import rig_home_path
     from rigcli.state_location import SQLiteState
 
     try:
-        location = find_project(chdir=opts.chdir, config=opts.config, state=opts.state)
-        state = locate_state(location)
-        cache = rig_home() / "cache"
+        base, project_dir, config_path = project_paths(chdir=opts.chdir, config=opts.config)
+        state = state_of(project_dir, given_state(opts.state, base))
+        cache = os.path.join(rig_home_path(), "cache")
     except RigError:
         return False  # the full way says what is wrong, as it always has
     if not isinstance(state, SQLiteState):
         return False
-    workflows = recall(cache, version=__version__, config_path=str(location.config_path))
+    workflows = recall(cache, version=__version__, config_path=config_path)
     named = None if workflows is None else match(workflows, opts.workflow, task)
     if named is None:
         return False
