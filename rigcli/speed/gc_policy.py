@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import atexit
 import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 _at_exit: list[bool] = []  # registered already (a host may call main() many times)
 
@@ -33,15 +31,19 @@ def freeze_at_exit() -> None:
         atexit.register(gc.freeze)
 
 
-@contextmanager
-def paused_while_loading() -> Iterator[None]:
-    """No collection inside the block unless ``resume_collection`` turns it on; restored after."""
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if collecting:
+class paused_while_loading:
+    """No collection inside the block unless ``resume_collection`` turns it on; restored after.
+
+    A class, not ``contextlib.contextmanager``: every command enters it, and contextlib's import
+    alone costs ``rig logs TASK``'s lean path more than finding the project does.
+    """
+
+    def __enter__(self) -> None:
+        self.collecting = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.collecting:
             # Whatever loading made has lived through the whole command: it goes to the oldest
             # generation (with what resume_collection froze: a host that calls us again gets it
             # all back unfrozen), and freezing first resets the young count. Enabled as it was,

@@ -10,7 +10,6 @@ the caller goes the full way, which says what is wrong.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
@@ -70,8 +69,10 @@ class OutputFile:
         if blobopen is None or version is None or version[0] != str(STATE_SCHEMA_VERSION):
             db.close()
             return None
-        with contextlib.suppress(sqlite3.Error):  # a build without mmap reads the pages as before
+        try:  # noqa: SIM105 - contextlib is not imported on this path
             db.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
+        except sqlite3.Error:
+            pass  # a build without mmap reads the pages as before
         return cls(db, blobopen)
 
     def close(self) -> None:

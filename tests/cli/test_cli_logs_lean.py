@@ -3,11 +3,14 @@ only for a run that succeeded, and with the same bytes the full way prints."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.cli.cli_support import Result, run_rig, write_project
+import rigcli
+from tests.cli.cli_support import Result, env_with_rig, run_rig, write_project
 
 TOKEN = "tok-lean-5c1e9a7d"
 # Each import of the config appends a line to loads.txt: how a test sees whether rig loaded it.
@@ -104,3 +107,32 @@ def test_a_run_that_did_not_succeed_is_shown_the_full_way_with_how_it_ended(proj
     assert loads(project) > seen
     assert "token=***" in failed.stdout
     assert "build failed: " in failed.stderr and "build failed on purpose" in failed.stderr, failed
+
+
+# What the console script runs, less its own `import re` (which json would import anyway).
+ENTRY = "import sys; sys.argv[0] = 'rig'; from rigcli.__main__ import main; raise SystemExit(main())"
+
+
+def test_the_lean_way_imports_nothing_that_copying_the_bytes_does_not_need(project: Path) -> None:
+    rig(project, "apply")
+    full = rig(project, "logs", "build")  # remembers what the config names
+    # -S: no site, so no editable install's import hook (it imports pathlib); rig's own directory
+    # on PYTHONPATH stands in for it. The project has no .env, so python-dotenv is not needed.
+    completed = subprocess.run(
+        [sys.executable, "-S", "-X", "importtime", "-c", ENTRY, "logs", "build"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env_with_rig({**ENV, "PYTHONPATH": str(Path(rigcli.__file__).resolve().parents[1])}),
+        timeout=60,
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout == full.stdout
+    imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines()}
+    assert "rigcli.state.output_file" in imported  # the lean way answered
+    # Each of these cost more than finding the project (pathlib: urllib.parse with it); the full
+    # way and an error still import them where they are used.
+    for costly in ("pathlib", "urllib.parse", "contextlib", "importlib", "typing", "dataclasses"):
+        assert costly not in imported, costly
+    for full_way in ("rigcli.masking", "rigcli.config_loader", "rigcli.engine", "rigcli.state.store"):
+        assert full_way not in imported, full_way
