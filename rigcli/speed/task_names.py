@@ -15,16 +15,21 @@ Other lean paths keep what they need in the same file, each under a name in ``se
 (``attach``: ``speed/attach_memo.py``), written by the same full load (``engine/memo.py`` builds
 every section at once, so no writer drops another's) and read with ``recall_section``; a reader
 treats a section it does not find as nothing remembered.
+
+The memo is written with ``marshal`` (as ``.pyc`` files are), not json: marshal is built into the
+interpreter, while importing json (its decoder compiles regular expressions) cost ``rig logs
+TASK`` ~5M instructions, as much as the rest of finding the project and its task. It holds only
+dicts, lists, strings, numbers, booleans and None; a file that does not read back is not used.
 """
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 
-FORMAT = "rig.task-names/1"
+FORMAT = "rig.task-names/2"
 MAX_FILES = 200  # a project importing more of its own files than this is not remembered (stat costs)
 # (path, cache path, name, store) of each task, in plan order, by workflow name.
 TaskRow = tuple[str, str, str, str]
@@ -36,7 +41,7 @@ def memo_file(cache_dir: str | os.PathLike[str], config_path: str) -> str:
     import zlib
 
     name = os.path.abspath(config_path).encode("utf-8", "surrogateescape")
-    return os.path.join(cache_dir, "task-names", f"{zlib.crc32(name):08x}{zlib.adler32(name):08x}.json")
+    return os.path.join(cache_dir, "task-names", f"{zlib.crc32(name):08x}{zlib.adler32(name):08x}.marshal")
 
 
 def _stamp(path: str) -> list[int] | None:
@@ -88,8 +93,8 @@ def remember(
         os.makedirs(os.path.dirname(path), exist_ok=True)
         handle, temporary = tempfile.mkstemp(prefix=".task-names-", dir=os.path.dirname(path))
         try:
-            with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump(data, out, separators=(",", ":"))
+            with os.fdopen(handle, "wb") as out:
+                out.write(marshal.dumps(data))
             os.replace(temporary, path)
         except OSError:
             with contextlib.suppress(OSError):
@@ -99,9 +104,9 @@ def remember(
 def _current(cache_dir: str | os.PathLike[str], *, version: str, config_path: str) -> dict[str, object] | None:
     """The memo for ``config_path`` while every file its load read is as it was; else None."""
     try:
-        with open(memo_file(cache_dir, config_path), encoding="utf-8") as handle:
-            data = json.load(handle)
-    except (OSError, ValueError):
+        with open(memo_file(cache_dir, config_path), "rb") as handle:
+            data = marshal.loads(handle.read())
+    except (OSError, ValueError, EOFError, TypeError):  # what marshal raises for a file it did not write
         return None
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("version") != version:
         return None

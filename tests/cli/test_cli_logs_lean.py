@@ -132,7 +132,7 @@ def test_the_lean_way_imports_nothing_that_copying_the_bytes_does_not_need(proje
     assert "rigcli.state.output_file" in imported  # the lean way answered
     # Each of these cost more than finding the project (pathlib: urllib.parse with it); the full
     # way and an error still import them where they are used.
-    for costly in ("pathlib", "urllib.parse", "contextlib", "importlib", "typing", "dataclasses"):
+    for costly in ("pathlib", "urllib.parse", "contextlib", "importlib", "json", "typing", "dataclasses"):
         assert costly not in imported, costly
     for full_way in ("rigcli.masking", "rigcli.config_loader", "rigcli.engine", "rigcli.state.store"):
         assert full_way not in imported, full_way
