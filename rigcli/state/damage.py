@@ -13,20 +13,21 @@ Writers also check before their first write in a process, so damage that no quer
 yet is found before anything is written: ``quick_check`` reads every page once (about 5 µs a
 page: 0.2 ms for the state of 200 cached tasks, 27 ms for 22 MB).
 
-``marked`` is asked by ``rig logs TASK``'s lean path too, so json and contextlib are imported
-only by what uses them.
+The marker is read by ``damage_marker.py``, which ``rig logs TASK``'s lean path asks too.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import sqlite3
 import time
 
 from rigcli.errors import DamagedStateError
+from rigcli.state.damage_marker import MARKER_SUFFIX, marked, marker
 
 _CORRUPT, _NOT_A_DATABASE = 11, 26  # SQLite's primary result codes
-MARKER_SUFFIX = ".damaged"
 
 
 def is_damage(error: BaseException) -> bool:
@@ -42,15 +43,8 @@ def is_damage(error: BaseException) -> bool:
     return any(sign in text for sign in ("malformed", "not a database", "could not decode to utf-8"))
 
 
-def marker(path: str) -> str:
-    return path + MARKER_SUFFIX
-
-
 def mark(path: str, reason: str) -> None:
     """Leave the marker beside the database (best effort: a read-only directory keeps only this process off it)."""
-    import contextlib
-    import json
-
     record = {"reason": reason, "found_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "pid": os.getpid()}
     temporary = f"{marker(path)}.{os.getpid()}.tmp"
     with contextlib.suppress(OSError):
@@ -59,24 +53,7 @@ def mark(path: str, reason: str) -> None:
         os.replace(temporary, marker(path))
 
 
-def marked(path: str) -> str | None:
-    """The reason recorded by the rig that found the damage, or None when there is no marker."""
-    try:
-        with open(marker(path), encoding="utf-8") as handle:
-            import json  # here: a state file without a marker (every one, nearly) never needs it
-
-            record = json.load(handle)
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError):
-        return "marked damaged"
-    reason = record.get("reason") if isinstance(record, dict) else None
-    return str(reason) if reason else "marked damaged"
-
-
 def unmark(path: str) -> None:
-    import contextlib
-
     with contextlib.suppress(FileNotFoundError):
         os.unlink(marker(path))
 
@@ -95,8 +72,6 @@ def problems(db: sqlite3.Connection, *, full: bool = False) -> list[str]:
 
 def parses(value: object) -> bool:
     """Whether a stored ``*_json`` value is what rig writes: UTF-8 JSON text (or NULL)."""
-    import json
-
     if value is None:
         return True
     try:
@@ -129,8 +104,6 @@ def unparsable_values(db: sqlite3.Connection) -> list[str]:
 def check_file(path: str, *, full: bool = False, values: bool = False) -> list[str]:
     """``problems`` of the database at ``path``, opened read-only (nothing is written, not even a log);
     ``values`` (implied by ``full``) also parses every stored JSON value once SQLite's own check passes."""
-    import contextlib
-
     try:
         with contextlib.closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=15.0)) as db:
             found = problems(db, full=full)
