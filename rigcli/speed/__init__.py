@@ -69,6 +69,13 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
     ~0.3 ms here, where it is not); ``import_hiding`` keeps httpcore from importing trio while it
     loads (not installed here, so not re-measured; a third of a docker fork where it was); and the
     config loader's fresh imports. The only writes to ``sys.modules`` in rig.
+``task_names``
+    What a config names, remembered (in ``marshal``, not json) while the project's files keep their
+    ``stat``: ``rig logs TASK`` of a succeeded run copies it out of the state file without the
+    config (``cli/commands/lean_logs.py``), finding the project on plain strings (no pathlib), the
+    state through ``_sqlite3`` (no sqlite3 package, so no datetime), with no contextlib,
+    importlib or json on the way. A 50 MB run: 137.6 M instructions before those four, 102.9 M
+    after, of which ``python -c pass`` is 38 M and the console script's ``import re`` 26 M.
 
 Two smaller ones live beside the code they serve, saying so: ``rigcli/__init__.py`` spells
 ``TYPE_CHECKING = False`` rather than importing typing (``rig --version`` then imports only what
