@@ -2,18 +2,13 @@
 
 from __future__ import annotations
 
-import secrets
 import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from providers.docker import PROVIDER_ID, idle, lifecycle
-from providers.docker import effects as effects_on_daemon
-from providers.docker.client import DockerClient
-from providers.docker.effects import EFFECT_LABEL, KIND_LABEL, SNAPSHOT_REPO, snapshot_changes
+from providers.docker import PROVIDER_ID, lifecycle
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.images import full_image_id
-from providers.docker.machine import DockerMachine
 from providers.docker.rawhttp import RawClient
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject
@@ -33,6 +28,10 @@ from rigcli.provider_api import (
     SupportsStatus,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id, stored_records
+
+if TYPE_CHECKING:  # what only making and removing need is imported where it is used (see DockerController.client)
+    from providers.docker.client import DockerClient
+    from providers.docker.machine import DockerMachine
 
 IMAGE_KIND = "image"
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
@@ -80,6 +79,8 @@ class DockerRuntime(BaseRuntime["DockerController"]):
         record = self.controller.start_container(image, workspace=self.context.workspace, effects=self.context.effects)
         record["source_image"] = source_image
         self.controller.setup.storage.set(f"machine:{record['id']}", record)
+        from providers.docker.machine import DockerMachine
+
         machine = DockerMachine(self, record)
         self.event(
             "machine.created", machine=machine.id, container_id=machine.container_id, image=image, effect_id=machine.id
@@ -91,6 +92,8 @@ class DockerRuntime(BaseRuntime["DockerController"]):
         stored = self.controller.setup.storage.get(f"machine:{machine_id}")
         if stored is None or not isinstance(stored["value"], dict):
             raise ProviderError(f"Unknown docker machine {machine_id!r}")
+        from providers.docker.machine import DockerMachine
+
         return DockerMachine(self, stored["value"])
 
 
@@ -102,18 +105,30 @@ class DockerController(BaseController):
     def __init__(self, setup: ProviderSetup) -> None:
         super().__init__(setup)
         self.endpoint = resolve_endpoint(self.config)
-        self.client = DockerClient(self.endpoint)
+        self._client: DockerClient | None = None
         self._raw: RawClient | None = None
-        self._raw_lock = threading.Lock()
+        self._lock = threading.Lock()
         self.env = config_env(PROVIDER_ID, self.config)
         self._warned = False
-        # Running commands get SIGTERM at once; the connections (ssh processes) close when they have ended.
-        setup.cancellation.add_callback(self.client.cancel)
+
+    @property
+    def client(self) -> DockerClient:
+        """The httpx client, made on first use: a plan's check, a probe and an exec speak on ``raw``
+        and need neither it nor its imports (subprocess; httpx on its first request)."""
+        with self._lock:
+            if self._client is None:
+                from providers.docker.client import DockerClient
+
+                self._client = DockerClient(self.endpoint)
+                # Running commands get SIGTERM at once; the connections (ssh processes) close when they
+                # have ended. One made after the run was interrupted is cancelled at once.
+                self.setup.cancellation.add_callback(self._client.cancel)
+            return self._client
 
     @property
     def raw(self) -> RawClient:
         """Requests on a connection of rig's own, kept alive (``rawhttp``): what needs no httpx uses it."""
-        with self._raw_lock:  # probes run on threads of their own
+        with self._lock:  # probes run on threads of their own
             if self._raw is None:
                 self._raw = RawClient(self.endpoint)
             return self._raw
@@ -161,12 +176,16 @@ class DockerController(BaseController):
             return f"Docker check failed: {response.message()} (HTTP {response.status})"
         if response.status == 404 and path != "/_ping":
             return (
-                f'Docker image "{image}" is not available on the daemon at {self.client.host}; '
+                f'Docker image "{image}" is not available on the daemon at {self.endpoint.host}; '
                 f"rig never pulls images. {missing_image_hint(str(image))}"
             )
         return None
 
     def start_container(self, image: str, *, workspace: str | None, effects: EffectJournal) -> dict[str, Any]:
+        import secrets  # only what makes something loads it (random, base64, hmac)
+
+        from providers.docker.effects import EFFECT_LABEL, KIND_LABEL
+
         machine_id = f"rig-{secrets.token_hex(6)}"
         workdir = str(self.config.get("workdir") or "/workspace")
         # The container's name and rig.effect label are its effect id, journaled before the create
@@ -228,12 +247,16 @@ class DockerController(BaseController):
         }
 
     def remove_container(self, container_id: str, machine_id: str | None) -> None:
+        from providers.docker import effects as effects_on_daemon
+
         effects_on_daemon.remove_container(self.client, container_id)
         if machine_id:
             self.setup.storage.delete(f"machine:{machine_id}")
             self.setup.effects.deleted(machine_id)
 
     def delete_machine(self, machine_id: str) -> bool:
+        from providers.docker import effects as effects_on_daemon
+
         stored = self.setup.storage.get(f"machine:{machine_id}")
         value = stored["value"] if stored is not None else None
         # Without a record, the container name (which is the machine id) still finds it.
@@ -250,6 +273,10 @@ class DockerController(BaseController):
         self, container_id: str, machine_id: str, effects: EffectJournal, *, made_from: str | None
     ) -> dict[str, Any]:
         """Commit the container (paused meanwhile, so the image is one instant of it) to a snapshot image."""
+        import secrets
+
+        from providers.docker.effects import SNAPSHOT_REPO, snapshot_changes
+
         tag = f"{machine_id}-{secrets.token_hex(4)}"  # the image's effect id: its tag finds it before its id is known
         effects.requested("image", {"tag": f"{SNAPSHOT_REPO}:{tag}", "host": self.client.host}, effect_id=tag)
         created = self.client.json(
@@ -304,6 +331,8 @@ class DockerController(BaseController):
         """The container's last sign of use; None for an image, or a container not running."""
         if effect["kind"] != "container":
             return None
+        from providers.docker import idle
+
         return idle.last_used(self.client, effect["id"])  # its name is its effect id
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
@@ -330,12 +359,16 @@ class DockerController(BaseController):
 
     def remove_effect(self, effect: EffectEntry) -> bool:
         """Remove a journaled (or found) container or snapshot image; False when it was already gone."""
+        from providers.docker import effects as effects_on_daemon
+
         removed = effects_on_daemon.remove(self.client, self.setup.storage, effect)
         self.setup.effects.deleted(effect["id"])
         return removed
 
     def find_effects(self) -> list[EffectEntry]:
         """Containers and snapshot images on this daemon that rig made for this project (by their labels)."""
+        from providers.docker import effects as effects_on_daemon
+
         return effects_on_daemon.find(self.client, self.setup.project_dir)
 
     # -- after fork: live status, stop and start, a program attached to rig's stdio ----------------------
@@ -361,7 +394,7 @@ class DockerController(BaseController):
         """Run ``argv`` (or a login shell) in the container on rig's stdio, like ``docker exec -i[t]``."""
         from providers.docker.attach import attach_exec
 
-        container = lifecycle.container_of(self.client.host, resource)
+        container = lifecycle.container_of(self.endpoint.host, resource)
         full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
         return attach_exec(self.raw, container, argv, tty=tty, env=full, cwd=cwd)
 
@@ -372,7 +405,8 @@ class DockerController(BaseController):
         return stored_records(self.setup.storage, "snapshot:", provider=PROVIDER_ID, kind=IMAGE_KIND)
 
     def close(self) -> None:
-        self.client.close()
+        if self._client is not None:
+            self._client.close()
         if self._raw is not None:
             self._raw.close()
 
@@ -384,6 +418,14 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _interactive: type[SupportsInteractive] = DockerController
     _live: type[SupportsLiveSnapshot] = DockerController
     _last_use: type[SupportsLastUse] = DockerController
+
+
+def __getattr__(name: str) -> Any:
+    if name == "DockerMachine":  # loaded with the first machine: a plan, a probe and an exec need none
+        from providers.docker.machine import DockerMachine
+
+        return DockerMachine
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = [

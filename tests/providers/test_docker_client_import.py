@@ -48,3 +48,24 @@ def test_the_provider_and_its_raw_client_load_without_httpx() -> None:
     endpoints only), no thread pool or temporary files (ssh endpoints only)."""
     completed = subprocess.run([sys.executable, "-c", _LEAN], capture_output=True, text=True, check=True)
     assert json.loads(completed.stdout) == []
+
+
+_PLAN_AND_PROBE = """
+import json, sys
+already = set(sys.modules)
+import providers.docker
+from providers.docker import controller, lifecycle  # what a plan's check and rig ls's probe load
+making = ("providers.docker.client", "providers.docker.effects", "providers.docker.execution",
+          "providers.docker.machine", "providers.docker.idle", "providers.docker.diagnose", "secrets")
+loaded = sorted(name for name in making if name in sys.modules and name not in already)
+machine = controller.DockerMachine  # still importable by name, loaded on first use
+print(json.dumps({"loaded": loaded, "machine": machine.__module__}))
+"""
+
+
+def test_the_provider_loads_what_only_making_and_removing_need_on_first_use() -> None:
+    """A plan's check, ``rig ls``'s probe and ``rig exec`` use the controller's own connection:
+    the httpx client, the effects and machine code and ``secrets`` load only when something is made
+    or removed."""
+    completed = subprocess.run([sys.executable, "-c", _PLAN_AND_PROBE], capture_output=True, text=True, check=True)
+    assert json.loads(completed.stdout) == {"loaded": [], "machine": "providers.docker.machine"}
