@@ -7,22 +7,15 @@ that is as this rig would leave it (no damage marker, the schema this rig writes
 with two queries and the chunks' blobs; anything else returns None before a byte is read, and
 the caller goes the full way, which says what is wrong.
 
-The file is read through ``_sqlite3``, the extension module the ``sqlite3`` package re-exports
-(the same ``connect``, ``Connection`` and ``Error``): the package's own module adds only the
-default adapters and converters, which these queries do not use, and importing ``datetime`` for
-them cost this path ~7M instructions, more than copying 50 MB out of the mapped pages does.
+The file is opened by ``state_file.py``, which every lean path shares.
 """
 
 from __future__ import annotations
 
 import _sqlite3 as sqlite3
-import os
-import time
 from collections.abc import Callable, Iterator
 
-from rigcli.state.damage_marker import marked
-from rigcli.state.expiry import due_condition
-from rigcli.state.schema_version import SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION
+from rigcli.state.state_file import expiry_due, open_current
 
 # Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
 # (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
@@ -60,19 +53,11 @@ class OutputFile:
 
     @classmethod
     def open(cls, path: str) -> OutputFile | None:
-        if not os.path.isfile(path) or marked(path) is not None:
+        db = open_current(path)
+        if db is None:
             return None
-        try:
-            db = sqlite3.connect(path, timeout=15.0, isolation_level=None)
-        except sqlite3.Error:
-            return None
-        try:
-            found = db.execute('SELECT value_json FROM runtime_metadata WHERE "key" = ?', (SCHEMA_VERSION_KEY,))
-            version = found.fetchone()
-        except sqlite3.Error:
-            version = None
         blobopen = getattr(db, "blobopen", None)  # Python 3.11+: a value read in place, a piece at a time
-        if blobopen is None or version is None or version[0] != str(STATE_SCHEMA_VERSION):
+        if blobopen is None:
             db.close()
             return None
         try:  # noqa: SIM105 - contextlib is not imported on this path
@@ -85,13 +70,8 @@ class OutputFile:
         self._db.close()
 
     def expiry_due(self) -> bool:
-        """Whether a workspace is due to expire (``state/workspaces.py:due_workspaces``, the same
-        one indexed query): then the full way runs, since every command that opens the state reaps."""
-        query = f"SELECT 1 FROM workspaces WHERE {due_condition()} LIMIT 1"
-        try:
-            return self._db.execute(query, (_utc_now(),)).fetchone() is not None
-        except sqlite3.Error:
-            return True  # unsure: the full way finds out
+        """Whether a workspace is due to expire: then the full way runs, which reaps."""
+        return expiry_due(self._db)
 
     def last_run(self, workflow: str, node_path: str) -> FinishedRun | None:
         """The newest run of ``node_path`` in ``workflow`` if it succeeded; None otherwise (none, or
@@ -120,12 +100,6 @@ class OutputFile:
                             break
             except sqlite3.Error:
                 yield b"", True
-
-
-def _utc_now() -> str:
-    """``records.utc_now()`` (``2026-05-10T00:00:00.000000+00:00``) without importing datetime."""
-    seconds, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanoseconds // 1000:06d}+00:00"
 
 
 __all__ = ["PIECE_BYTES", "FinishedRun", "OutputFile"]

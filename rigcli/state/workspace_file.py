@@ -11,12 +11,15 @@ what is wrong.
 from __future__ import annotations
 
 import json
-import os
-import sqlite3
 
-from rigcli.state.damage import marked
-from rigcli.state.expiry import due_condition
-from rigcli.state.schema_version import SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION
+from rigcli.state.state_file import Error, expiry_due, open_current
+
+# Not typing.TYPE_CHECKING: rig exec's lean path imports no typing (rigcli/__init__.py); mypy
+# treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from _sqlite3 import Connection
 
 # The journal's statuses of an effect that may exist out there (statuses.LIVE_EFFECT_STATUSES,
 # spelled here so this path need not import typing).
@@ -37,47 +40,27 @@ class FoundWorkspace:
 class WorkspaceFile:
     """A SQLite state file opened read-only for one workspace; ``None`` from ``open`` when it cannot be."""
 
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: Connection) -> None:
         self._db = db
 
     @classmethod
     def open(cls, path: str) -> WorkspaceFile | None:
-        if not os.path.isfile(path) or marked(path) is not None:
-            return None
-        try:
-            db = sqlite3.connect(path, timeout=15.0, isolation_level=None)
-        except sqlite3.Error:
-            return None
-        try:
-            found = db.execute('SELECT value_json FROM runtime_metadata WHERE "key" = ?', (SCHEMA_VERSION_KEY,))
-            version = found.fetchone()
-        except sqlite3.Error:
-            version = None
-        if version is None or version[0] != str(STATE_SCHEMA_VERSION):
-            db.close()
-            return None
-        return cls(db)
+        db = open_current(path)
+        return None if db is None else cls(db)
 
     def close(self) -> None:
         self._db.close()
 
     def expiry_due(self) -> bool:
-        """Whether a workspace is due to expire (the store's one indexed query): then the full way
-        runs, since every command that opens the state reaps."""
-        from datetime import datetime, timezone
-
-        now = datetime.now(timezone.utc).isoformat(timespec="microseconds")  # as records.utc_now stores it
-        query = f"SELECT 1 FROM workspaces WHERE {due_condition()} LIMIT 1"
-        try:
-            return self._db.execute(query, (now,)).fetchone() is not None
-        except sqlite3.Error:
-            return True  # unsure: the full way finds out
+        """Whether a workspace is due to expire: then the full way runs, since every command that
+        opens the state reaps."""
+        return expiry_due(self._db)
 
     def named(self, name: str) -> list[FoundWorkspace]:
         """Every workspace called ``name`` (one per workflow at most)."""
         try:
             rows = self._db.execute("SELECT id, workflow, status FROM workspaces WHERE name = ?", (name,)).fetchall()
-        except sqlite3.Error:
+        except Error:
             return []
         return [FoundWorkspace(str(row[0]), str(row[1]), str(row[2])) for row in rows]
 
@@ -94,7 +77,7 @@ class WorkspaceFile:
             for effect_id, provider_id, kind, resource in rows:
                 details = json.loads(resource)
                 found.append({"provider_id": provider_id, "id": effect_id, "kind": kind, "resource": details})
-        except (sqlite3.Error, ValueError):
+        except (Error, ValueError):
             return None
         return found
 

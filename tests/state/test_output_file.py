@@ -10,7 +10,8 @@ import pytest
 
 from rigcli.records import utc_now
 from rigcli.state import StateStore, create_state_store
-from rigcli.state.output_file import OutputFile, _utc_now
+from rigcli.state.output_file import OutputFile
+from rigcli.state.state_file import utc_now as lean_utc_now
 from rigcli.state.workspaces import new_workspace
 
 
@@ -25,7 +26,7 @@ def sqlite_store(project_dir: Path) -> Iterator[StateStore]:
 
 def test_now_is_spelled_as_the_store_spells_it_so_text_order_is_time_order() -> None:
     before = utc_now()
-    lean = _utc_now()
+    lean = lean_utc_now()
     after = utc_now()
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00", lean), lean
     assert before <= lean <= after

@@ -1,0 +1,60 @@
+"""A SQLite state file opened for reading without the store: what every lean path (rig logs, rig exec) shares.
+
+The store (``state/store.py``) checks, migrates and records itself when it opens; a lean path
+reads a few rows and must not pay for that. It reads only a file as this rig leaves it (no damage
+marker, the schema this rig writes) and returns None for anything else, so the caller goes the
+full way, which says what is wrong. The file is read through ``_sqlite3``, the extension module
+the ``sqlite3`` package re-exports (the same ``connect``, ``Connection`` and ``Error``): the
+package adds only default adapters and converters these queries do not use, and importing
+``datetime`` for them cost ~7M instructions.
+"""
+
+from __future__ import annotations
+
+import _sqlite3 as sqlite3
+import os
+import time
+
+from rigcli.state.damage_marker import marked
+from rigcli.state.expiry import due_condition
+from rigcli.state.schema_version import SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION
+
+Error = sqlite3.Error
+
+
+def open_current(path: str) -> sqlite3.Connection | None:
+    """``path`` opened for reading when it is a state file of this rig's schema; None otherwise."""
+    if not os.path.isfile(path) or marked(path) is not None:
+        return None
+    try:
+        db = sqlite3.connect(path, timeout=15.0, isolation_level=None)
+    except sqlite3.Error:
+        return None
+    try:
+        found = db.execute('SELECT value_json FROM runtime_metadata WHERE "key" = ?', (SCHEMA_VERSION_KEY,))
+        version = found.fetchone()
+    except sqlite3.Error:
+        version = None
+    if version is None or version[0] != str(STATE_SCHEMA_VERSION):
+        db.close()
+        return None
+    return db
+
+
+def expiry_due(db: sqlite3.Connection) -> bool:
+    """Whether a workspace is due to expire (``state/workspaces.py:due_workspaces``, the same one
+    indexed query): then the full way runs, since every command that opens the state reaps."""
+    query = f"SELECT 1 FROM workspaces WHERE {due_condition()} LIMIT 1"
+    try:
+        return db.execute(query, (utc_now(),)).fetchone() is not None
+    except sqlite3.Error:
+        return True  # unsure: the full way finds out
+
+
+def utc_now() -> str:
+    """``records.utc_now()`` (``2026-05-10T00:00:00.000000+00:00``) without importing datetime."""
+    seconds, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanoseconds // 1000:06d}+00:00"
+
+
+__all__ = ["Error", "expiry_due", "open_current", "utc_now"]
