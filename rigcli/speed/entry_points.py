@@ -18,9 +18,14 @@ import json
 import os
 import re
 import sys
-from pathlib import Path
 
 from rigcli.speed.digests import sha256
+
+# Not typing.TYPE_CHECKING, and no pathlib: rig shell/exec's lean path reads this index and
+# imports neither (pathlib brings urllib.parse: ~18 M instructions).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
 
 PROVIDERS_GROUP = "rig.providers"
 FORMAT = "rig.provider-entry-points/1"
@@ -61,7 +66,7 @@ def scan(group: str) -> dict[str, str]:
     return found
 
 
-def entry_point_values(group: str, cache_file: Path | None) -> dict[str, str]:
+def entry_point_values(group: str, cache_file: str | Path | None) -> dict[str, str]:
     """``group``'s entry points, from the cache file when it matches what is installed."""
     key = installed_key()
     if cache_file is not None:
@@ -85,10 +90,11 @@ def load(value: str) -> object:
     return loaded
 
 
-def _read(path: Path, key: str, group: str) -> dict[str, str] | None:
+def _read(path: str | Path, key: str, group: str) -> dict[str, str] | None:
     """The remembered entries when the file is rig's, of this ``key``, and well formed; else None."""
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
+        with open(path, encoding="utf-8") as remembered:
+            stored = json.loads(remembered.read())
     except (OSError, ValueError):
         return None
     if not isinstance(stored, dict) or stored.get("format") != FORMAT or stored.get("key") != key:
@@ -100,12 +106,13 @@ def _read(path: Path, key: str, group: str) -> dict[str, str] | None:
     return {str(name): value for name, value in entries.items()}
 
 
-def _write(path: Path, data: dict[str, object]) -> None:
+def _write(path: str | Path, data: dict[str, object]) -> None:
     import tempfile  # only a miss writes
 
     with contextlib.suppress(OSError):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".entry-points-", dir=path.parent)
+        place = os.path.dirname(os.fspath(path))
+        os.makedirs(place, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".entry-points-", dir=place)
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
                 json.dump(data, out, sort_keys=True)

@@ -72,9 +72,22 @@ def plugin_index_file() -> Path:
     return rig_home() / "cache" / "provider-entry-points.json"
 
 
+def plugin_index_path() -> str:
+    """``plugin_index_file()`` as a plain string, for a lean path that imports no pathlib."""
+    return os.path.join(rig_home_path(), "cache", "provider-entry-points.json")
+
+
 def default_host_storage_dir() -> Path:
     """Provider host storage: ``$RIG_HOST_STORAGE_DIR``, else ``$RIG_HOME/providers``."""
     return _from_env("RIG_HOST_STORAGE_DIR") or rig_home() / "providers"
 
 
-__all__ = ["default_host_storage_dir", "fragments_dir", "logs_dir", "plugin_index_file", "rig_home", "rig_home_path"]
+__all__ = [
+    "default_host_storage_dir",
+    "fragments_dir",
+    "logs_dir",
+    "plugin_index_file",
+    "plugin_index_path",
+    "rig_home",
+    "rig_home_path",
+]

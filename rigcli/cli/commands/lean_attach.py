@@ -36,22 +36,22 @@ def attach_lean(opts: GlobalOptions, name: str, argv: Sequence[str] | None, oper
     if opts.json or opts.json_stream:
         return None
     from rigcli._version import __version__
-    from rigcli.discovery import find_project, locate_state
+    from rigcli.discovery import given_state, project_paths, state_of
     from rigcli.errors import RigError
     from rigcli.speed.attach_memo import ATTACH_SECTION, workflow_entry
     from rigcli.speed.task_names import recall_section
-    from rigcli.state.paths import rig_home
+    from rigcli.state.paths import rig_home_path
     from rigcli.state_location import SQLiteState
 
-    try:
-        location = find_project(chdir=opts.chdir, config=opts.config, state=opts.state)
-        state = locate_state(location)
-        cache = rig_home() / "cache"
+    try:  # the rule find_project applies, on plain strings: no pathlib on this path
+        base, project_dir, config_path = project_paths(chdir=opts.chdir, config=opts.config)
+        state = state_of(project_dir, given_state(opts.state, base))
+        cache = os.path.join(rig_home_path(), "cache")
     except RigError:
         return None  # the full way says what is wrong, as it always has
     if not isinstance(state, SQLiteState):
         return None
-    section = recall_section(cache, version=__version__, config_path=str(location.config_path), section=ATTACH_SECTION)
+    section = recall_section(cache, version=__version__, config_path=config_path, section=ATTACH_SECTION)
     if section is None:
         return None
     from rigcli.state.workspace_file import WorkspaceFile
@@ -105,10 +105,10 @@ def _attach(remembered: Remembered, effect: dict[str, object], argv: Sequence[st
 def _direct_attach(provider_id: str) -> Callable[..., int | None] | None:
     """The installed plugin's ``attach_directly`` (``SupportsDirectAttach``), or None."""
     from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
-    from rigcli.state.paths import plugin_index_file
+    from rigcli.state.paths import plugin_index_path
 
     try:
-        value = entry_point_values(PROVIDERS_GROUP, plugin_index_file()).get(provider_id)
+        value = entry_point_values(PROVIDERS_GROUP, plugin_index_path()).get(provider_id)
         plugin = None if value is None else load(value)
     except Exception:  # a plugin that fails to load: the full way says so, in its words
         return None
