@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import fields, is_dataclass
 from functools import cached_property
 from operator import itemgetter
-from typing import Any, Generic, NamedTuple, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue
@@ -54,14 +54,25 @@ def _same(value: object) -> object:
     return value
 
 
-class _Layout(NamedTuple):
-    fields: tuple[str, ...]
-    columns: tuple[str, ...]
-    select: str
-    derived: tuple[tuple[int, str, Callable[[], object]], ...]
-    decoders: tuple[tuple[int, Decoder], ...]
-    encoders: dict[str, Encoder]
-    make: Callable[..., object]  # the record from its fields' values, in order
+class _Layout:
+    """A table's columns as worked out on first use. A plain class: a NamedTuple's string
+    annotations each cost a compile (``typing.ForwardRef``) when the class is made."""
+
+    __slots__ = ("columns", "decoders", "derived", "encoders", "fields", "make", "select")
+
+    def __init__(
+        self,
+        *,
+        fields: tuple[str, ...],
+        columns: tuple[str, ...],
+        select: str,
+        derived: tuple[tuple[int, str, Callable[[], object]], ...],
+        decoders: tuple[tuple[int, Decoder], ...],
+        encoders: dict[str, Encoder],
+        make: Callable[..., object],  # the record from its fields' values, in order
+    ) -> None:
+        self.fields, self.columns, self.select, self.derived = fields, columns, select, derived
+        self.decoders, self.encoders, self.make = decoders, encoders, make
 
 
 class Columns(Generic[R]):
