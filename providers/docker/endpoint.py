@@ -6,10 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from pathlib import Path
-from urllib.parse import urlsplit
 
-from providers.docker import contexts
 from rigcli.errors import ProviderError
 
 # Not typing.TYPE_CHECKING: rig shell/exec's lean path imports neither typing nor dataclasses
@@ -96,13 +93,13 @@ class Endpoint:
         return "http://docker"
 
     def cert_file(self, name: str) -> str:
-        return str(Path(self.cert_path or ".") / name)
+        return os.path.join(self.cert_path or ".", name)
 
     def ssl_context(self) -> ssl.SSLContext:
         """Verify the daemon against ``ca.pem`` and present ``cert.pem``/``key.pem``, as ``docker --tlsverify`` does."""
         import ssl
 
-        missing = [name for name in CERT_FILES if not Path(self.cert_file(name)).is_file()]
+        missing = [name for name in CERT_FILES if not os.path.isfile(self.cert_file(name))]
         if missing:
             raise ProviderError(
                 f"Cannot reach the Docker daemon at {self.host}: TLS certificate files missing: no "
@@ -132,7 +129,13 @@ def resolve_endpoint(config: Mapping[str, Any], environ: Mapping[str, str] | Non
     env = os.environ if environ is None else environ
     configured_tls = _flag(config, "tls_verify")
     host = _option(config, "host", str) or env.get("DOCKER_HOST")
-    context = None if host else contexts.current(env)
+    # The context store (and pathlib, json with it) only when neither config nor DOCKER_HOST names a host:
+    # rig exec's lean start on a DOCKER_HOST daemon imports neither.
+    context = None
+    if not host:
+        from providers.docker import contexts
+
+        context = contexts.current(env)
     if context is not None:
         if context.skip_tls_verify and configured_tls is None:
             raise ProviderError(
@@ -210,6 +213,8 @@ def _tcp(host: str, rest: str, tls: bool, cert_path: str) -> Endpoint:
     address = rest.rstrip("/")
     if not address or "/" in address:
         raise ProviderError(f"Docker host {host} must be tcp://host[:port]")
+    from urllib.parse import urlsplit  # a tcp or ssh daemon only (urllib.parse imports ipaddress)
+
     try:
         port = urlsplit(f"//{address}").port
     except ValueError:
@@ -222,6 +227,8 @@ def _tcp(host: str, rest: str, tls: bool, cert_path: str) -> Endpoint:
 
 
 def _ssh_host(host: str) -> str:
+    from urllib.parse import urlsplit
+
     parts = urlsplit(host)
     try:
         parts.port  # noqa: B018 - validates the port

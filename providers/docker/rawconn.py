@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-from urllib.parse import urlsplit
 
 from providers.docker.endpoint import Endpoint
 from rigcli.errors import ProviderError
@@ -141,6 +140,8 @@ def connect(endpoint: Endpoint, timeout: float = CONNECT_SECONDS) -> Connection:
             sock.connect(endpoint.socket_path)
             sock.settimeout(None)
             return SocketConnection(sock)
+        from urllib.parse import urlsplit  # a tcp daemon only (urllib.parse imports ipaddress)
+
         address = urlsplit(endpoint.base_url)
         if endpoint.mode == "tls":
             from providers.docker.rawtls import connect_tls  # only a TLS endpoint loads ssl

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import threading
-from urllib.parse import urlencode, urlsplit
 
 from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate, version_tuple
 from providers.docker.endpoint import Endpoint
@@ -120,7 +119,7 @@ class RawClient:
         self._lock = threading.Lock()  # the control connection serves one request at a time
 
     def _message(self, method: str, path: str, body: Any, headers: dict[str, str], *, versioned: bool = True) -> bytes:
-        host = urlsplit(self.endpoint.base_url).netloc if self.endpoint.mode in ("tcp", "tls") else "docker"
+        host = _netloc(self.endpoint.base_url) if self.endpoint.mode in ("tcp", "tls") else "docker"
         payload = b"" if body is None else json.dumps(body).encode()
         target = f"/v{self.version}{path}" if versioned else path
         lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", "User-Agent: rig"]
@@ -143,6 +142,8 @@ class RawClient:
         ``timeout``: the seconds connecting and each read may take; past them the request fails at
         once (a daemon that does not answer is not asked twice)."""
         if params:
+            from urllib.parse import urlencode  # only a request with a query (urllib.parse imports ipaddress)
+
             path = f"{path}?{urlencode(params)}"
         with self._lock:
             for attempt in (1, 2):
@@ -216,6 +217,13 @@ class RawClient:
             if self._control is not None:
                 self._control.close()
                 self._control = None
+
+
+def _netloc(url: str) -> str:
+    """The ``host:port`` of a tcp daemon's URL (urllib.parse, imported by the requests that need it)."""
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).netloc
 
 
 __all__ = ["RawClient", "Reader", "Response"]
