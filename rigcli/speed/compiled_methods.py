@@ -27,7 +27,7 @@ MAX_KEPT = 4_000  # texts of every rig version ever run would pile up: past this
 
 _place: Path | None = None
 _kept: dict[str, CodeType] | None = None
-_new = 0
+_write_at_exit = False  # set once something new was compiled
 
 
 def keep_in(cache_dir: Path) -> None:
@@ -63,18 +63,18 @@ def _load() -> dict[str, CodeType]:
 
 def _exec(source: Any, namespace: dict[str, Any] | None = None, local_names: Any = None) -> None:
     """``exec`` as ``dataclasses`` calls it, with the code for a text it has seen before taken from the cache."""
-    global _new
+    global _write_at_exit
     if isinstance(source, str) and _place is not None:
         kept = _load()
         code = kept.get(source)
         if code is None:
             # dont_inherit: compiled as dataclasses' own exec would, without this module's __future__ flags
             code = kept[source] = compile(source, "<string>", "exec", dont_inherit=True)
-            if _new == 0:
+            if not _write_at_exit:
                 import atexit
 
                 atexit.register(_write)
-            _new += 1
+                _write_at_exit = True
         source = code
     exec(source, namespace, local_names)
 

@@ -10,7 +10,7 @@ exactly as rig configures it — tests/render compares the two.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, zip_longest
 from typing import TextIO
 
@@ -113,25 +113,16 @@ def can_render(rows: Sequence[Sequence[str]]) -> bool:
 
 def table_lines(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """Header, rule and rows, each cell padded to its column's width."""
-    if columns and "".join(chain.from_iterable((columns, *rows))).isascii():
-        # The usual table: a character is a column, so str's own length and padding are right.
-        ascii_widths = [max(map(len, column)) for column in zip_longest(columns, *rows, fillvalue="")]
-
-        def padded(cells: Sequence[str]) -> str:
-            return GAP.join(cell.ljust(width) for cell, width in zip(cells, ascii_widths, strict=False))
-
-        ascii_rule = RULE * (sum(ascii_widths) + len(GAP) * (len(ascii_widths) - 1))
-        return [padded(columns), ascii_rule, *map(padded, rows)]
-    widths = [cell_width(name) for name in columns]
-    for row in rows:
-        for index, cell in enumerate(row):
-            widths[index] = max(widths[index], cell_width(cell))
+    # The usual table is ASCII: a character is a column, and len (C) measures it for cell_width's loop.
+    ascii_only = "".join(chain.from_iterable((columns, *rows))).isascii()
+    measure: Callable[[str], int] = len if ascii_only else cell_width
+    widths = [max(map(measure, column)) for column in zip_longest(columns, *rows, fillvalue="")]
 
     def line(cells: Sequence[str]) -> str:
-        return GAP.join(cell + " " * (width - cell_width(cell)) for cell, width in zip(cells, widths, strict=False))
+        return GAP.join(cell + " " * (width - measure(cell)) for cell, width in zip(cells, widths, strict=False))
 
     rule = RULE * (sum(widths) + len(GAP) * (len(widths) - 1))
-    return [line(columns), rule, *(line(row) for row in rows)]
+    return [line(columns), rule, *map(line, rows)]
 
 
 def write_lines(stream: TextIO, lines: Sequence[str]) -> None:

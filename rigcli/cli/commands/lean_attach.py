@@ -36,27 +36,21 @@ def attach_lean(opts: GlobalOptions, name: str, argv: Sequence[str] | None, oper
     if opts.json or opts.json_stream:
         return None
     from rigcli._version import __version__
-    from rigcli.discovery import given_state, project_paths, state_of
-    from rigcli.errors import RigError
+    from rigcli.cli.commands.lean_start import lean_start
     from rigcli.speed.attach_memo import ATTACH_SECTION, workflow_entry
     from rigcli.speed.task_names import recall_section
-    from rigcli.state.paths import rig_home_path
-    from rigcli.state_location import SQLiteState
 
-    try:  # the rule find_project applies, on plain strings: no pathlib on this path
-        base, project_dir, config_path = project_paths(chdir=opts.chdir, config=opts.config)
-        state = state_of(project_dir, given_state(opts.state, base))
-        cache = os.path.join(rig_home_path(), "cache")
-    except RigError:
-        return None  # the full way says what is wrong, as it always has
-    if not isinstance(state, SQLiteState):
+    start = lean_start(opts)
+    if start is None:
         return None
-    section = recall_section(cache, version=__version__, config_path=config_path, section=ATTACH_SECTION)
+    section = recall_section(
+        start.cache_dir, version=__version__, config_path=start.config_path, section=ATTACH_SECTION
+    )
     if section is None:
         return None
     from rigcli.state.workspace_file import WorkspaceFile
 
-    opened = WorkspaceFile.open(state.path)
+    opened = WorkspaceFile.open(start.state_path)
     if opened is None:
         return None
     try:

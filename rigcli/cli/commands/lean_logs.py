@@ -14,7 +14,6 @@ byte is written, and the full way answers as always.
 
 from __future__ import annotations
 
-import os
 import sys
 
 from rigcli.cli.spec import GlobalOptions
@@ -23,21 +22,13 @@ from rigcli.cli.spec import GlobalOptions
 def copy_last_run(opts: GlobalOptions, task: str) -> bool:
     """Copy TASK's last run's stored output to stdout and return True, or do nothing and return False."""
     from rigcli._version import __version__
-    from rigcli.discovery import given_state, project_paths, state_of
-    from rigcli.errors import RigError
+    from rigcli.cli.commands.lean_start import lean_start
     from rigcli.speed.task_names import match, recall
-    from rigcli.state.paths import rig_home_path
-    from rigcli.state_location import SQLiteState
 
-    try:
-        base, project_dir, config_path = project_paths(chdir=opts.chdir, config=opts.config)
-        state = state_of(project_dir, given_state(opts.state, base))
-        cache = os.path.join(rig_home_path(), "cache")
-    except RigError:
-        return False  # the full way says what is wrong, as it always has
-    if not isinstance(state, SQLiteState):
+    start = lean_start(opts)
+    if start is None:
         return False
-    workflows = recall(cache, version=__version__, config_path=config_path)
+    workflows = recall(start.cache_dir, version=__version__, config_path=start.config_path)
     named = None if workflows is None else match(workflows, opts.workflow, task)
     if named is None:
         return False
@@ -46,7 +37,7 @@ def copy_last_run(opts: GlobalOptions, task: str) -> bool:
         return False
     from rigcli.state.output_file import OutputFile
 
-    opened = OutputFile.open(state.path)
+    opened = OutputFile.open(start.state_path)
     if opened is None:
         return False
     try:
