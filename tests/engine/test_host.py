@@ -17,7 +17,9 @@ def fake_opener(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     opener = bin_dir / "xdg-open"
-    opener.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {marker}\n')
+    # Written aside and renamed, so the marker never exists half-written: `>` creates the
+    # file before printf fills it, and a test polling for it could read it empty.
+    opener.write_text(f'#!/bin/sh\nprintf "%s" "$1" > {marker}.part && mv {marker}.part {marker}\n')
     opener.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
     return marker
