@@ -11,7 +11,7 @@ import pytest
 import rigcli.cli.commands.project as project_commands
 from rigcli._version import __version__
 from rigcli.state import HostStorage
-from tests.cli.cli_support import env_with_rig, run_rig, write_project
+from tests.cli.cli_support import REPO_ROOT, RIG, env_with_rig, run_rig, write_project
 
 
 @pytest.mark.parametrize("args", [["--version"], ["-V"], ["version"], ["plan", "--version"]])
@@ -40,6 +40,23 @@ def test_version_path_imports_no_heavy_modules(tmp_path: Path) -> None:
     imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines()}
     for heavy in ("typer", "rich", "pydantic", "sqlite3", "rigcli.engine", "asyncio"):
         assert heavy not in imported
+
+
+def test_the_installed_command_starts_without_importing_re(tmp_path: Path) -> None:
+    # pip's generated launcher imports re for a Windows-only argv[0] suffix: a quarter of a lean start.
+    # Without site (-S) an editable install's import finder, which imports re itself, stays out of
+    # the way; the checkout on PYTHONPATH stands in for it.
+    completed = subprocess.run(
+        [sys.executable, "-S", "-X", "importtime", RIG, "--version"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env_with_rig({"PYTHONPATH": str(REPO_ROOT)}),
+    )
+    assert completed.stdout == f"{__version__}\n", completed.stderr
+    imported = {line.split("|")[-1].strip() for line in completed.stderr.splitlines()}
+    assert "rigcli.__main__" in imported
+    assert "re" not in imported
 
 
 @pytest.mark.parametrize("args", [[], ["--help"], ["help"], ["-h"]])
