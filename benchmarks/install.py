@@ -26,7 +26,7 @@ from pathlib import Path
 from benchmarks.fixtures import REPO_ROOT, SETUP_TIMEOUT_S, SetupError, base_env, beside_this_interpreter
 
 KINDS = ("regular", "editable")
-_SOURCES = ("pyproject.toml", "README.md", "rigcli", "providers")
+_SOURCES = ("pyproject.toml", "README.md", "bin", "rigcli", "providers")
 
 
 @dataclass(frozen=True)
