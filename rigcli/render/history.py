@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import TextIO
 
 from rigcli.engine.history_views import AppliedRun, HistoryNode, LogUpdate, RunLog
@@ -12,6 +13,7 @@ from rigcli.render.plain import is_terminal
 from rigcli.render.stored_bytes import StoredBytes
 from rigcli.render.tables import print_message, print_table
 from rigcli.sanitize import sanitize
+from rigcli.speed.pipes import widen_pipe
 from rigcli.streams import real_stdout, write_bytes
 
 RUNS_COLUMNS = ["run", "started", "by", "workflow", "status", "took", "tasks"]
@@ -79,6 +81,8 @@ class LogWriter:
 
     def __init__(self, *, headers: bool) -> None:
         self.stream: TextIO = real_stdout()
+        with contextlib.suppress(OSError, ValueError):  # a stream with no descriptor has no pipe
+            widen_pipe(self.stream.fileno())
         self.colour = is_terminal(self.stream) and not no_color()
         self.bytes = StoredBytes(lambda data: write_bytes(self.stream, data), colour=self.colour)
         self.headers = headers

@@ -75,7 +75,11 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
     config (``cli/commands/lean_logs.py``), finding the project on plain strings (no pathlib), the
     state through ``_sqlite3`` (no sqlite3 package, so no datetime), with no contextlib,
     importlib or json on the way. A 50 MB run: 137.6 M instructions before those four, 102.9 M
-    after, of which ``python -c pass`` is 38 M and the console script's ``import re`` 26 M.
+    after, of which ``python -c pass`` is 38 M and pip's console script's ``import re`` was 26 M
+    (the ``rig`` command is now a launcher of rig's own, ``bin/rig``: 87.6 M).
+``pipes``
+    ``widen_pipe``: stored output goes to a pipe widened from 64 KiB to 1 MiB, so a reader of 50 MB
+    wakes ~50 times instead of ~760. ``rig logs TASK`` of a 50 MB run, piped: ~10 % less time.
 
 Two smaller ones live beside the code they serve, saying so: ``rigcli/__init__.py`` spells
 ``TYPE_CHECKING = False`` rather than importing typing (``rig --version`` then imports only what

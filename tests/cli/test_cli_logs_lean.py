@@ -3,6 +3,8 @@ only for a run that succeeded, and with the same bytes the full way prints."""
 
 from __future__ import annotations
 
+import fcntl
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import rigcli
-from tests.cli.cli_support import Result, env_with_rig, run_rig, write_project
+from tests.cli.cli_support import RIG, Result, env_with_rig, run_rig, write_project
 
 TOKEN = "tok-lean-5c1e9a7d"
 # Each import of the config appends a line to loads.txt: how a test sees whether rig loaded it.
@@ -109,17 +111,13 @@ def test_a_run_that_did_not_succeed_is_shown_the_full_way_with_how_it_ended(proj
     assert "build failed: " in failed.stderr and "build failed on purpose" in failed.stderr, failed
 
 
-# What the console script runs, less its own `import re` (which json would import anyway).
-ENTRY = "import sys; sys.argv[0] = 'rig'; from rigcli.__main__ import main; raise SystemExit(main())"
-
-
 def test_the_lean_way_imports_nothing_that_copying_the_bytes_does_not_need(project: Path) -> None:
     rig(project, "apply")
     full = rig(project, "logs", "build")  # remembers what the config names
     # -S: no site, so no editable install's import hook (it imports pathlib); rig's own directory
     # on PYTHONPATH stands in for it. The project has no .env, so python-dotenv is not needed.
     completed = subprocess.run(
-        [sys.executable, "-S", "-X", "importtime", "-c", ENTRY, "logs", "build"],
+        [sys.executable, "-S", "-X", "importtime", RIG, "logs", "build"],
         cwd=project,
         capture_output=True,
         text=True,
@@ -138,3 +136,23 @@ def test_the_lean_way_imports_nothing_that_copying_the_bytes_does_not_need(proje
     assert [name for name in costly if name in imported] == []
     for full_way in ("rigcli.masking", "rigcli.config_loader", "rigcli.engine", "rigcli.state.store"):
         assert full_way not in imported, full_way
+
+
+def test_stored_output_goes_into_a_pipe_widened_to_a_mebibyte_both_ways(project: Path) -> None:
+    # A 64 KiB pipe wakes its reader ~760 times for 50 MB; 1 MiB is the unprivileged maximum.
+    rig(project, "apply")
+    for way in ("full", "lean"):
+        before = loads(project)
+        read_end, write_end = os.pipe()
+        try:
+            assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) == 64 * 1024
+            subprocess.run([RIG, "logs", "build"], cwd=project, stdout=write_end, env=env_with_rig(ENV), check=True)
+            os.close(write_end)
+            write_end = -1
+            assert b"token=***" in os.read(read_end, 1 << 20)
+            assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) == 1 << 20, way
+        finally:
+            os.close(read_end)
+            if write_end >= 0:
+                os.close(write_end)
+        assert loads(project) == before + (1 if way == "full" else 0)  # each way was the one named

@@ -46,10 +46,12 @@ def copy_last_run(opts: GlobalOptions, task: str) -> bool:
             return False
         from rigcli.render.console import no_color
         from rigcli.render.stored_bytes import StoredBytes
+        from rigcli.speed.pipes import widen_pipe
 
         # No Session here, so no output relay: stdout is the process's own, and what was stored
         # was masked on its way in. Colour only on a terminal that wants it, as LogWriter decides.
         stdout = sys.stdout.buffer
+        widen_pipe(stdout.fileno())
         writer = StoredBytes(stdout.write, colour=stdout.isatty() and not no_color())
         for data, ends_chunk in opened.pieces(found.id):
             writer.write(data, ends_chunk=ends_chunk)
