@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Mapping
 from functools import lru_cache
 
 from rigcli.authoring.operations import Handler
 from rigcli.errors import ConfigError
+from rigcli.speed.parameters import POSITIONAL_ONLY, VAR_KEYWORD, VAR_POSITIONAL, Parameter, plain_parameters
 
 TASK_NAMES = ("step", "providers", "config", "local", "log")
 HOOK_NAMES = (*TASK_NAMES, "workflow", "workspace", "input")
@@ -20,38 +20,45 @@ def check_handler_params(fn: Handler, base: tuple[str, ...], scope: Mapping[str,
     parameters = _parameters(fn)
     if parameters is None:
         return  # builtins and some C callables have no signature; they get no arguments
-    for parameter in parameters:
-        if parameter.kind in (parameter.VAR_KEYWORD, parameter.VAR_POSITIONAL):
+    for name, kind, has_default in parameters:
+        if kind in (VAR_KEYWORD, VAR_POSITIONAL):
             continue
-        if parameter.kind is parameter.POSITIONAL_ONLY or parameter.name not in available:
-            if parameter.default is not parameter.empty:
+        if kind == POSITIONAL_ONLY or name not in available:
+            if has_default:
                 continue
             where = _source_location(fn)
             raise ConfigError(
-                f'{where}{label} handler asks for "{parameter.name}", which is not available '
-                f"(available: {', '.join(available)})"
+                f'{where}{label} handler asks for "{name}", which is not available (available: {", ".join(available)})'
             )
 
 
-def _parameters(fn: Handler) -> tuple[inspect.Parameter, ...] | None:
+def _parameters(fn: Handler) -> tuple[Parameter, ...] | None:
     try:
         hash(fn)
     except TypeError:  # a callable object with __eq__ and no __hash__
-        return _signature_parameters(fn)
+        return _read_parameters(fn)
     return _remembered_parameters(fn)
 
 
-def _signature_parameters(fn: Handler) -> tuple[inspect.Parameter, ...] | None:
+def _read_parameters(fn: Handler) -> tuple[Parameter, ...] | None:
+    plain = plain_parameters(fn)  # a plain def: no inspect (speed/parameters.py)
+    if plain is not None:
+        return plain
+    import inspect
+
     try:
-        return tuple(inspect.signature(fn).parameters.values())
+        parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
         return None
+    return tuple((p.name, int(p.kind), p.default is not p.empty) for p in parameters)
 
 
-_remembered_parameters = lru_cache(maxsize=256)(_signature_parameters)  # tasks often share one handler
+_remembered_parameters = lru_cache(maxsize=256)(_read_parameters)  # tasks often share one handler
 
 
 def _source_location(fn: Handler) -> str:
+    import inspect
+
     code = getattr(inspect.unwrap(fn), "__code__", None)
     if code is None:
         return ""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, TypeGuard
 
@@ -82,7 +81,7 @@ def check_operation_id(op_id: object, *, workspace: bool, existing: tuple[Operat
 
 def is_model_class(value: object) -> TypeGuard[type[BaseModel]]:
     """A pydantic model class, recognised without importing pydantic (a project that uses one has)."""
-    return inspect.isclass(value) and hasattr(value, "model_validate")
+    return isinstance(value, type) and hasattr(value, "model_validate")  # inspect.isclass, without inspect
 
 
 def make_operation(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import field
@@ -123,6 +122,8 @@ def _resolve(value: object, where: str) -> object:
     if isinstance(value, (list, tuple)):
         return [_resolve(item, where) for item in value]
     if callable(value) and not isinstance(value, type):
+        import inspect  # only a callable value gets here: a cached plan need not load inspect
+
         if inspect.iscoroutinefunction(value):
             raise ConfigError(f"{where}: async resolvers are not supported; use a plain function")
         return _resolve(_call_resolver(value, where), where)

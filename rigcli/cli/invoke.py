@@ -26,9 +26,13 @@ def run_call(call: Call, argv: list[str] | None = None) -> int:
     """
 
     def guarded() -> int:
-        body = load_body(call.body)
         if call.needs == "options":
-            return body(call.opts, **call.kwargs)
+            return load_body(call.body)(call.opts, **call.kwargs)
+        from rigcli.speed.imports import import_deferring
+
+        # Before the body imports it; a lean body (``options``) may import neither (speed/imports.py).
+        import_deferring("dataclasses", ("inspect", "copy"))
+        body = load_body(call.body)
         from rigcli.cli.session import Session
 
         with Session(call.opts) as session:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Mapping
 from typing import TypedDict
@@ -41,6 +40,7 @@ def host_presenter(interaction: object) -> Presenter | None:
 async def _wait_for(completed: object) -> object:
     import asyncio  # interactions only happen while a handler runs: the loop (and asyncio) exist
     import concurrent.futures
+    import inspect
 
     if isinstance(completed, concurrent.futures.Future):
         return await asyncio.wrap_future(completed)

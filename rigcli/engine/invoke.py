@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import inspect
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from types import MappingProxyType
@@ -97,6 +96,8 @@ class NamedContext:
 
 def wanted_parameters(fn: Handler) -> tuple[set[str], bool]:
     """The parameter names a handler takes, and whether it accepts **kwargs."""
+    import inspect  # here and below, not at the top: a cached plan calls no handler and need not load it
+
     try:
         parameters = inspect.signature(fn).parameters.values()
     except (TypeError, ValueError):
@@ -146,6 +147,8 @@ async def run_in_daemon_thread(fn: Callable[[], T], *, name: str) -> T:
 
 async def call_handler(fn: Handler, kwargs: dict[str, object], console: NodeConsole) -> object:
     """Run ``fn`` (async on the loop, sync in a worker thread) with its console captured."""
+    import inspect
+
     from rigcli.engine import capture, system_call  # with logging, only when a handler really runs
 
     capture.install()

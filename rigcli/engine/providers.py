@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
+from types import ModuleType
 from typing import TypeVar
 
 from rigcli.authoring.values import ProviderDefinition, SecretValue
@@ -34,6 +34,8 @@ EffectsFactory = Callable[[str, "tuple[str, str] | None"], EffectJournal]
 
 async def maybe_await(value: T | Awaitable[T]) -> T:
     """Providers and hosts may answer with a plain value or an awaitable one."""
+    import inspect  # not at the top: a cached plan awaits no provider and need not load inspect
+
     if inspect.isawaitable(value):
         return await value
     return value
@@ -216,7 +218,7 @@ def _as_plugin(candidate: object, provider_id: str) -> ProviderPlugin:
 def _plugin_identity(plugin: ProviderPlugin | None) -> JsonValue:
     if plugin is None:
         return None
-    kind = plugin if inspect.isclass(plugin) or inspect.ismodule(plugin) else type(plugin)
+    kind = plugin if isinstance(plugin, (type, ModuleType)) else type(plugin)  # inspect.isclass/ismodule
     module = getattr(kind, "__module__", None) or getattr(kind, "__name__", "")
     return {
         "provider_id": getattr(plugin, "provider_id", None),

@@ -1,0 +1,109 @@
+"""The speed room's import techniques: parameters read without inspect, and imports deferred to first use."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import subprocess
+import sys
+from collections.abc import Callable
+
+import pytest
+
+from rigcli.speed.parameters import plain_parameters
+
+
+def _everything(a, b=1, /, c=2, *rest, d, e=3, **extra):  # type: ignore[no-untyped-def]
+    return None
+
+
+def _keyword_only_after_star(*, step, log=None):  # type: ignore[no-untyped-def]
+    return None
+
+
+def _closure() -> Callable[..., object]:
+    seen = 1
+
+    def inner(step, providers=seen):  # type: ignore[no-untyped-def]
+        return step
+
+    return inner
+
+
+PLAIN: list[Callable[..., object]] = [
+    _everything,
+    _keyword_only_after_star,
+    _closure(),
+    lambda: None,
+    lambda step, *args: None,
+    lambda **kwargs: None,
+    lambda a, /, b: None,
+]
+
+
+def _by_inspect(fn: Callable[..., object]) -> tuple[tuple[str, int, bool], ...]:
+    return tuple((p.name, int(p.kind), p.default is not p.empty) for p in inspect.signature(fn).parameters.values())
+
+
+@pytest.mark.parametrize("fn", PLAIN)
+def test_a_plain_functions_parameters_are_what_inspect_says(fn: Callable[..., object]) -> None:
+    assert plain_parameters(fn) == _by_inspect(fn)
+
+
+def _wrapped(fn: Callable[..., object]) -> Callable[..., object]:
+    @functools.wraps(fn)
+    def wrapper(*args: object, **kwargs: object) -> object:
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+class _Callable:
+    def __call__(self, step: object) -> None:
+        return None
+
+    def method(self, step: object) -> None:
+        return None
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_wrapped(_everything), functools.partial(_everything, 1), _Callable(), _Callable().method, len, _Callable],
+)
+def test_anything_but_a_plain_function_is_left_to_inspect(fn: object) -> None:
+    assert plain_parameters(fn) is None
+
+
+_DEFERRED = """
+import sys
+from rigcli.speed.imports import import_deferring
+
+dataclasses = import_deferring("dataclasses", ("inspect", "copy"))
+assert "inspect" not in sys.modules and "copy" not in sys.modules, "deferred, and not left standing in"
+
+@dataclasses.dataclass
+class Documented:
+    '''Has its own docstring, so making it needs no inspect.'''
+    items: list
+
+record = Documented([1])
+assert "inspect" not in sys.modules
+
+@dataclasses.dataclass
+class Undocumented:
+    items: list
+
+assert Undocumented.__doc__ == "Undocumented(items: list)", Undocumented.__doc__
+copied = dataclasses.asdict(Documented([[1]]))
+assert copied == {"items": [[1]]}
+import copy, inspect
+assert callable(inspect.signature) and callable(copy.deepcopy)
+assert type(inspect).__name__ == "module" and sys.modules["inspect"] is inspect
+print("ok")
+"""
+
+
+def test_a_deferred_import_loads_on_first_use_and_is_the_real_module_after() -> None:
+    done = subprocess.run([sys.executable, "-c", _DEFERRED], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
