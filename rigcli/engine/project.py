@@ -7,6 +7,7 @@ is given this one and reads the project through it.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -107,10 +108,14 @@ class Project:
 
     async def load(self) -> None:
         """Import rig_config.py, compile its workflows, and open the state on first load."""
+        from rigcli._version import __version__
+        from rigcli.speed import file_facts
         from rigcli.speed.compiled_methods import keep_in
         from rigcli.state.paths import rig_home
 
-        keep_in(rig_home() / "cache")  # before the config makes the first records
+        cache = rig_home() / "cache"
+        keep_in(cache)  # before the config makes the first records
+        file_facts.keep_in(str(cache / "file-facts" / f"{__version__}-{sys.implementation.cache_tag}.marshal"))
         config, workflows = self.compile()
         self.recorder.cap = cap_from_env()  # after the import: the project's .env may set it
         self._keys, self._parts = {}, {}

@@ -1,16 +1,27 @@
-"""What a code object contributes on its own: its normalised source and the names it reads."""
+"""What a code object contributes on its own: its normalised source and the names it reads.
+
+Working that out from source parses the file (``fingerprint/source.py``, which imports ``ast``);
+the answer is kept across runs while the file keeps its ``stat`` (``speed/file_facts.py``), so a
+cached plan of an unchanged config imports no ``ast``.
+"""
 
 from __future__ import annotations
 
-import ast
 import sys
 import weakref
 from collections.abc import Iterator
 from types import CodeType
+from typing import TYPE_CHECKING, cast
 
-from rigcli.fingerprint.source import FunctionNode, Import, SourceFile, arg_names, digest, dump, load_source
+from rigcli.fingerprint.import_statement import Import
+from rigcli.speed import file_facts
 from rigcli.speed.digests import sha256
 from rigcli.speed.records import lazy_dataclass
+
+if TYPE_CHECKING:
+    import ast
+
+    from rigcli.fingerprint.source import FunctionNode, SourceFile
 
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # inspect.CO_*, without importing inspect
@@ -45,11 +56,48 @@ def code_info(code: CodeType, filename: str | None) -> CodeInfo:
 
 
 def _compute(code: CodeType, filename: str | None) -> CodeInfo:
-    source = load_source(filename) if filename is not None else None
+    if filename is None:
+        return _from_bytecode(code)
+    key = f"code-info/1\0{code.co_name}\0{code.co_firstlineno}\0{bytecode_digest(code)}"
+    kept = _unkept(file_facts.recall(filename, key))
+    if kept is not None:
+        return kept
+    stamp = file_facts.stamp_of(filename)
+    info = _from_source(code, filename)
+    if not info.from_bytecode:
+        file_facts.remember(filename, key, _kept(info), stamp=stamp)
+    return info
+
+
+_Kept = tuple[str, tuple[tuple[str, ...], ...], tuple[tuple[str, int, tuple[str, ...]], ...]]
+
+
+def _kept(info: CodeInfo) -> _Kept:
+    return (info.digest, info.chains, tuple((i.module, i.level, i.names) for i in info.imports))
+
+
+def _unkept(kept: object) -> CodeInfo | None:
+    if kept is None:
+        return None
+    try:
+        digest, chains, imports = cast(_Kept, kept)
+        return CodeInfo(digest, False, chains, tuple(Import(module, level, names) for module, level, names in imports))
+    except (TypeError, ValueError):  # not what _kept wrote: work it out again
+        return None
+
+
+def _from_bytecode(code: CodeType) -> CodeInfo:
+    chains, imports = _bytecode_references(code)
+    return CodeInfo(bytecode_digest(code), True, chains, imports)
+
+
+def _from_source(code: CodeType, filename: str) -> CodeInfo:
+    from rigcli.fingerprint.source import digest, load_source
+
+    source = load_source(filename)
     node = find_function(source, code) if source is not None else None
     if source is None or node is None:
-        chains, imports = _bytecode_references(code)
-        return CodeInfo(bytecode_digest(code), True, chains, imports)
+        return _from_bytecode(code)
     # The AST says how a name is used (helpers.x vs helpers); co_names says it is not a
     # local, parameter or closure variable. Both together need no bytecode decoding.
     names = {name for inner in nested_codes(code) for name in inner.co_names}
@@ -97,6 +145,8 @@ def _bytecode_references(code: CodeType) -> tuple[tuple[tuple[str, ...], ...], t
 
 def find_function(source: SourceFile, code: CodeType) -> FunctionNode | None:
     """The def or lambda node that compiled to ``code``, or None when the file no longer matches."""
+    from rigcli.fingerprint.source import arg_names, dump
+
     params = code.co_varnames[: _arg_count(code)]
     if code.co_name != "<lambda>":
         for node in source.defs.get(code.co_firstlineno, []):
@@ -151,6 +201,8 @@ def _by_position(candidates: list[ast.Lambda], code: CodeType) -> list[ast.Lambd
 
 
 def _standalone(node: ast.Lambda) -> CodeType:
+    import ast
+
     compiled = compile(ast.Expression(body=node), "<fingerprint>", "eval", dont_inherit=True)
     return next(c for c in compiled.co_consts if isinstance(c, CodeType))
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import builtins
-import importlib.util
 import os
 import sys
 from collections import deque
 from types import FunctionType, ModuleType
 
 from rigcli.fingerprint.codeinfo import PYTHON, code_info
+from rigcli.fingerprint.import_statement import Import
 from rigcli.fingerprint.project import Project
-from rigcli.fingerprint.source import Import, digest, find_classes, load_source
 from rigcli.fingerprint.values import MISSING, ValueDescriber, plain_function, wrapped_of
 from rigcli.jsonutil import JsonValue
 
@@ -112,6 +111,8 @@ class Describer(ValueDescriber):
         return entry
 
     def _class_definition(self, cls: type) -> JsonValue:
+        from rigcli.fingerprint.source import digest, find_classes, load_source  # parses: see codeinfo.py
+
         namespace = self._class_namespace(cls) or {}
         filename = namespace.get("__file__")
         entry: dict[str, JsonValue] = {"kind": "class", "name": f"{self.class_file(cls)}:{cls.__qualname__}"}
@@ -143,6 +144,8 @@ class Describer(ValueDescriber):
         return {name: self.cell(cell) for name, cell in cells}
 
     def _module_definition(self, module: ModuleType) -> JsonValue:
+        from rigcli.fingerprint.source import load_source
+
         relpath = self.project.module_relpath(module)
         source = load_source(module.__file__) if module.__file__ else None
         entry: dict[str, JsonValue] = {"kind": "module", "name": relpath}
@@ -194,6 +197,8 @@ class Describer(ValueDescriber):
     def _import(self, namespace: Namespace, statement: Import, out: dict[str, JsonValue]) -> None:
         name = "." * statement.level + statement.module
         if statement.level:
+            import importlib.util  # only a relative import in a handler gets here
+
             try:
                 package = namespace.get("__package__")
                 name = importlib.util.resolve_name(name, package if isinstance(package, str) and package else None)
@@ -215,6 +220,8 @@ class Describer(ValueDescriber):
 
     def _unloaded(self, name: str) -> JsonValue:
         # Imported lazily inside the handler and not yet loaded: use the file it will load.
+        from rigcli.fingerprint.source import load_source
+
         base = os.path.join(self.project.root, *name.split("."))
         for candidate in (base + ".py", os.path.join(base, "__init__.py")):
             relpath = self.project.relpath(candidate)

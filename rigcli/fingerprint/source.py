@@ -8,6 +8,7 @@ import tokenize
 from collections.abc import Sequence
 from dataclasses import field
 
+from rigcli.fingerprint.import_statement import Import
 from rigcli.speed.digests import sha256
 from rigcli.speed.records import lazy_dataclass
 
@@ -17,15 +18,6 @@ _BLOCK_TYPES = (ast.stmt, ast.excepthandler, ast.match_case)
 _DOC_OWNERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Module)
 # ctx is implied by the node's position; kind only records a redundant u"" prefix.
 _SKIPPED_FIELDS = frozenset({"ctx", "kind", "type_comment"})
-
-
-@lazy_dataclass(frozen=True)
-class Import:
-    """An import statement inside a function body: ``from <module> import <names>``."""
-
-    module: str
-    level: int
-    names: tuple[str, ...]  # empty for a plain ``import module``
 
 
 References = tuple[tuple[tuple[str, ...], ...], tuple[Import, ...]]

@@ -76,6 +76,11 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
     a plain ``def``'s are read off its code object (anything else still asks ``inspect``), and
     rig's other uses of ``inspect`` are imported where a handler or provider runs. Cached plan of
     200 tasks: 314.1 M instructions instead of 326.8 (−4 %).
+``file_facts``
+    What fingerprinting works out from a handler's source file (its ``def`` found in the parsed
+    file, digested, the names it reads) is kept across runs while the file keeps its ``stat``:
+    an unchanged config is not parsed, and ``ast`` and ``tokenize`` are not imported. Cached plan
+    of 200 tasks: 304.0 M instructions instead of 314.1 (−3 %).
 ``task_names``
     What a config names, remembered (in ``marshal``, not json) while the project's files keep their
     ``stat``: ``rig logs TASK`` of a succeeded run copies it out of the state file without the
