@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -74,11 +76,18 @@ def test_anything_but_a_plain_function_is_left_to_inspect(fn: object) -> None:
     assert plain_parameters(fn) is None
 
 
+def _run_bare(script: str) -> subprocess.CompletedProcess[str]:
+    # -S: no site, so no editable install's import hook (it imports pathlib and urllib.parse);
+    # rig's own directory on PYTHONPATH stands in for it.
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    return subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True, check=False, env=env)
+
+
 _DEFERRED = """
 import sys
 from rigcli.speed.imports import import_deferring
 
-dataclasses = import_deferring("dataclasses", ("inspect", "copy"))
+dataclasses = import_deferring("dataclasses", {"inspect": (), "copy": ()})
 assert "inspect" not in sys.modules and "copy" not in sys.modules, "deferred, and not left standing in"
 
 @dataclasses.dataclass
@@ -104,6 +113,28 @@ print("ok")
 
 
 def test_a_deferred_import_loads_on_first_use_and_is_the_real_module_after() -> None:
-    done = subprocess.run([sys.executable, "-c", _DEFERRED], capture_output=True, text=True, check=False)
+    done = _run_bare(_DEFERRED)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
+
+
+_PATHS = """
+import sys
+from rigcli.speed.imports import RARELY_USED, import_deferring
+
+pathlib = import_deferring("pathlib", RARELY_USED["pathlib"])
+assert not {"urllib.parse", "ipaddress", "ntpath"} & set(sys.modules), "deferred, and not left standing in"
+assert str(pathlib.Path("/tmp") / "a b") == "/tmp/a b"
+assert "urllib.parse" not in sys.modules
+assert pathlib.Path("/tmp/a b").as_uri() == "file:///tmp/a%20b"  # the function taken by name, called late
+assert pathlib.PureWindowsPath("C:/x/y").as_posix() == "C:/x/y" and pathlib.PureWindowsPath("C:/x").drive == "C:"
+import urllib.parse
+assert urllib.parse.urlsplit("http://h/p").netloc == "h" and sys.modules["urllib.parse"] is urllib.parse
+print("ok")
+"""
+
+
+def test_a_function_taken_by_name_imports_its_module_when_first_called() -> None:
+    done = _run_bare(_PATHS)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "ok\n"

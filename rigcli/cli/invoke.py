@@ -28,10 +28,9 @@ def run_call(call: Call, argv: list[str] | None = None) -> int:
     def guarded() -> int:
         if call.needs == "options":
             return load_body(call.body)(call.opts, **call.kwargs)
-        from rigcli.speed.imports import import_deferring
+        from rigcli.speed.imports import import_for_the_full_way
 
-        # Before the body imports it; a lean body (``options``) may import neither (speed/imports.py).
-        import_deferring("dataclasses", ("inspect", "copy"))
+        import_for_the_full_way()  # before the body imports them (a lean body, ``options``, may import neither)
         body = load_body(call.body)
         from rigcli.cli.session import Session
 

@@ -71,11 +71,13 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
     config loader's fresh imports. The only writes to ``sys.modules`` in rig.
 ``imports`` (``import_deferring``) and ``parameters``
     ``dataclasses`` imports ``inspect`` (with ``dis``, ``linecache``, ``importlib.machinery``) to
-    write the docstring of a class without one, and ``copy`` for ``asdict``: the command line
-    imports it with both left for first use. Loading a config checks each handler's parameters;
-    a plain ``def``'s are read off its code object (anything else still asks ``inspect``), and
-    rig's other uses of ``inspect`` are imported where a handler or provider runs. Cached plan of
-    200 tasks: 314.1 M instructions instead of 326.8 (−4 %).
+    write the docstring of a class without one, and ``copy`` for ``asdict``; ``pathlib`` imports
+    ``urllib.parse`` (and ``ipaddress``) for ``as_uri`` and ``ntpath`` for Windows paths. A
+    command that loads a project imports both with those left for first use. Loading a config
+    checks each handler's parameters; a plain ``def``'s are read off its code object (anything
+    else still asks ``inspect``), and rig's other uses of ``inspect`` are imported where a handler
+    or provider runs. Cached plan of 200 tasks: 326.8 M instructions → 314.1 (``inspect``,
+    ``copy``) → 293.0 after ``file_facts`` (``pathlib``'s: −11 M).
 ``file_facts``
     What fingerprinting works out from a handler's source file (its ``def`` found in the parsed
     file, digested, the names it reads) is kept across runs while the file keeps its ``stat``:

@@ -10,10 +10,10 @@ local import, and they live here:
   to fail while that library loads (httpx's command-line client pulls in Rich, Click and
   Pygments; httpcore imports trio when installed), then the name is importable again where that
   matters (a handler may use trio);
-- ``import_deferring``: a module is imported with some of *its* imports left for first use —
-  ``dataclasses`` imports ``inspect`` (with ``dis``, ``linecache`` and ``importlib.machinery``)
-  only to write the docstring of a class that has none, and ``copy`` only for ``asdict``; a
-  cached plan of 200 tasks needs neither and paid ~20M instructions (~6 %) for both;
+- ``import_deferring``: a module is imported with some of *its* imports left for first use
+  (``RARELY_USED``: ``dataclasses`` imports ``inspect`` only to write the docstring of a class
+  that has none; ``pathlib`` imports ``urllib.parse`` only for ``as_uri``); a command that loads
+  a project imports both this way first (``import_for_the_full_way``);
 - ``install_module`` / ``forget_module``: the config loader imports ``rig_config.py`` and the
   project's helper modules afresh on every load (an edited helper must be seen).
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from types import ModuleType
 
 
@@ -64,9 +64,20 @@ def import_hiding(module: str, hidden: Iterable[str]) -> ModuleType:
 
 
 class _ImportedOnFirstUse(ModuleType):
-    """Stands in for a module until one of its attributes is read; then imports it and takes its names."""
+    """Stands in for a module until one of its attributes is read; then imports it and takes its names.
+
+    ``functions`` are names the importing module takes with ``from ... import`` (which reads them
+    at once): each is bound to a function that imports the real module when it is first called.
+    """
+
+    def __init__(self, name: str, functions: Iterable[str] = ()) -> None:
+        super().__init__(name)
+        for function in functions:
+            setattr(self, function, _calling_later(name, function))
 
     def __getattr__(self, name: str) -> object:
+        if name.startswith("__") and name.endswith("__"):  # the import system asking (a package's __path__)
+            raise AttributeError(name)
         if sys.modules.get(self.__name__) is self:  # read while standing in: import the real one
             del sys.modules[self.__name__]
         real = importlib.import_module(self.__name__)
@@ -74,9 +85,18 @@ class _ImportedOnFirstUse(ModuleType):
         return getattr(real, name)
 
 
-def import_deferring(module: str, deferred: Iterable[str]) -> ModuleType:
+def _calling_later(module: str, name: str) -> Callable[..., object]:
+    def call(*args: object, **kwargs: object) -> object:
+        function: Callable[..., object] = getattr(importlib.import_module(module), name)
+        return function(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    return call
+
+
+def import_deferring(module: str, deferred: Mapping[str, Iterable[str]]) -> ModuleType:
     """Import ``module`` with each of the ``deferred`` modules it imports bound to a stand-in that
-    imports the real one when first used.
+    imports the real one when first used (the functions listed with it: when first called).
 
     The stand-ins are in ``sys.modules`` only during that import: anyone importing a deferred
     module later gets the real one. Names already loaded are used as they are; if ``module`` is
@@ -86,13 +106,30 @@ def import_deferring(module: str, deferred: Iterable[str]) -> ModuleType:
         return sys.modules[module]
     standing = [name for name in deferred if name not in sys.modules]
     for name in standing:
-        sys.modules[name] = _ImportedOnFirstUse(name)
+        sys.modules[name] = _ImportedOnFirstUse(name, deferred[name])
     try:
         return importlib.import_module(module)
     finally:
         for name in standing:
             if isinstance(sys.modules.get(name), _ImportedOnFirstUse):
                 del sys.modules[name]
+
+
+# What a module imports only for a rare branch (measured on a cached plan of 200 tasks, speed/__init__.py):
+# dataclasses: inspect (to write the docstring of a class without one; ~17M instructions with dis,
+# linecache, importlib.machinery) and copy (asdict); pathlib: ntpath (PureWindowsPath) and
+# urllib.parse with ipaddress (Path.as_uri; ~12M).
+RARELY_USED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "dataclasses": {"inspect": (), "copy": ()},
+    "pathlib": {"ntpath": (), "urllib.parse": ("quote_from_bytes",)},
+}
+
+
+def import_for_the_full_way() -> None:
+    """Import what any command that loads a project uses (records, paths), each without what it
+    imports only for a rare branch (``RARELY_USED``); before anything else imports them."""
+    for module, deferred in RARELY_USED.items():
+        import_deferring(module, deferred)
 
 
 def install_module(name: str, module: ModuleType) -> None:
@@ -105,4 +142,13 @@ def forget_module(name: str) -> None:
     sys.modules.pop(name, None)
 
 
-__all__ = ["forget_module", "import_deferring", "import_hiding", "install_module", "lazy_attribute", "mark_absent"]
+__all__ = [
+    "RARELY_USED",
+    "forget_module",
+    "import_deferring",
+    "import_for_the_full_way",
+    "import_hiding",
+    "install_module",
+    "lazy_attribute",
+    "mark_absent",
+]
