@@ -7,6 +7,7 @@ import dataclasses
 import pickle
 import threading
 from dataclasses import field
+from typing import ClassVar
 
 import pytest
 
@@ -209,3 +210,33 @@ def test_a_positional_maker_makes_what_the_class_makes() -> None:
     with pytest.raises(TypeError):
         make(1, [2], 3)  # too many: the class's own __init__ says so
     assert positional_maker(Checked) is Checked and positional_maker(Counted) is Counted  # they do more
+
+
+def test_field_names_of_a_pending_class_are_what_fields_says_and_leave_it_unmade() -> None:
+    from rigcli.speed.records import field_names
+
+    @lazy_dataclass
+    class Base:
+        a: int
+        b: str = ""
+
+    @lazy_dataclass
+    class Child(Base):
+        c: int = 0
+        a: int = 1  # overridden: keeps its place, as dataclasses orders it
+
+    @lazy_dataclass
+    class WithClassVar:
+        kind: ClassVar[str] = "x"
+        value: int = 0
+
+    class NotOne:
+        a: int
+
+    names = {cls: field_names(cls) for cls in (Base, Child, WithClassVar)}
+    assert _pending(Base) and _pending(Child)  # read off the annotations
+    assert field_names(NotOne) is None
+    for cls, found in names.items():
+        assert found == tuple(item.name for item in dataclasses.fields(cls)), cls
+    assert names[Child] == ("a", "b", "c")
+    assert names[WithClassVar] == ("value",)  # a pseudo-field: the class was made and asked

@@ -63,6 +63,41 @@ def materialize(cls: _C) -> _C:
     return cls
 
 
+def field_names(cls: type) -> tuple[str, ...] | None:
+    """``tuple(f.name for f in dataclasses.fields(cls))`` without making a pending lazy dataclass
+    (None when ``cls`` is no dataclass).
+
+    A state table's columns are its record's field names (``state/rows.py``), and a command may
+    query a table whose records it never makes (a cached plan asks which workspaces expire: none).
+    While a class and its dataclass bases are pending, their fields are their annotations, in the
+    order ``dataclasses`` collects them; a class that may hold a pseudo-field (``ClassVar``,
+    ``InitVar``, ``KW_ONLY``) or has a made dataclass base is made and asked.
+    """
+    names: dict[str, None] = {}
+    for klass in reversed(cls.__mro__):
+        own = klass.__dict__
+        if _OPTIONS not in own:
+            if isinstance(own.get(_FIELDS), dict):  # a made dataclass base
+                return _made_field_names(cls)
+            continue
+        annotations = own.get("__annotations__", {})
+        if not all(
+            isinstance(text, str) and not any(word in text for word in _PSEUDO) for text in annotations.values()
+        ):
+            return _made_field_names(cls)
+        names.update(dict.fromkeys(annotations))
+    return tuple(names) if _OPTIONS in cls.__dict__ else _made_field_names(cls)
+
+
+_PSEUDO = ("ClassVar", "InitVar", "KW_ONLY")  # anywhere in an annotation: let dataclasses decide
+
+
+def _made_field_names(cls: type) -> tuple[str, ...] | None:
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(item.name for item in dataclasses.fields(cls))
+
+
 def evolve(record: _R, **changes: object) -> _R:
     """``dataclasses.replace`` for a hot path: a copy of ``record`` with ``changes``, without calling
     ``__init__`` again (~20 bytecodes instead of ~230; a cached plan replaces twice per task).
@@ -149,4 +184,4 @@ if TYPE_CHECKING:
 else:
     lazy_dataclass = _lazy_dataclass
 
-__all__ = ["evolve", "lazy_dataclass", "materialize", "positional_maker"]
+__all__ = ["evolve", "field_names", "lazy_dataclass", "materialize", "positional_maker"]

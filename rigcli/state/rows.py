@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from dataclasses import fields, is_dataclass
 from functools import cached_property
 from operator import itemgetter
 from typing import Any, Generic, TypeVar, cast
 
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue
-from rigcli.speed.records import positional_maker
+from rigcli.speed.records import field_names, positional_maker
 from rigcli.state.database import dumps
 from rigcli.state.dialect import Cursor, Row
 
@@ -58,7 +57,7 @@ class _Layout:
     """A table's columns as worked out on first use. A plain class: a NamedTuple's string
     annotations each cost a compile (``typing.ForwardRef``) when the class is made."""
 
-    __slots__ = ("columns", "decoders", "derived", "encoders", "fields", "make", "select")
+    __slots__ = ("columns", "decoders", "derived", "encoders", "fields", "select")
 
     def __init__(
         self,
@@ -69,10 +68,9 @@ class _Layout:
         derived: tuple[tuple[int, str, Callable[[], object]], ...],
         decoders: tuple[tuple[int, Decoder], ...],
         encoders: dict[str, Encoder],
-        make: Callable[..., object],  # the record from its fields' values, in order
     ) -> None:
         self.fields, self.columns, self.select, self.derived = fields, columns, select, derived
-        self.decoders, self.encoders, self.make = decoders, encoders, make
+        self.decoders, self.encoders = decoders, encoders
 
 
 class Columns(Generic[R]):
@@ -134,8 +132,13 @@ class Columns(Generic[R]):
                 for name, column in zip(stored, columns, strict=True)
                 if name in as_json or name in encode
             },
-            make=self.record if self._names is not None else positional_maker(cast(type, self.record)),
         )
+
+    @cached_property
+    def _make(self) -> Callable[..., object]:
+        """The record from its fields' values, in order; made when a first row is read (a query
+        that finds nothing, as a cached plan's of expiring workspaces, leaves a lazy record unmade)."""
+        return self.record if self._names is not None else positional_maker(cast(type, self.record))
 
     @property
     def fields(self) -> tuple[str, ...]:
@@ -164,7 +167,6 @@ class Columns(Generic[R]):
         if missing:
             raise StateError(f"Query of {self.table} lacks the columns {', '.join(missing)}")
         pick = itemgetter(*(position[column] for column in self.columns))
-        make = cast(Callable[..., R], self._layout.make)
         decoders, derived = self._layout.decoders, self.derived
 
         def read(row: Row) -> R:
@@ -173,7 +175,7 @@ class Columns(Generic[R]):
                 values.insert(index, factory())
             for index, decode in decoders:
                 values[index] = decode(values[index])
-            return make(*values)
+            return cast(R, self._make(*values))  # looked up here: a query that finds nothing makes no record
 
         return read
 
@@ -208,9 +210,10 @@ class Columns(Generic[R]):
 
 
 def _field_names(record: object) -> tuple[str, ...]:
-    if not is_dataclass(record):
+    names = field_names(record) if isinstance(record, type) else None  # a lazy record stays unmade
+    if names is None:
         raise TypeError(f"{record!r} is not a dataclass: pass names=")
-    return tuple(item.name for item in fields(record))
+    return names
 
 
 def _then(first: Decoder, second: Decoder) -> Decoder:
