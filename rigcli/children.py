@@ -29,7 +29,6 @@ A process meant to outlive rig (the browser a URL is opened in) is started with
 from __future__ import annotations
 
 import os
-import signal
 import sys
 import time
 
@@ -39,6 +38,7 @@ import time
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping
+    from signal import Signals
     from subprocess import Popen
 
 TOKEN_VARIABLE = "RIG_CHILD_OF"
@@ -117,7 +117,7 @@ def _descends(pid: int, root: int, processes: Mapping[int, tuple[int, bytes, int
     return False
 
 
-def _send(pids: Collection[int], sig: signal.Signals) -> None:
+def _send(pids: Collection[int], sig: Signals) -> None:
     for pid in pids:
         try:  # noqa: SIM105 - not contextlib: see the imports
             os.kill(pid, sig)
@@ -127,6 +127,8 @@ def _send(pids: Collection[int], sig: signal.Signals) -> None:
 
 def stop(search: Callable[[], list[int]], grace: float = GRACE_SECONDS) -> None:
     """SIGTERM what ``search`` finds (and what it finds later), SIGKILL what is left after ``grace``."""
+    import signal  # here, not at the top: every command that loads a project imports this module
+
     signalled: set[int] = set()
     deadline = time.monotonic() + grace
     while True:
@@ -225,6 +227,8 @@ def _start_watchdog(token: str, grace: float, since: int) -> Popen[bytes] | None
 
 
 def _watch(token: str, grace: float, since: int) -> None:
+    import signal
+
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)  # our job starts when rig is gone
     try:

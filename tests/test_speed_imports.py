@@ -138,3 +138,18 @@ def test_a_function_taken_by_name_imports_its_module_when_first_called() -> None
     done = _run_bare(_PATHS)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "ok\n"
+
+
+def test_signals_are_the_signal_modules_numbers_and_functions() -> None:
+    import signal
+
+    from rigcli.speed import signals
+
+    assert (signals.SIGINT, signals.SIGTERM, signals.SIGHUP) == (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    assert signals.signal_name(int(signal.SIGTERM)) == "SIGTERM"
+    previous = signals.signal(signals.SIGHUP, signals.SIG_IGN)
+    try:
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        signals.signal(signals.SIGHUP, previous)  # what it gave back is accepted back
+    assert signal.getsignal(signal.SIGHUP) == previous

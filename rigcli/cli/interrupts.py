@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import threading
 from collections.abc import Callable
 from types import FrameType
 
 from rigcli.errors import InterruptedRunError
+from rigcli.speed import signals
 
-SIGNALS = (signal.SIGHUP, signal.SIGINT, signal.SIGTERM)
+SIGNALS = (signals.SIGHUP, signals.SIGINT, signals.SIGTERM)
 _STOP = b"\0"  # no signal has number 0: tells the watcher to end
 
 
@@ -43,7 +43,7 @@ class Interrupted(KeyboardInterrupt):
     """A signal unwinding the main thread; ``exit_code`` is 128 + its number."""
 
     def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
+        super().__init__(signals.signal_name(signum))
         self.signum = signum
         self.exit_code = 128 + signum
 
@@ -78,9 +78,9 @@ class Interrupts:
         read_fd, write_fd = os.pipe()
         os.set_blocking(write_fd, False)  # set_wakeup_fd needs it: the C handler must never block
         try:
-            self._previous_fd = signal.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
+            self._previous_fd = signals.set_wakeup_fd(write_fd, warn_on_full_buffer=False)
             for signum in SIGNALS:
-                self._previous[signum] = signal.signal(signum, self._in_main_thread)
+                self._previous[signum] = signals.signal(signum, self._in_main_thread)
         except (ValueError, OSError):
             self._restore()
             os.close(read_fd)
@@ -112,10 +112,10 @@ class Interrupts:
     def _restore(self) -> None:
         for signum, handler in self._previous.items():
             with contextlib.suppress(ValueError, TypeError, OSError):
-                signal.signal(signum, handler)  # type: ignore[arg-type]
+                signals.signal(signum, handler)  # type: ignore[arg-type]
         self._previous.clear()
         with contextlib.suppress(ValueError, OSError):
-            signal.set_wakeup_fd(self._previous_fd)
+            signals.set_wakeup_fd(self._previous_fd)
 
     def _in_main_thread(self, signum: int, frame: FrameType | None) -> None:
         if self.received is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import signal
 from collections.abc import Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, TypeVar
 
@@ -15,6 +14,7 @@ from rigcli.cli.terminal_host import CliHost
 from rigcli.discovery import ProjectLocation, find_project, locate_state
 from rigcli.errors import AmbiguousWorkflowError, AmbiguousWorkspaceError, InterruptedRunError
 from rigcli.events import Event, StateLockTakeover, StateLockWaiting, StateWarning, WorkspaceReaped
+from rigcli.speed import signals
 
 if TYPE_CHECKING:
     from rigcli.engine.api import Engine
@@ -179,7 +179,7 @@ class Session:
             signum = exc.signum if isinstance(exc, Interrupted) else interrupts.received
             stopped = isinstance(exc, (InterruptedRunError, KeyboardInterrupt)) or is_cancellation(exc)
             if stopped and signum is None and self._output_lost == errno.EIO:
-                signum = signal.SIGHUP  # the terminal hung up; its SIGHUP may still be on its way
+                signum = signals.SIGHUP  # the terminal hung up; its SIGHUP may still be on its way
             elif stopped and signum is None and self._output_lost is not None:
                 raise BrokenPipeError(errno.EPIPE, "the output of rig was closed") from None
             if signum is None or not stopped:

@@ -258,6 +258,8 @@ def test_cached_plan_leaves_what_it_never_uses_unimported(tmp_path: Path) -> Non
     # (speed/imports.py). Each cost a cached plan of 200 tasks 2-17M instructions.
     for deferred in ("inspect", "copy", "urllib.parse", "ipaddress", "ntpath"):
         assert deferred not in imported, deferred
+    # Signals are installed through _signal: signal's enums are built for a message only (speed/signals.py).
+    assert "signal" not in imported
     # The handler's source was parsed by the apply and is kept while the file is unchanged (speed/file_facts.py).
     for parsing in ("ast", "tokenize"):
         assert parsing not in imported, parsing
