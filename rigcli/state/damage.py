@@ -18,10 +18,10 @@ The marker is read by ``damage_marker.py``, which ``rig logs TASK``'s lean path 
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the extension module itself: see state_file.py
 import contextlib
 import json
 import os
-import sqlite3
 import time
 
 from rigcli.errors import DamagedStateError

@@ -10,9 +10,9 @@ workspaces, provider storage and effects share one set of queries on both backen
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the extension module itself: see state_file.py
 import json
 import os
-import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager

@@ -14,9 +14,9 @@ that cannot be migrated is the backend's call: a SQLite file in rig's own place 
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the extension module itself: see state_file.py
 import json
 import os
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import field

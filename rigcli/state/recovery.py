@@ -18,10 +18,10 @@ the new one takes its place: at every moment one of the two is at the state's pa
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the extension module itself: see state_file.py
 import contextlib
 import os
 import shutil
-import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator, Sequence

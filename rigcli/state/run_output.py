@@ -13,7 +13,7 @@ chunks after the last one it saw (``output_chunks(after=...)``).
 
 from __future__ import annotations
 
-import sqlite3
+import _sqlite3 as sqlite3  # the extension module itself: see state_file.py
 from collections.abc import Iterable, Iterator
 
 from rigcli.records import OutputChunk, OutputPiece

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import _sqlite3 as sqlite3  # the extension module itself: see state_file.py
 import json
 import os
-import sqlite3
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 

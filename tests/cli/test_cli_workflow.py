@@ -261,6 +261,7 @@ def test_cached_plan_leaves_what_it_never_uses_unimported(tmp_path: Path) -> Non
     # Signals are installed through _signal: signal's enums are built for a message only (speed/signals.py).
     assert "signal" not in imported
     assert "selectors" not in imported  # the output relay waits on its pipes with select.poll
+    assert "sqlite3" not in imported and "_sqlite3" in imported  # the state through the extension module itself
     # The handler's source was parsed by the apply and is kept while the file is unchanged (speed/file_facts.py).
     for parsing in ("ast", "tokenize"):
         assert parsing not in imported, parsing
