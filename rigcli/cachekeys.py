@@ -16,7 +16,7 @@ Inputs, by key (each a ``tagged_hash``; bump the tag when an input changes meani
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rigcli.authoring.nodes import Node, OutputSchema, ParallelNode, SequenceNode, TaskNode
 from rigcli.fingerprint.parts import PartHashes, changes, part_hash
@@ -24,6 +24,9 @@ from rigcli.graph import TaskSpec
 from rigcli.jsonutil import JsonValue, tagged_hash, to_plain_json
 from rigcli.records import Liveness, LockHolder, NodeRun, Reason, age_seconds, describe_holder
 from rigcli.statuses import REASON_MESSAGES, ReasonCode
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 Fingerprint = Callable[[object], str]  # the handler fingerprint of any code object (see rigcli.fingerprint)
 
@@ -143,9 +146,10 @@ def name_the_change(why: Reason, old: PartHashes | None, new: PartHashes) -> Rea
 
 
 def judge_run(
-    run: NodeRun, *, key: str, provider_fp: str, upstream: Sequence[str], ttl: float | None, now: datetime
+    run: NodeRun, *, key: str, provider_fp: str, upstream: Sequence[str], ttl: float | None, now: datetime | None
 ) -> Reason | None:
-    """The first failing pure condition for reusing ``run``, or None if all hold."""
+    """The first failing pure condition for reusing ``run``, or None if all hold (``now``: the clock
+    a ``ttl`` is judged by; None reads it when needed)."""
     if run.node_key != key:
         return reason("task-changed")
     if run.provider_fingerprint != provider_fp:

@@ -11,17 +11,41 @@ order; ``parse_timestamp`` reads them back, forgiving the forms other tools writ
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import asdict
-from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from rigcli.jsonutil import JsonValue
 from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import ReasonCode, RunStatus, SeenEffectStatus, WorkspaceStatus
 
-# -- the clock ---------------------------------------------------------------------------------
+if TYPE_CHECKING:
+    from datetime import datetime
 
-# What an unreadable timestamp means: older than any cache TTL, so the entry is treated as stale.
-VERY_OLD = datetime(1970, 1, 1, tzinfo=timezone.utc)
+# -- the clock ---------------------------------------------------------------------------------
+# ``datetime`` is imported where a timestamp is read or computed with, not here: a cached plan
+# only stamps now (``utc_now``), and importing it cost every command ~3M instructions.
+
+if TYPE_CHECKING:
+    # What an unreadable timestamp means: older than any cache TTL, so the entry is treated as stale.
+    VERY_OLD: datetime
+
+
+def __getattr__(name: str) -> object:
+    if name == "VERY_OLD":  # made on first use (see the clock above)
+        return very_old()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def very_old() -> datetime:
+    """``VERY_OLD``: 1970-01-01 UTC, made once."""
+    found = globals().get("VERY_OLD")
+    if found is None:
+        from datetime import datetime, timezone
+
+        found = globals()["VERY_OLD"] = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    return found
+
 
 # Python 3.10's fromisoformat accepts neither "Z" nor fractions other than 3 or 6 digits;
 # rows edited by hand or by other tools (JavaScript's toISOString) use both.
@@ -33,26 +57,34 @@ _ISO = (  # compiled on first use, by re's own cache
 
 def utc_datetime() -> datetime:
     """Now, as an aware UTC datetime (for arithmetic; store ``utc_now()`` instead)."""
+    from datetime import datetime, timezone
+
     return datetime.now(timezone.utc)
 
 
 def utc_now() -> str:
-    """Now, as stored: ``2026-05-10T00:00:00.000000+00:00`` (fixed width, so text order is time order)."""
-    return timestamp(utc_datetime())
+    """Now, as stored: ``2026-05-10T00:00:00.000000+00:00`` (fixed width, so text order is time order);
+    ``timestamp(utc_datetime())``, without datetime."""
+    seconds, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanoseconds // 1000:06d}+00:00"
 
 
 def timestamp(moment: datetime) -> str:
     """An aware datetime as stored (see ``utc_now``)."""
+    from datetime import timezone
+
     return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
 
 
 def parse_timestamp(text: str | None) -> datetime:
     """Parse a stored timestamp into an aware UTC datetime; anything unreadable is ``VERY_OLD``."""
+    from datetime import datetime, timezone
+
     if not text:
-        return VERY_OLD
+        return very_old()
     match = re.match(_ISO, text.strip())
     if match is None:
-        return VERY_OLD
+        return very_old()
     fraction = (match["fraction"] or "")[:6].ljust(6, "0")
     zone = match["zone"] or "+00:00"
     if zone in ("Z", "z"):
@@ -63,7 +95,7 @@ def parse_timestamp(text: str | None) -> datetime:
     try:
         parsed = datetime.fromisoformat(f"{match['date']}T{clock}.{fraction}{zone}")
     except ValueError:
-        return VERY_OLD
+        return very_old()
     return parsed.astimezone(timezone.utc)
 
 
@@ -318,7 +350,7 @@ class Liveness:
 
 def held_for(holder: LockHolder, *, now: datetime | None = None) -> str:
     """How long the holder has held the lock, as ``12s`` / ``3m 05s`` / ``2h 01m`` ("" when unknown)."""
-    if not holder.started_at or parse_timestamp(holder.started_at) == VERY_OLD:
+    if not holder.started_at or parse_timestamp(holder.started_at) == very_old():
         return ""
     seconds = max(0, int(age_seconds(holder.started_at, now=now)))
     if seconds < 60:

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import math
 import re
-from datetime import timedelta
+from typing import TYPE_CHECKING, TypeAlias
 
 from rigcli.errors import ConfigError
 
+if TYPE_CHECKING:
+    from datetime import timedelta
+
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PATTERN = r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$"  # compiled on first use, by re's own cache
-CacheTtl = float | timedelta | str | None  # seconds (int or float), a timedelta, "30s"; None: forever
+# seconds (int or float), a timedelta, "30s"; None: forever. A string: datetime is imported only for a timedelta.
+CacheTtl: TypeAlias = "float | timedelta | str | None"
 TTL_FORMAT_MESSAGE = 'cache_ttl must be a number of seconds, a timedelta, or a string like "30s", "10m", "6h" or "7d"'
 
 
@@ -21,9 +25,7 @@ def parse_ttl(value: object, what: str = "cache_ttl") -> float | None:
     message = TTL_FORMAT_MESSAGE.replace("cache_ttl", what, 1)
     if isinstance(value, bool):
         raise ConfigError(message)
-    if isinstance(value, timedelta):
-        seconds = value.total_seconds()
-    elif isinstance(value, (int, float)):
+    if isinstance(value, (int, float)):
         seconds = float(value)
     elif isinstance(value, str):
         match = re.match(_PATTERN, value.strip(), re.IGNORECASE)
@@ -31,7 +33,11 @@ def parse_ttl(value: object, what: str = "cache_ttl") -> float | None:
             raise ConfigError(f"{message}, not {value!r}")
         seconds = float(match.group(1)) * _UNITS[match.group(2).lower()]
     else:
-        raise ConfigError(message)
+        from datetime import timedelta  # only here: a config of numbers and strings never loads datetime
+
+        if not isinstance(value, timedelta):
+            raise ConfigError(message)
+        seconds = value.total_seconds()
     if not math.isfinite(seconds) or seconds < 0:
         raise ConfigError(f"{what} must be a finite non-negative duration")
     return seconds

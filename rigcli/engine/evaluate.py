@@ -8,7 +8,7 @@ ones it was judged against, so artifacts are validated once per command, not twi
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from rigcli.cachekeys import CACHED, judge_attempt, judge_run, name_the_change, reason
 from rigcli.engine.invoke import Invalidate, Step, build_kwargs, call_handler, freeze, task_context, validate_output
@@ -27,6 +27,9 @@ from rigcli.records import NodeRun, Reason, utc_datetime
 from rigcli.speed.coroutines import need_event_loop
 from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import PlanStatus, RunStatus
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 
 @lazy_dataclass(frozen=True)
@@ -85,7 +88,7 @@ class Evaluation:
         self.apply_id = apply_id  # the apply its runs belong to (``rig runs``)
         self.only = only  # ``apply --only``: the task indexes that may run (None: every one)
         self.project_dir = project_dir  # to place a handler's failure in the project's files
-        self.now = utc_datetime()
+        self._now: datetime | None = None  # read when a task with a cache TTL is judged (see now)
         self.nodes: dict[int, PlanNode] = {}
         self.verdicts: dict[int, Verdict] = {}
         self.used_runs: dict[int, str] = {}
@@ -93,6 +96,12 @@ class Evaluation:
         self.ran = 0
         self.invalidation: Invalidation | None = None  # the first step.invalidate of this pass
         self._stopping = False
+
+    def now(self) -> datetime:
+        """The clock this pass judges cache TTLs by: read once, at the first task that has one."""
+        if self._now is None:
+            self._now = utc_datetime()
+        return self._now
 
     def plan_nodes(self) -> list[PlanNode]:
         return [self.nodes[index] for index in sorted(self.nodes)]
@@ -233,7 +242,12 @@ class Evaluation:
         first: tuple[Reason, NodeRun] | None = None
         for run in candidates:
             why = judge_run(
-                run, key=key, provider_fp=provider_fp, upstream=upstream, ttl=task.node.cache_ttl, now=self.now
+                run,
+                key=key,
+                provider_fp=provider_fp,
+                upstream=upstream,
+                ttl=task.node.cache_ttl,
+                now=self.now() if task.node.cache_ttl is not None else None,
             )
             if why is None:
                 why = await self._effectful_checks(task, run)

@@ -262,6 +262,7 @@ def test_cached_plan_leaves_what_it_never_uses_unimported(tmp_path: Path) -> Non
     assert "signal" not in imported
     assert "selectors" not in imported  # the output relay waits on its pipes with select.poll
     assert "sqlite3" not in imported and "_sqlite3" in imported  # the state through the extension module itself
+    assert "datetime" not in imported  # no task has a cache TTL: the clock is read as text (records.utc_now)
     # The handler's source was parsed by the apply and is kept while the file is unchanged (speed/file_facts.py).
     for parsing in ("ast", "tokenize"):
         assert parsing not in imported, parsing

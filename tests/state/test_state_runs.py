@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -11,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from rigcli.errors import StateError, TaskError
-from rigcli.records import VERY_OLD, NodeRun, age_seconds, parse_timestamp
+from rigcli.records import VERY_OLD, NodeRun, age_seconds, parse_timestamp, timestamp, utc_datetime, utc_now
 from rigcli.state import StateStore
 from rigcli.state.process import left_by_dead_process, this_host
 from tests.backends import execute
@@ -220,3 +221,12 @@ def test_created_at_written_by_hand_is_read_in_any_iso_form(store: StateStore, s
     assert parse_timestamp("2026-11-27T13:00:00.000Z") == datetime(2026, 11, 27, 13, tzinfo=timezone.utc)
     assert parse_timestamp("yesterday-ish") == VERY_OLD
     assert age_seconds("") > 50 * 365 * 86400
+
+
+def test_now_is_stored_as_timestamp_spells_the_datetime_so_text_order_is_time_order() -> None:
+    before = timestamp(utc_datetime())
+    now = utc_now()  # read without datetime
+    after = timestamp(utc_datetime())
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}\+00:00", now), now
+    assert before <= now <= after
+    assert abs(age_seconds(now)) < 60
