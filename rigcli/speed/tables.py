@@ -119,6 +119,8 @@ def table_lines(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> list[s
     widths = [max(map(measure, column)) for column in zip_longest(columns, *rows, fillvalue="")]
 
     def line(cells: Sequence[str]) -> str:
+        if ascii_only:  # a character is a column: str.ljust pads each cell in C
+            return GAP.join(map(str.ljust, cells, widths))
         return GAP.join(cell + " " * (width - measure(cell)) for cell, width in zip(cells, widths, strict=False))
 
     rule = RULE * (sum(widths) + len(GAP) * (len(widths) - 1))
