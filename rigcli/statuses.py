@@ -8,61 +8,58 @@ never rename one (existing databases and scripts read them).
 
 ``Literal`` rather than ``Enum``: the values stay plain ``str`` at run time, so rows read from
 the database need no conversion (a cached plan reads thousands) and JSON output is unchanged.
-Each type is spelled as text (an explicit ``TypeAlias``, which mypy reads as the type): made at
-run time, the dozen ``Literal`` types cost every command ~3M instructions of typing's work, for
-tuples ``_values`` reads off the same text.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, TypeAlias, cast
+from typing import Final, Literal, get_args
 
 # A node run in the run journal (``workflow_node_runs.status``): recorded ``running`` before
 # its handler starts, then finished as one of the others in one transaction. ``abandoned``: a run
 # its rig left ``running`` (killed), closed later by a rig that proved that process gone or saw
 # a newer run of the node; its ``error`` holds the evidence.
-RunStatus: TypeAlias = 'Literal["running", "succeeded", "failed", "interrupted", "abandoned"]'
+RunStatus = Literal["running", "succeeded", "failed", "interrupted", "abandoned"]
 
 # A run or an apply as people see it (``rig logs``, ``rig runs``): ``in-doubt`` when it was left
 # ``running`` by a rig process that is gone (never stored).
-ShownRunStatus: TypeAlias = 'Literal[RunStatus, "in-doubt"]'
+ShownRunStatus = Literal[RunStatus, "in-doubt"]
 # A task within one apply (``rig runs``): its run's status, reused (``cached``), or never reached
 # because the apply stopped first (``skipped``).
-HistoryNodeStatus: TypeAlias = 'Literal[ShownRunStatus, "cached", "skipped"]'
+HistoryNodeStatus = Literal[ShownRunStatus, "cached", "skipped"]
 
 # A workspace record (``workspaces.status``): creating → ready | failed → removing. ``reap-failed``:
 # expiry (``rig reap``, or any command) could not remove or stop it; it stays, marked, until a reap
 # or ``rm`` succeeds.
-WorkspaceStatus: TypeAlias = 'Literal["creating", "ready", "failed", "removing", "reap-failed"]'
+WorkspaceStatus = Literal["creating", "ready", "failed", "removing", "reap-failed"]
 
 # An entry of the effects journal (``effects.status``): requested → confirmed → deleted, or
 # forgotten (``rig gc --forget-unreachable``: no provider can be asked about it; kept with why).
-EffectStatus: TypeAlias = 'Literal["requested", "confirmed", "deleted", "forgotten"]'
+EffectStatus = Literal["requested", "confirmed", "deleted", "forgotten"]
 # An effect as ``rig gc`` sees it: journaled, or ``found`` by its provider but never journaled
 # (never stored).
-SeenEffectStatus: TypeAlias = 'Literal[EffectStatus, "found"]'
+SeenEffectStatus = Literal[EffectStatus, "found"]
 
 # A workspace's machines as their provider sees them now (``rig ls``'s live column, DESIGN §11):
 # a provider's answer for one machine, and the workspace's (the least alive of its machines').
-LiveState: TypeAlias = 'Literal["running", "stopped", "missing", "unknown"]'
+LiveState = Literal["running", "stopped", "missing", "unknown"]
 
 # What ``rig stop``/``rig start`` last did to a workspace's machines (``workspaces.power``):
 # ``stopping``/``starting`` is written before the provider is asked, the other once it answered.
-PowerStatus: TypeAlias = 'Literal["stopping", "stopped", "starting", "started"]'
+PowerStatus = Literal["stopping", "stopped", "starting", "started"]
 
 # A task in a plan or in ``rig cache explain``.
-PlanStatus: TypeAlias = 'Literal["cached", "pending"]'
+PlanStatus = Literal["cached", "pending"]
 
 # A recorded run as ``rig cache ls`` shows it (``in-doubt``: left running by a dead process).
-CacheEntryStatus: TypeAlias = 'Literal["cached", "invalidated", "running", "in-doubt"]'
+CacheEntryStatus = Literal["cached", "invalidated", "running", "in-doubt"]
 
 # A provider check (``SupportsChecks``): ``required`` fails a run in require mode; ``error``: the
 # provider cannot serve a run as configured right now (counted as ``ok`` in fingerprints).
-CheckStatus: TypeAlias = 'Literal["ok", "required", "error"]'
+CheckStatus = Literal["ok", "required", "error"]
 
 # Why a task is cached or pending (DESIGN §3); each has its message in REASON_MESSAGES.
-ReasonCode: TypeAlias = """Literal[
+ReasonCode = Literal[
     "cached",
     "no-previous-run",
     "task-changed",
@@ -77,20 +74,7 @@ ReasonCode: TypeAlias = """Literal[
     "previous-run-failed",
     "previous-run-interrupted",
     "running-elsewhere",
-]"""
-
-
-def _values(alias: object) -> tuple[Any, ...]:
-    """The values of a ``Literal[...]`` alias above, as ``typing.get_args`` lists them (an alias
-    it names gives its own values in its place, duplicates once)."""
-    spelled = cast(str, alias)  # to mypy the type; at run time, its text
-    values: list[str] = []
-    for part in spelled.removeprefix("Literal[").removesuffix("]").split(","):
-        part = part.strip()
-        if part:
-            values.extend((part[1:-1],) if part[0] == '"' else _values(globals()[part]))
-    return tuple(dict.fromkeys(values))
-
+]
 
 REASON_MESSAGES: Final[Mapping[ReasonCode, str]] = {
     "cached": "cached",
@@ -109,14 +93,14 @@ REASON_MESSAGES: Final[Mapping[ReasonCode, str]] = {
     "running-elsewhere": "another rig is running it now",
 }
 
-RUN_STATUSES: Final[tuple[RunStatus, ...]] = _values(RunStatus)
+RUN_STATUSES: Final[tuple[RunStatus, ...]] = get_args(RunStatus)
 FINISHED_STATUSES: Final[frozenset[RunStatus]] = frozenset(status for status in RUN_STATUSES if status != "running")
-WORKSPACE_STATUSES: Final[tuple[WorkspaceStatus, ...]] = _values(WorkspaceStatus)
-EFFECT_STATUSES: Final[tuple[EffectStatus, ...]] = _values(EffectStatus)
+WORKSPACE_STATUSES: Final[tuple[WorkspaceStatus, ...]] = get_args(WorkspaceStatus)
+EFFECT_STATUSES: Final[tuple[EffectStatus, ...]] = get_args(EffectStatus)
 LIVE_EFFECT_STATUSES: Final[tuple[EffectStatus, ...]] = ("requested", "confirmed")  # may exist out there
-REASON_CODES: Final[tuple[ReasonCode, ...]] = _values(ReasonCode)
-LIVE_STATES: Final[tuple[LiveState, ...]] = _values(LiveState)
-POWER_STATUSES: Final[tuple[PowerStatus, ...]] = _values(PowerStatus)
+REASON_CODES: Final[tuple[ReasonCode, ...]] = get_args(ReasonCode)
+LIVE_STATES: Final[tuple[LiveState, ...]] = get_args(LiveState)
+POWER_STATUSES: Final[tuple[PowerStatus, ...]] = get_args(PowerStatus)
 
 __all__ = [
     "EFFECT_STATUSES",
