@@ -28,7 +28,7 @@ class SourceFile:
     """One parsed file plus the indexes used to find the node behind a code object or class."""
 
     path: str
-    signature: tuple[int, int]
+    signature: tuple[int, int, int, int]
     tree: ast.Module
     defs: dict[int, list[ast.FunctionDef | ast.AsyncFunctionDef]] = field(default_factory=dict)
     classes: dict[str, list[ast.ClassDef]] = field(default_factory=dict)
@@ -67,12 +67,13 @@ _FILES: dict[str, SourceFile] = {}
 
 
 def load_source(path: str) -> SourceFile | None:
-    """The parsed file at ``path``; re-read only when its size or mtime changed."""
+    """The parsed file at ``path``; re-read when its mtime, ctime, size or inode changed (ctime: an
+    old mtime put back on new bytes of the same size still moves it)."""
     try:
         stat = os.stat(path)
     except OSError:
         return None
-    signature = (stat.st_mtime_ns, stat.st_size)
+    signature = (stat.st_mtime_ns, stat.st_ctime_ns, stat.st_size, stat.st_ino)
     cached = _FILES.get(path)
     if cached is not None and cached.signature == signature:
         return cached

@@ -5,7 +5,7 @@ digests it: importing ``ast`` and ``tokenize``, reading, parsing and walking the
 plan of a one-file config ~25M instructions (~8 %), on every run, for the same answer while the
 file is unchanged. What such a computation returns (plain data: tuples, strings, numbers) is kept
 here under the file's path and a key the caller picks (what else the answer depends on),
-stamped with the file's ``stat`` (mtime in ns, size, inode, as ``load_source`` re-reads on); a
+stamped with the file's ``stat`` (mtime and ctime in ns, size, inode); a
 stamp that no longer matches is not used. Kept in ``$RIG_HOME/cache/file-facts/`` with
 ``marshal``, one file per rig version and interpreter (the caller names it), written when the
 process ends if something new was worked out; a missing, unreadable or foreign file only means
@@ -35,7 +35,9 @@ def _stamp(path: str) -> list[int] | None:
         found = os.stat(path)
     except OSError:
         return None
-    return [found.st_mtime_ns, found.st_size, found.st_ino]
+    # ctime too: rsync -t, tar or `touch -r` can put an old mtime back on new bytes of the same
+    # size, but nothing sets the change time back.
+    return [found.st_mtime_ns, found.st_ctime_ns, found.st_size, found.st_ino]
 
 
 def _load() -> dict[str, tuple[list[int], object]]:

@@ -49,7 +49,9 @@ def _stamp(path: str) -> list[int] | None:
         found = os.stat(path)
     except OSError:
         return None
-    return [found.st_mtime_ns, found.st_size, found.st_ino]
+    # ctime too: rsync -t, tar or `touch -r` can put an old mtime back on new bytes of the same
+    # size, but nothing sets the change time back.
+    return [found.st_mtime_ns, found.st_ctime_ns, found.st_size, found.st_ino]
 
 
 def project_files(project_dir: str, config_path: str) -> list[str]:

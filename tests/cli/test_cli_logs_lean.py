@@ -7,6 +7,7 @@ import fcntl
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,19 @@ def test_stored_output_goes_into_a_pipe_widened_to_a_mebibyte_both_ways(project:
             if write_end >= 0:
                 os.close(write_end)
         assert loads(project) == before + (1 if way == "full" else 0)  # each way was the one named
+
+
+def test_a_helper_rewritten_to_the_same_size_and_mtime_is_loaded_again(project: Path) -> None:
+    # rsync -t, tar or `touch -r` can put an old mtime back on new bytes; the change time moves.
+    rig(project, "apply")
+    rig(project, "logs", "build")
+    seen = loads(project)
+    helper = project / "helpers.py"
+    stat = helper.stat()
+    time.sleep(0.02)  # past a coarse file clock's tick
+    helper.write_text('NAME = "built"\n')
+    os.utime(helper, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (helper.stat().st_size, helper.stat().st_mtime_ns) == (stat.st_size, stat.st_mtime_ns)
+    renamed = rig(project, "logs", "build", code=1)
+    assert loads(project) == seen + 1
+    assert "has no task build" in renamed.stderr, renamed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import CodeType, FunctionType
@@ -85,3 +86,23 @@ def test_a_damaged_facts_file_only_means_parsing_again(kept_in: Path, tmp_path: 
     path = tmp_path / "rig_config.py"
     info = _fresh(_functions(path, _SOURCE)["task"], path)
     assert not info.from_bytecode and ("helpers", "settings", "value") in info.chains
+
+
+def test_an_edit_that_keeps_size_and_mtime_is_worked_out_again(kept_in: Path, tmp_path: Path) -> None:
+    # rsync -t, tar or `touch -r` can put an old mtime back on new bytes of the same length; the
+    # change time cannot be set back, so the stamp holds it too.
+    path = tmp_path / "rig_config.py"
+    before = _fresh(_functions(path, _SOURCE)["task"], path)
+    stat = path.stat()
+    time.sleep(0.02)  # past a coarse file clock's tick, so the rewrite's change time is a later one
+    same_size = _SOURCE.replace("helpers.settings.value", "helpers.settings.VALUE")
+    code = _functions(path, same_size)["task"]
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns, path.stat().st_ino) == (
+        stat.st_size,
+        stat.st_mtime_ns,
+        stat.st_ino,
+    )
+    after = _fresh(code, path)
+    assert ("helpers", "settings", "VALUE") in after.chains
+    assert after.digest != before.digest
