@@ -503,6 +503,37 @@ class SupportsDirectAttach(Protocol):
     ) -> int | None: ...
 
 
+class DirectStatus(Protocol):
+    """What ``SupportsDirectStatus.status_directly`` gives: one definition's answers, as its controller's."""
+
+    def checks(self) -> Sequence[Mapping[str, Any]]:
+        """The checks a plan would get from ``SupportsChecks.checks``, as far as the provider
+        fingerprint reads them (``id``, ``status``, ``fingerprint``/``value``), asking nothing remote
+        that could change them."""
+        ...
+
+    def validate_artifact(self, ref: Mapping[str, Any]) -> bool | None:
+        """``SupportsArtifactValidation.validate_artifact``; None where that would raise."""
+        ...
+
+    def probe(self, project_dir: str, resources: Sequence[EffectEntry]) -> Mapping[str, LiveStatus]:
+        """``SupportsStatus.probe`` (raising means ``unknown`` for all, with why)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class SupportsDirectStatus(Protocol):
+    """Optional, on the plugin: a plan's provider checks and artifact validations, and live status,
+    from a definition's resolved config alone (``rig ls`` without loading the project's config:
+    ``cli/commands/lean_ls.py``, which uses it only while every other input of the last full
+    ``rig ls``'s plans is unchanged). Return None where the controller could not be made; import
+    only what that takes, at call time."""
+
+    def status_directly(self, config: Mapping[str, Any]) -> DirectStatus | None: ...
+
+
 def is_artifact_ref(value: object) -> TypeGuard[Mapping[str, JsonValue]]:
     """Any dict with string ``provider`` and ``kind`` keys is an artifact ref."""
     return isinstance(value, Mapping) and isinstance(value.get("provider"), str) and isinstance(value.get("kind"), str)
@@ -526,6 +557,7 @@ __all__ = [
     "EXEC_EFFECT",
     "Cancellation",
     "CapturedRun",
+    "DirectStatus",
     "EffectEntry",
     "EffectJournal",
     "EventData",
@@ -545,6 +577,7 @@ __all__ = [
     "SupportsChecks",
     "SupportsDiagnosis",
     "SupportsDirectAttach",
+    "SupportsDirectStatus",
     "SupportsEffects",
     "SupportsInteractive",
     "SupportsLastUse",

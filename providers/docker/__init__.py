@@ -21,7 +21,8 @@ exec`` creates its exec on the connection its probe opened, and neither imports 
 
 This package's own import is light (the plugin, and its names on first use): rig finds the
 plugin through its entry point on every command that may use it, and ``rig shell``/``rig exec``'s
-lean path asks only ``attach_directly`` (``direct``), which needs neither the controller nor httpx.
+lean path asks only ``attach_directly`` (``direct``), which needs neither the controller nor httpx;
+``rig ls``'s lean path asks ``status_directly`` (``direct_status``) likewise.
 """
 
 from __future__ import annotations
@@ -47,12 +48,14 @@ if TYPE_CHECKING:
         missing_image_hint,
     )
     from rigcli.provider_api import (
+        DirectStatus,
         EffectEntry,
         ProviderDiagnosis,
         ProviderPlugin,
         ProviderSetup,
         SupportsDiagnosis,
         SupportsDirectAttach,
+        SupportsDirectStatus,
     )
 
 PROVIDER_ID = "docker"
@@ -102,6 +105,12 @@ class DockerPlugin:
 
         return attach_directly(config, resource, argv, tty=tty, env=env)
 
+    def status_directly(self, config: Mapping[str, Any]) -> DirectStatus | None:
+        """``rig ls`` without a controller (``direct_status``); None when the ordinary way must answer."""
+        from providers.docker.direct_status import status_directly
+
+        return status_directly(config)
+
 
 plugin = DockerPlugin()
 
@@ -109,6 +118,7 @@ if TYPE_CHECKING:  # mypy checks the plugin against the contract and its optiona
     _plugin: ProviderPlugin = plugin
     _diagnoses: SupportsDiagnosis = plugin
     _attaches: SupportsDirectAttach = plugin
+    _lists: SupportsDirectStatus = plugin
 
 __all__ = [
     "IMAGE_KIND",

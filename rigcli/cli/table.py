@@ -296,6 +296,7 @@ COMMANDS = (
         "ls",
         "List workflows and workspaces, snapshots, or the project's configuration.",
         "rigcli.cli.commands.listing:ls",
+        needs="options",
         arguments=(
             Argument(
                 "target",

@@ -98,6 +98,16 @@ class Engine(Protocol):
 
     # -- plan and apply ----------------------------------------------------------------------------
     async def plan(self, workflow: str | None = None) -> WorkflowPlan: ...
+
+    async def plan_listed(self, workflow: str) -> WorkflowPlan:
+        """``plan(workflow)`` for ``rig ls``, keeping what ``remember_listed`` needs."""
+        ...
+
+    def remember_listed(self, workflows: Sequence[str]) -> None:
+        """After ``plan_listed`` of every workflow: keep what lets the next ``rig ls`` answer without
+        the config while nothing those plans read has changed (engine/listing_memo.py)."""
+        ...
+
     async def apply(
         self,
         workflow: str | None = None,

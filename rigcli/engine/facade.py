@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from rigcli.engine.history import History
     from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
     from rigcli.engine.lifecycle import Lifecycle
+    from rigcli.engine.listing_memo import ListingMemo
     from rigcli.engine.operations import Operations
     from rigcli.engine.pictures import Pictures
     from rigcli.engine.planner import Planner
@@ -110,6 +111,12 @@ class ProjectEngine:
         from rigcli.engine.provenance import Drift
 
         return Drift(self.project, self.planner, self.workspaces)
+
+    @cached_property
+    def listing_memo(self) -> ListingMemo:
+        from rigcli.engine.listing_memo import ListingMemo
+
+        return ListingMemo(self.project, self.planner)
 
     @cached_property
     def reaper(self) -> Reaper:
@@ -205,6 +212,12 @@ class ProjectEngine:
         only: Sequence[str] = (),
     ) -> ApplyResult:
         return await self.planner.apply(workflow, dry_run, expect_cached=expect_cached, only=only)
+
+    async def plan_listed(self, workflow: str) -> WorkflowPlan:
+        return await self.listing_memo.plan(workflow)
+
+    def remember_listed(self, workflows: Sequence[str]) -> None:
+        self.listing_memo.remember(workflows)
 
     def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]:
         return self.project.node_runs(workflow)

@@ -4,7 +4,8 @@ What a workspace has is the journal's (its live effects, owned by the record's i
 Providers answer through ``SupportsStatus.probe``, each with all of its resources at once, every
 provider on a thread of its own; ``probe_records`` waits at most ``PROBE_SECONDS`` for all of them
 together, so one daemon that does not answer makes its own workspaces ``unknown`` and slows
-nothing else past that bound. A workspace is as alive as its least alive machine.
+nothing else past that bound. A workspace is as alive as its least alive machine
+(``engine/live_summary.py``, which ``rig ls``'s lean path shares).
 """
 
 from __future__ import annotations
@@ -15,38 +16,14 @@ import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 
 from rigcli.authoring.values import ProviderDefinition
+from rigcli.engine.live_summary import Resource, resources_of, summarize_statuses
 from rigcli.engine.project import Project
 from rigcli.errors import RigError, describe_exception
 from rigcli.provider_api import EffectEntry, LiveStatus, ProviderController, SupportsStatus
 from rigcli.records import WorkspaceRecord
 from rigcli.speed.records import lazy_dataclass
-from rigcli.statuses import LiveState
 
 PROBE_SECONDS = 2.0  # the longest `rig ls` waits for every provider together
-# A workspace is as alive as its least alive machine: this order picks which state it shows.
-_WORST_FIRST: tuple[LiveState, ...] = ("unknown", "missing", "stopped", "running")
-
-
-@lazy_dataclass(frozen=True)
-class Resource:
-    """One live effect of a workspace as a provider is asked about it."""
-
-    provider_id: str
-    entry: EffectEntry
-
-
-def resources_of(record: WorkspaceRecord) -> list[Resource]:
-    """The workspace's live effects (requested or confirmed), in journal order."""
-    found: list[Resource] = []
-    for item in record.resources:
-        if not isinstance(item, dict):
-            continue
-        effect_id, provider_id, kind = item.get("effect_id"), item.get("provider_id"), item.get("kind")
-        resource = item.get("resource")
-        if isinstance(effect_id, str) and isinstance(provider_id, str) and isinstance(kind, str):
-            details = dict(resource) if isinstance(resource, dict) else {}
-            found.append(Resource(provider_id, {"id": effect_id, "kind": kind, "resource": details}))
-    return found
 
 
 async def controllers_by_provider(project: Project, workflows: Iterable[str]) -> dict[str, list[ProviderController]]:
@@ -159,15 +136,7 @@ def _keep_best(answers: dict[str, Answer], effect_id: str, answer: Answer) -> No
 
 def summarize(record: WorkspaceRecord, answers: Mapping[str, Answer]) -> LiveStatus:
     """The workspace's state: its least alive machine's, with that machine's detail."""
-    machines = [answers[item.entry["id"]].status for item in resources_of(record) if item.entry["id"] in answers]
-    if not machines:
-        why = "no machine is recorded for it" if record.status != "creating" else "no machine yet"
-        return LiveStatus("unknown", why)
-    worst = min(machines, key=lambda status: _WORST_FIRST.index(status.state))
-    differing = sum(1 for status in machines if status.state == worst.state)
-    if len(machines) > 1 and differing < len(machines):
-        return LiveStatus(worst.state, f"{worst.detail} ({differing} of {len(machines)} machines)")
-    return worst
+    return summarize_statuses(record, {effect_id: answer.status for effect_id, answer in answers.items()})
 
 
 async def probe_records(

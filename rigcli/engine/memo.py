@@ -3,7 +3,10 @@
 One writer for every section, so that no command's full load drops what another lean path
 needs: the tasks (``rig logs TASK``, ``speed/task_names.py``) and, under ``attach``, each
 workflow's own workspace operations and provider definitions as written (``rig shell``/``rig
-exec``, ``speed/attach_memo.py``). A section for another lean path is one more entry here.
+exec``, ``speed/attach_memo.py``), and under ``ls`` what a full ``rig ls`` planned
+(``engine/listing_memo.py``; only that command plans every workflow, so any other full load
+leaves it out, and the next ``rig ls`` plans again). A section for another lean path is one more
+entry here.
 """
 
 from __future__ import annotations
@@ -16,14 +19,16 @@ from rigcli.errors import RigError
 from rigcli.graph import CompiledWorkflow
 from rigcli.jsonutil import JsonValue
 from rigcli.speed.attach_memo import ATTACH_SECTION
+from rigcli.speed.listing_memo import LISTING_SECTION
 
 
 class _NotPlain(Exception):
     """A config value only a load can resolve (a resolver function, an object)."""
 
 
-def remember_project(project: Project) -> None:
-    """Write the memo of ``project``'s loaded config; a home that cannot be written to keeps nothing."""
+def remember_project(project: Project, *, listing: JsonValue = None) -> None:
+    """Write the memo of ``project``'s loaded config (and ``listing``, what ``rig ls`` planned, when
+    given); a home that cannot be written to keeps nothing."""
     from rigcli._version import __version__
     from rigcli.speed.task_names import remember
     from rigcli.state.paths import rig_home
@@ -42,7 +47,10 @@ def remember_project(project: Project) -> None:
             name: [(task.path, task.cache_path, task.name, task.store) for task in compiled.tasks]
             for name, compiled in workflows.items()
         },
-        sections={ATTACH_SECTION: {name: _attach_entry(compiled) for name, compiled in workflows.items()}},
+        sections={
+            ATTACH_SECTION: {name: _attach_entry(compiled) for name, compiled in workflows.items()},
+            LISTING_SECTION: listing,
+        },
     )
 
 
@@ -53,12 +61,12 @@ def _attach_entry(workflow: CompiledWorkflow) -> JsonValue:
         for definition in scope.values():
             if id(definition) not in seen:
                 seen.add(id(definition))
-                providers.append([definition.provider_id, _config(definition)])
+                providers.append([definition.provider_id, encoded_config(definition)])
     operations: list[JsonValue] = [str(name) for name in sorted(workflow.workspace_operations)]
     return {"operations": operations, "providers": providers}
 
 
-def _config(definition: ProviderDefinition) -> JsonValue:
+def encoded_config(definition: ProviderDefinition) -> JsonValue:
     """The definition's config as written (``speed/attach_memo.py``), or None when only a load can use it."""
     if definition.plugin is not None:
         return None
@@ -80,4 +88,4 @@ def _encode(value: object) -> JsonValue:
     raise _NotPlain(type(value).__name__)
 
 
-__all__ = ["remember_project"]
+__all__ = ["encoded_config", "remember_project"]

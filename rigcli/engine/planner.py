@@ -67,6 +67,12 @@ class Planner:
         plan, _ = await self._plan(selected, session, RunIndex(self.project.stores, selected.name))
         return plan
 
+    async def plan_judged(
+        self, selected: CompiledWorkflow, session: ProviderSession
+    ) -> tuple[WorkflowPlan, Evaluation]:
+        """The plan of ``selected`` and the evaluation that judged it (its verdicts' runs)."""
+        return await self._plan(selected, session, RunIndex(self.project.stores, selected.name))
+
     async def _plan(
         self, selected: CompiledWorkflow, session: ProviderSession, runs: RunIndex
     ) -> tuple[WorkflowPlan, Evaluation]:

@@ -24,6 +24,7 @@ from dataclasses import field
 from typing import TYPE_CHECKING
 
 from rigcli.cachekeys import judge_run, reason
+from rigcli.engine.outdated import outdated_against, recorded_finals
 from rigcli.engine.project import Project
 from rigcli.engine.results import PlanNode, WorkflowPlan
 from rigcli.engine.runindex import RunIndex
@@ -65,34 +66,20 @@ def make_provenance(workflow: CompiledWorkflow, keys: Mapping[int, str], runs: M
     return {"final": final}
 
 
-def _recorded_finals(record: WorkspaceRecord) -> dict[str, str] | None:
-    """Final task path → run id, as the workspace recorded them; None when it recorded none."""
-    provenance = record.provenance
-    final = provenance.get("final") if isinstance(provenance, dict) else None
-    if not isinstance(final, list):
-        return None
-    found: dict[str, str] = {}
-    for item in final:
-        if isinstance(item, dict) and isinstance(item.get("path"), str):
-            run_id = item.get("run_id")
-            found[str(item["path"])] = run_id if isinstance(run_id, str) else ""
-    return found
-
-
 def is_outdated(record: WorkspaceRecord, plan: WorkflowPlan, workflow: CompiledWorkflow) -> bool | None:
     """Whether ``plan`` would give the workflow's final tasks other runs than ``record`` was made
     from; None when the record has no provenance (made by an older rig)."""
-    recorded = _recorded_finals(record)
-    if recorded is None:
-        return None
-    if set(recorded) != {task.path for task in final_tasks(workflow)}:
-        return True
+    return outdated_against(record, plan_finals(plan, workflow))
+
+
+def plan_finals(plan: WorkflowPlan, workflow: CompiledWorkflow) -> dict[str, str | None]:
+    """Each final task's path and the run ``plan`` reuses for it (None: pending)."""
     nodes = {node.path: node for node in plan.nodes}
-    for path, run_id in recorded.items():
-        node = nodes.get(path)
-        if node is None or node.status != "cached" or node.run_id != run_id:
-            return True
-    return False
+    finals: dict[str, str | None] = {}
+    for task in final_tasks(workflow):
+        node = nodes.get(task.path)
+        finals[task.path] = node.run_id if node is not None and node.status == "cached" else None
+    return finals
 
 
 @lazy_dataclass(frozen=True)
@@ -126,7 +113,7 @@ class WorkspaceDiff:
 def _made_from(record: WorkspaceRecord, workflow: CompiledWorkflow, runs: RunIndex) -> dict[str, NodeRun]:
     """The runs the workspace was made from, by cache path: its final runs and, through their
     upstream run ids, every run before them that the journal still has."""
-    recorded = _recorded_finals(record) or {}
+    recorded = recorded_finals(record) or {}
     by_id: dict[str, NodeRun] = {}
     for task in workflow.tasks:
         for run in runs.candidates(task):
@@ -156,7 +143,7 @@ class Drift:
 
     async def diff(self, name: str, workflow_name: str | None = None) -> WorkspaceDiff:
         workflow, record = self.workspaces.find_workspace(name, workflow_name)
-        if _recorded_finals(record) is None:
+        if recorded_finals(record) is None:
             raise RigError(
                 f"Workspace {record.name} was made before rig recorded what workspaces are made from; "
                 f"rig fork {record.name} --replace remakes it from the current snapshot"
@@ -198,4 +185,4 @@ class Drift:
         return WorkspaceDiff(record.name, workflow.name, bool(outdated) or bool(changes), changes)
 
 
-__all__ = ["Drift", "WorkspaceChange", "WorkspaceDiff", "final_tasks", "is_outdated", "make_provenance"]
+__all__ = ["Drift", "WorkspaceChange", "WorkspaceDiff", "final_tasks", "is_outdated", "make_provenance", "plan_finals"]

@@ -45,11 +45,16 @@ class ProviderSession:
     checks: dict[int, list[CheckRow]] = field(default_factory=dict)  # by id(definition)
     _fingerprints: dict[int, str] = field(default_factory=dict)
     _controllers: dict[int, ProviderController] = field(default_factory=dict)
+    _definitions: dict[int, ProviderDefinition] = field(default_factory=dict)  # by id(controller)
+    # Each artifact validation asked, in order: (the definition whose controller answered, the ref,
+    # whether it was valid). ``rig ls`` remembers them and asks again without the config.
+    validations: list[tuple[ProviderDefinition | None, dict[str, JsonValue], bool]] = field(default_factory=list)
 
     async def prepare(self, scopes: Sequence[Scope]) -> None:
         """Create controllers for every provider in these scopes and run their checks."""
         for name, definition, controller in await self.hub.controllers(scopes):
             self._controllers[id(definition)] = controller
+            self._definitions[id(controller)] = definition
             self.checks[id(definition)] = await self._run_checks(name, definition, controller)
 
     async def _run_checks(
@@ -139,6 +144,7 @@ class ProviderSession:
                 raise  # e.g. the daemon is down: say so rather than rebuild everything
             except Exception:
                 valid = False
+            self.validations.append((self._definitions.get(id(controller)), ref, bool(valid)))
             if not valid:
                 return f"{provider_id} artifact validation failed"
         return None

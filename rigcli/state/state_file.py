@@ -51,10 +51,29 @@ def expiry_due(db: sqlite3.Connection) -> bool:
         return True  # unsure: the full way finds out
 
 
+# What the plan's verdicts read of the run journal, summed up in one scan: a run recorded, finished,
+# invalidated or deleted (``rig cache clear``) changes at least one of these. A run is recorded
+# with a new rowid (max + 1; only deleting the newest row first lets an id come back, and then the
+# row count or the succeeded count differs), and finished ``succeeded`` with ``finished_at`` of now.
+_RUNS_STAMP = (
+    "SELECT count(*), max(rowid), total(invalidated), total(status = 'succeeded'), max(finished_at) "
+    "FROM workflow_node_runs"
+)
+
+
+def runs_stamp(db: sqlite3.Connection) -> list[object] | None:
+    """The run journal's stamp (``_RUNS_STAMP``); None when it cannot be read."""
+    try:
+        row = db.execute(_RUNS_STAMP).fetchone()
+    except sqlite3.Error:
+        return None
+    return None if row is None else list(row)
+
+
 def utc_now() -> str:
     """``records.utc_now()`` (``2026-05-10T00:00:00.000000+00:00``) without importing datetime."""
     seconds, nanoseconds = divmod(time.time_ns(), 1_000_000_000)
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{nanoseconds // 1000:06d}+00:00"
 
 
-__all__ = ["Error", "expiry_due", "open_current", "utc_now"]
+__all__ = ["Error", "expiry_due", "open_current", "runs_stamp", "utc_now"]

@@ -91,6 +91,14 @@ def _resources(db: Connection, workspace_id: str | None = None) -> dict[str, lis
     return owned
 
 
+def all_workspaces(db: Connection) -> list[WorkspaceRecord]:
+    """Every workspace (by name, then workflow) with its live effects (``rig ls``'s lean path reads
+    its file with this too)."""
+    found = WORKSPACES.all(db.execute(f"SELECT {WORKSPACES.select} FROM workspaces ORDER BY name, workflow"))
+    owned = _resources(db) if found else {}
+    return [replace(record, resources=owned.get(record.id, [])) for record in found]
+
+
 def _select(db: Connection, name: str, workflow: str) -> WorkspaceRecord | None:
     query = f"SELECT {WORKSPACES.select} FROM workspaces WHERE workflow = ? AND name = ?"
     found = WORKSPACES.one(db.execute(query, (workflow, name)))
@@ -138,11 +146,9 @@ class WorkspaceTable(StateDatabase):
     def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]:
         with self._read() as db:
             if workflow is None:
-                rows = db.execute(f"SELECT {WORKSPACES.select} FROM workspaces ORDER BY name, workflow")
-            else:
-                query = f"SELECT {WORKSPACES.select} FROM workspaces WHERE workflow = ? ORDER BY name"
-                rows = db.execute(query, (workflow,))
-            found = WORKSPACES.all(rows)
+                return all_workspaces(db)
+            query = f"SELECT {WORKSPACES.select} FROM workspaces WHERE workflow = ? ORDER BY name"
+            found = WORKSPACES.all(db.execute(query, (workflow,)))
             owned = _resources(db) if found else {}
             return [replace(record, resources=owned.get(record.id, [])) for record in found]
 
@@ -192,4 +198,4 @@ class WorkspaceTable(StateDatabase):
             return cursor.rowcount > 0
 
 
-__all__ = ["WORKSPACES", "WORKSPACE_STATUSES", "WorkspaceTable", "new_workspace"]
+__all__ = ["WORKSPACES", "WORKSPACE_STATUSES", "WorkspaceTable", "all_workspaces", "new_workspace"]

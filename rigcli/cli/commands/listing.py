@@ -1,16 +1,28 @@
-"""rig ls: workflows with their workspaces, recorded snapshots, or the project's configuration."""
+"""rig ls: workflows with their workspaces, recorded snapshots, or the project's configuration.
+
+Workspaces are most often listed without loading the config (``lean_ls.py``: from what the last
+full ``rig ls`` planned, while everything its plans read is unchanged); both ways write with
+``show_workspaces``.
+"""
 
 from __future__ import annotations
 
 from dataclasses import field
 
 from rigcli.cli.output import emit_json
-from rigcli.cli.session import Session
+from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import RigError, UsageError
 from rigcli.jsonutil import JsonObject
-from rigcli.provider_api import LiveStatus
 from rigcli.records import WorkspaceRecord
 from rigcli.speed.records import lazy_dataclass
+
+# Not typing.TYPE_CHECKING: mypy treats any name TYPE_CHECKING as true (the lean path imports no typing).
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from rigcli.cli.session import Session
+    from rigcli.provider_api import LiveStatus
+    from rigcli.records import LockHolder
 
 TARGETS = {
     "workspaces": "workspaces",
@@ -22,15 +34,24 @@ TARGETS = {
 }
 
 
-def ls(session: Session, target: str | None, no_probe: bool = False) -> int:
+def ls(opts: GlobalOptions, target: str | None, no_probe: bool = False) -> int:
     kind = TARGETS.get(target or "workspaces")
     if kind is None:
         raise UsageError(f"Unknown ls target {target}. Expected workspaces, snapshots, or config.")
-    if kind == "config":
-        return _config(session)
-    if kind == "snapshots":
-        return _snapshots(session)
-    return _workspaces(session, probe=not no_probe)
+    if kind == "workspaces" and not opts.json_stream:
+        from rigcli.cli.commands.lean_ls import list_lean
+
+        code = list_lean(opts, probe=not no_probe)
+        if code is not None:
+            return code
+    from rigcli.cli.session import Session
+
+    with Session(opts) as session:
+        if kind == "config":
+            return _config(session)
+        if kind == "snapshots":
+            return _snapshots(session)
+        return _workspaces(session, probe=not no_probe)
 
 
 def _workflow_names(session: Session) -> list[str]:
@@ -39,7 +60,7 @@ def _workflow_names(session: Session) -> list[str]:
 
 
 @lazy_dataclass
-class _WorkflowRow:
+class WorkflowRow:
     """One workflow in `rig ls`: its cache summary (None when the plan failed) and workspaces."""
 
     name: str
@@ -81,33 +102,47 @@ def _live_cell(live: dict[str, LiveStatus] | None, record: WorkspaceRecord) -> s
 
 def _workspaces(session: Session, *, probe: bool) -> int:
     engine = session.engine
-    workflows: list[_WorkflowRow] = []
-    for name in _workflow_names(session):
-        row = _WorkflowRow(name, sorted(engine.list_workspaces(name), key=lambda record: record.name))
+    names = _workflow_names(session)
+    workflows: list[WorkflowRow] = []
+    planned = True
+    for name in names:
+        row = WorkflowRow(name, sorted(engine.list_workspaces(name), key=lambda record: record.name))
         try:
-            plan = session.run(engine.plan(workflow=name))
+            plan = session.run(engine.plan_listed(name))
             row.cached_node_count, row.node_count = plan.cached_node_count, plan.node_count
             row.outdated = {record.id: engine.workspace_outdated(record, plan) for record in row.workspaces}
         except RigError as exc:
             row.plan_error = str(exc)
+            planned = False
         workflows.append(row)
+    if planned and session.opts.workflow is None:
+        engine.remember_listed(names)  # for the next rig ls to answer without the config (lean_ls.py)
     records = [record for item in workflows for record in item.workspaces]
     # Every workspace's providers asked at once, in parallel, for at most PROBE_SECONDS (engine/liveness.py).
     live: dict[str, LiveStatus] | None = None
     if probe:
         live = session.run(engine.probe_workspaces(records)) if records else {}
     status = engine.state_status()
-    if session.opts.json:
-        lock = status.to_json()["lock"]
+    return show_workspaces(session.opts, workflows, live, (status.backend, status.url), status.lock)
+
+
+def show_workspaces(
+    opts: GlobalOptions,
+    workflows: list[WorkflowRow],
+    live: dict[str, LiveStatus] | None,
+    state: tuple[str, str],
+    lock: LockHolder | None,
+) -> int:
+    """Write ``rig ls``'s answer (the one writer of both ways): the table, or the ``--json`` document."""
+    if opts.json:
         emit_json(
             {
                 "workflows": [item.to_json(live) for item in workflows],
-                "state": {"backend": status.backend, "url": status.url},
-                "lock": lock,
+                "state": {"backend": state[0], "url": state[1]},
+                "lock": None if lock is None else lock.to_json(),
             }
         )
         return 0
-    from rigcli.records import describe_holder
     from rigcli.render.tables import format_age, format_until, print_message, print_table
 
     print_table(
@@ -134,8 +169,10 @@ def _workspaces(session: Session, *, probe: bool) -> int:
             rows.append([*cells[:1], item.name, *cells[1:]] if several else cells)
     columns = ["workspace", "status", "owner", "created", "snapshot", "expires", "live"]
     print_table([*columns[:1], "workflow", *columns[1:]] if several else columns, rows, empty="no workspaces")
-    if status.lock is not None:
-        print_message(f"state locked by {describe_holder(status.lock)}", style="yellow")
+    if lock is not None:
+        from rigcli.records import describe_holder
+
+        print_message(f"state locked by {describe_holder(lock)}", style="yellow")
     for item in workflows:
         if item.plan_error:
             print_message(f"{item.name}: {item.plan_error}", style="yellow")
@@ -189,4 +226,4 @@ def _config(session: Session) -> int:
     return 0
 
 
-__all__ = ["TARGETS", "ls"]
+__all__ = ["TARGETS", "WorkflowRow", "ls", "show_workspaces"]

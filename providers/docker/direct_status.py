@@ -1,0 +1,76 @@
+"""``rig ls`` from the provider's config alone (``SupportsDirectStatus``): no controller, no storage, no httpx.
+
+rig's lean ``rig ls`` hands over a definition's resolved config and asks what the controller would
+have answered in a plan and a probe: its checks' fingerprint inputs (the resolved host: which
+daemon, not whether it answers now), whether an image ref is still on the daemon, and the live
+state of containers. Each speaks as the controller does (``resolve_endpoint``, one ``rawhttp``
+connection, ``lifecycle.probe``); anything the controller would have turned into an error is
+None here, and the ordinary way answers in its words.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from providers.docker.endpoint import resolve_endpoint
+from providers.docker.rawhttp import RawClient
+from rigcli.errors import RigError
+
+# Not typing.TYPE_CHECKING: mypy treats any name TYPE_CHECKING as true (lean paths import no typing).
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from providers.docker.endpoint import Endpoint
+    from rigcli.provider_api import EffectEntry, LiveStatus
+
+
+class DirectDocker:
+    """One daemon, as a definition's config reaches it; a connection opened on the first request."""
+
+    def __init__(self, endpoint: Endpoint) -> None:
+        self.endpoint = endpoint
+        self.raw = RawClient(endpoint)
+
+    def checks(self) -> list[dict[str, object]]:
+        """What ``DockerController.checks`` gives the provider fingerprint: the host, whatever the daemon says."""
+        return [{"id": "docker.endpoint", "status": "ok", "fingerprint": self.endpoint.host}]
+
+    def validate_artifact(self, ref: Mapping[str, Any]) -> bool | None:
+        """``DockerController.validate_artifact``; None where it would have raised."""
+        from providers.docker.controller import image_id_of
+        from rigcli.errors import ProviderError
+
+        try:
+            image_id = image_id_of(ref)
+        except ProviderError:
+            return False
+        try:
+            response = self.raw.request("GET", f"/images/{image_id}/json")
+        except Exception:  # the controller's plan fails here: the ordinary way says why
+            return None
+        return None if response.status not in (200, 404) else response.status == 200
+
+    def probe(self, project_dir: str, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
+        """``DockerController.probe``."""
+        from providers.docker import lifecycle
+
+        return lifecycle.probe(self.raw, project_dir, resources)
+
+    def close(self) -> None:
+        self.raw.close()
+
+
+def status_directly(config: Mapping[str, Any]) -> DirectDocker | None:
+    """The daemon ``config`` reaches, or None where the controller could not be made."""
+    configured = config.get("env") or {}
+    if not isinstance(configured, Mapping):
+        return None  # the controller refuses such a config: let it say so
+    try:
+        return DirectDocker(resolve_endpoint(config))
+    except RigError:
+        return None
+
+
+__all__ = ["DirectDocker", "status_directly"]

@@ -1,0 +1,225 @@
+"""``rig ls`` (workspaces) without the config or the engine: what the last full ``rig ls`` planned, asked again.
+
+The full way (``listing.py``) loads the config, opens the store and plans every workflow to say
+how much is cached and which workspace is outdated: most of a ``rig ls``, where ``docker ps`` is
+one request. A plan is a function of its inputs, and the full way remembers each of them as it
+can be read again cheaply (``engine/listing_memo.py``, the form in ``speed/listing_memo.py``):
+
+- the project's files (``rig_config.py``, the helpers it imported, ``.env``): the memo's stamps;
+- the run journal: one query's stamp (``state/state_file.py:runs_stamp``), taken before planning;
+- the clock: the first moment a reused run's ``cache_ttl`` runs out;
+- each provider definition: its config resolved from the environment now (no secrets: nothing
+  is kept for a project with one), the installed plugin, and what its checks give the provider
+  fingerprint — asked of the plugin's ``status_directly`` (``SupportsDirectStatus``);
+- each artifact the plans validated: validated again through the same hook, with the same answer.
+
+When all read as they were, the plans would say what they said, and this answers from them: the
+workspaces and their effects are read from the file (``state/workspaces.py:all_workspaces``),
+the machines probed through the same hook (every provider on a thread of its own, all of them
+together bounded by ``PROBE_SECONDS``, as ``engine/liveness.py`` does), and ``listing.py``'s
+writer prints the answer. Anything else — a workspace due to expire (every command that opens
+the state reaps), a filter the memo does not know, a provider without the hook, a daemon that
+answers a validation otherwise — returns None before a byte is written, and the full way runs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+from rigcli.cli.spec import GlobalOptions
+
+# Not typing.TYPE_CHECKING: mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from rigcli.cli.commands.listing import WorkflowRow
+    from rigcli.provider_api import DirectStatus, EffectEntry, LiveStatus
+    from rigcli.records import WorkspaceRecord
+    from rigcli.speed.listing_memo import Listed
+
+PROBE_SECONDS = 2.0  # engine/liveness.py:PROBE_SECONDS (a test holds them equal)
+
+
+def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
+    """Print ``rig ls``'s answer and return 0, or print nothing and return None (the full way answers)."""
+    from rigcli._version import __version__
+    from rigcli.cli.commands.lean_start import lean_start
+    from rigcli.speed.listing_memo import LISTING_SECTION, Listed
+    from rigcli.speed.task_names import recall_section
+
+    start = lean_start(opts)
+    if start is None:
+        return None
+    section = recall_section(
+        start.cache_dir, version=__version__, config_path=start.config_path, section=LISTING_SECTION
+    )
+    listed = Listed.read(section)
+    if listed is None or (listed.until is not None and time.time() >= listed.until):
+        return None
+    names = listed.workflows
+    if opts.workflow is not None:
+        if opts.workflow not in names:
+            return None
+        names = [opts.workflow]
+    records = _read_state(start.state_path, listed.state)
+    if records is None:
+        return None
+    daemons = _definitions_now(listed)
+    if daemons is None:
+        return None
+    probing: list[_Probe] = []
+    try:
+        for index, ref, valid in listed.validations:
+            if daemons[index].validate_artifact(ref) is not valid:
+                return None
+        rows = _rows(listed, names, records)
+        live: dict[str, LiveStatus] | None = None
+        if probe:
+            shown = [record for row in rows for record in row.workspaces]
+            probing_for = _probes(listed, daemons, shown)
+            if probing_for is None:
+                return None
+            probing = probing_for
+            live = _live(shown, probing)
+    finally:
+        busy = {id(item.status_of) for item in probing if item.is_alive()}
+        for daemon in daemons:
+            if id(daemon) not in busy:  # one that did not answer in time is left to the process's end
+                daemon.close()
+    from rigcli.cli.commands.listing import show_workspaces
+    from rigcli.state.lock import peek_holder
+
+    return show_workspaces(opts, rows, live, ("sqlite", start.state_path), peek_holder(start.state_path))
+
+
+def _read_state(path: str, stamp: list[object]) -> list[WorkspaceRecord] | None:
+    """Every workspace with its live effects, when nothing is due to expire and the run journal is as
+    the plans read it; else None."""
+    from rigcli.state.state_file import expiry_due, open_current, runs_stamp
+
+    db = open_current(path)
+    if db is None:
+        return None
+    try:
+        if expiry_due(db) or runs_stamp(db) != stamp:
+            return None
+        from rigcli.state.state_file import Error
+        from rigcli.state.workspaces import all_workspaces
+
+        try:
+            return all_workspaces(db)
+        except (Error, ValueError):  # what the full way would report on its own terms
+            return None
+    finally:
+        db.close()
+
+
+def _definitions_now(listed: Listed) -> list[DirectStatus] | None:
+    """Each remembered definition's plugin hook, when its config resolves, its plugin is installed and
+    its checks read as the plans had them; None (with every hook made closed) otherwise."""
+    from rigcli.speed.attach_memo import Unresolvable, resolve
+    from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
+    from rigcli.speed.listing_memo import normalized_checks
+    from rigcli.state.paths import plugin_index_path
+
+    made: list[DirectStatus] = []
+    try:
+        installed = entry_point_values(PROVIDERS_GROUP, plugin_index_path())
+        for provider_id, encoded, resolved, entry_point, checks in listed.definitions:
+            secrets: list[str] = []
+            config = resolve(encoded, os.environ, secrets)
+            if secrets or config != resolved or installed.get(str(provider_id)) != entry_point:
+                raise Unresolvable(provider_id)
+            hook = getattr(load(str(entry_point)), "status_directly", None)
+            daemon = hook(config) if callable(hook) else None
+            if daemon is None:
+                raise Unresolvable(provider_id)
+            made.append(daemon)
+            if normalized_checks(list(daemon.checks())) != checks:
+                raise Unresolvable(provider_id)
+    except Exception:  # a plugin that fails to load or answer: the full way says so, in its words
+        for daemon in made:
+            daemon.close()
+        return None
+    return made
+
+
+def _rows(listed: Listed, names: Sequence[str], records: Sequence[WorkspaceRecord]) -> list[WorkflowRow]:
+    from rigcli.cli.commands.listing import WorkflowRow
+    from rigcli.engine.outdated import outdated_against
+
+    rows: list[WorkflowRow] = []
+    for name in names:
+        plan = listed.plans[name]
+        mine = sorted((record for record in records if record.workflow == name), key=lambda record: record.name)
+        row = WorkflowRow(name, mine, cached_node_count=plan.cached, node_count=plan.nodes)
+        row.outdated = {record.id: outdated_against(record, plan.finals) for record in mine}
+        rows.append(row)
+    return rows
+
+
+class _Probe(threading.Thread):
+    """One provider's probe of its machines, on a thread of its own (``engine/liveness.py:_Probe``)."""
+
+    def __init__(self, daemon: DirectStatus, project_dir: str, entries: list[EffectEntry]) -> None:
+        super().__init__(name="rig-probe", daemon=True)  # one that never answers must not keep rig alive
+        self.status_of = daemon
+        self.project_dir = project_dir
+        self.entries = entries
+        self.answers: Mapping[str, LiveStatus] | None = None
+        self.error: str | None = None
+
+    def run(self) -> None:
+        from rigcli.errors import RigError, describe_exception
+
+        try:
+            self.answers = dict(self.status_of.probe(self.project_dir, self.entries))
+        except Exception as exc:  # a provider's failure is its machines' "unknown", not rig's
+            self.error = str(exc) if isinstance(exc, RigError) else describe_exception(exc)
+
+
+def _probes(listed: Listed, daemons: Sequence[DirectStatus], records: Sequence[WorkspaceRecord]) -> list[_Probe] | None:
+    """A probe per provider of the workspaces' machines, each through the one definition of it in
+    their workflows' scopes; None when a provider has none there (the full way asks a bare one)."""
+    from rigcli.engine.live_summary import resources_of
+
+    by_provider: dict[str, list[EffectEntry]] = {}
+    for record in records:
+        for resource in resources_of(record):
+            by_provider.setdefault(resource.provider_id, []).append(resource.entry)
+    scoped = {index for record in records for index in listed.plans[record.workflow].scoped}
+    probes: list[_Probe] = []
+    for provider_id, entries in by_provider.items():
+        found = [index for index in sorted(scoped) if listed.definitions[index][0] == provider_id]
+        if len(found) != 1:
+            return None
+        probes.append(_Probe(daemons[found[0]], listed.project_dir, entries))
+    return probes
+
+
+def _live(records: Sequence[WorkspaceRecord], probes: Sequence[_Probe]) -> dict[str, LiveStatus]:
+    """Each workspace's live status, as ``engine/liveness.py:probe_records`` gives it."""
+    from rigcli.engine.live_summary import summarize_statuses
+    from rigcli.provider_api import LiveStatus
+
+    deadline = time.monotonic() + PROBE_SECONDS
+    for probe in probes:
+        probe.start()
+    for probe in probes:
+        probe.join(max(0.0, deadline - time.monotonic()))
+    statuses: dict[str, LiveStatus] = {}
+    for probe in probes:
+        if probe.answers is None:
+            why = probe.error or f"no answer within {PROBE_SECONDS:g}s"
+            for entry in probe.entries:
+                statuses[entry["id"]] = LiveStatus("unknown", why)
+        else:
+            statuses.update(probe.answers)
+    return {record.id: summarize_statuses(record, statuses) for record in records}
+
+
+__all__ = ["PROBE_SECONDS", "list_lean"]
