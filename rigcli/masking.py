@@ -9,8 +9,8 @@ is registered, so a project without secrets pays nothing.
 
 from __future__ import annotations
 
+import _thread
 import re
-import threading
 from collections.abc import Iterable, Mapping
 
 # Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
@@ -27,7 +27,7 @@ MASK = "***"
 # The rule holds for each line of a multi-line value too: its short lines are not masked.
 MIN_LENGTH = 4
 
-_lock = threading.Lock()
+_lock = _thread.allocate_lock()  # threading.Lock itself, without importing threading
 _values: frozenset[str] = frozenset()
 _pattern: re.Pattern[str] | None = None
 

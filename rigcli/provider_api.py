@@ -516,8 +516,9 @@ class DirectStatus(Protocol):
         """``SupportsArtifactValidation.validate_artifact``; None where that would raise."""
         ...
 
-    def probe(self, project_dir: str, resources: Sequence[EffectEntry]) -> Mapping[str, LiveStatus]:
-        """``SupportsStatus.probe`` (raising means ``unknown`` for all, with why)."""
+    def probe(self, project_dir: str, resources: Sequence[EffectEntry]) -> Mapping[str, tuple[str, str]]:
+        """``SupportsStatus.probe``, each answer as ``(state, detail)`` (raising means ``unknown`` for
+        all, with why)."""
         ...
 
     def close(self) -> None: ...

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from providers.docker import PROVIDER_ID, lifecycle
 from providers.docker.endpoint import resolve_endpoint
-from providers.docker.images import full_image_id
+from providers.docker.images import IMAGE_KIND, full_image_id, image_id_of
 from providers.docker.rawhttp import RawClient
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject
@@ -27,20 +27,14 @@ from rigcli.provider_api import (
     SupportsPower,
     SupportsStatus,
 )
-from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, ref_id, stored_records
+from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, stored_records
 
 if TYPE_CHECKING:  # what only making and removing need is imported where it is used (see DockerController.client)
     from providers.docker.client import DockerClient
     from providers.docker.machine import DockerMachine
 
-IMAGE_KIND = "image"
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
 CHECK_TIMEOUT = 5.0  # plan asks the daemon once; one that does not answer in time is reported, not waited for
-
-
-def image_id_of(ref: Any) -> str:
-    """The image id in an ``image`` ref (or a bare id string)."""
-    return full_image_id(ref_id(ref, provider_id=PROVIDER_ID, kind=IMAGE_KIND, key="image_id", what="docker image"))
 
 
 def missing_image_hint(image: str) -> str:

@@ -10,7 +10,7 @@ None here, and the ordinary way answers in its words.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.rawhttp import RawClient
@@ -20,10 +20,11 @@ from rigcli.errors import RigError
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from typing import Any
 
     from providers.docker.endpoint import Endpoint
-    from rigcli.provider_api import EffectEntry, LiveStatus
+    from rigcli.provider_api import EffectEntry
 
 
 class DirectDocker:
@@ -39,7 +40,7 @@ class DirectDocker:
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool | None:
         """``DockerController.validate_artifact``; None where it would have raised."""
-        from providers.docker.controller import image_id_of
+        from providers.docker.images import image_id_of
         from rigcli.errors import ProviderError
 
         try:
@@ -52,11 +53,11 @@ class DirectDocker:
             return None
         return None if response.status not in (200, 404) else response.status == 200
 
-    def probe(self, project_dir: str, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
-        """``DockerController.probe``."""
-        from providers.docker import lifecycle
+    def probe(self, project_dir: str, resources: Sequence[EffectEntry]) -> dict[str, tuple[str, str]]:
+        """``DockerController.probe``, as ``(state, detail)`` pairs."""
+        from providers.docker.live import container_states
 
-        return lifecycle.probe(self.raw, project_dir, resources)
+        return container_states(self.raw, project_dir, resources)
 
     def close(self) -> None:
         self.raw.close()

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 import re
 
+from providers.docker import PROVIDER_ID
+from rigcli.provider_kit.refs import ref_id
+
+IMAGE_KIND = "image"
+
 _BARE_ID = re.compile(r"[0-9a-f]{64}")
 # Podman names a short repository the way the registry would: docker.io/rig/snapshot:tag, where
 # Docker says rig/snapshot:tag (and docker.io/library/busybox where Docker says busybox).
 _DEFAULT_REGISTRY = "docker.io/"
 _OFFICIAL_NAMESPACE = "library/"
+
+
+def image_id_of(ref: object) -> str:
+    """The image id in an ``image`` ref (or a bare id string)."""
+    return full_image_id(ref_id(ref, provider_id=PROVIDER_ID, kind=IMAGE_KIND, key="image_id", what="docker image"))
 
 
 def full_image_id(image_id: str) -> str:
@@ -29,4 +39,4 @@ def familiar_tag(tag: str) -> str:
     return tag
 
 
-__all__ = ["familiar_tag", "full_image_id"]
+__all__ = ["IMAGE_KIND", "familiar_tag", "full_image_id", "image_id_of"]

@@ -1,89 +1,31 @@
 """A container's life after fork: its live state (``rig ls``), stop and start (``rig stop``/``rig start``).
 
-The probe asks the daemon once for every container of this project (by the ``rig.project``
-label) and looks up by name or id only what that list lacks, so ``rig ls`` of fifty workspaces
-costs one request. It speaks on the controller's own connection (``rawhttp``: no httpx to import,
-and ``rig exec`` sends its exec on the connection its probe opened). A container the daemon says
-does not exist is ``missing``; one made on another daemon, or a daemon that does not answer, is
-``unknown`` with why.
+The probe (``live.py``: one request for every container of the project) speaks on the
+controller's own connection (``rawhttp``: no httpx to import, and ``rig exec`` sends its exec on
+the connection its probe opened); here its answers become ``LiveStatus``.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from providers.docker.endpoint import container_of
+from providers.docker.live import PROBE_TIMEOUT, STATES, container_states
 from providers.docker.rawhttp import RawClient
 from rigcli.errors import ProviderError
 from rigcli.provider_api import EffectEntry, LiveStatus
-from rigcli.statuses import LiveState
 
 if TYPE_CHECKING:
     from providers.docker.client import DockerClient
 
-PROBE_TIMEOUT = 2.0  # seconds for each request of a probe: rig ls waits no longer than this anyway
 STOP_SECONDS = 10  # what `docker stop` gives the container's processes before SIGKILL
-# Docker's container states as rig shows them: a paused container runs nothing either.
-STATES: Mapping[str, LiveState] = {
-    "running": "running",
-    "restarting": "running",
-    "paused": "stopped",
-    "exited": "stopped",
-    "created": "stopped",
-    "dead": "stopped",
-}
-
-
-def _status(state: str, status_text: str) -> LiveStatus:
-    live = STATES.get(state)
-    detail = "paused" if state == "paused" else (status_text or state).strip()  # "Exited (137) 5 minutes ago"
-    if live is None:  # "removing": on its way out, not yet gone
-        return LiveStatus("unknown", detail)
-    return LiveStatus(live, detail)
 
 
 def probe(raw: RawClient, project_dir: str, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
     """Each container among ``resources`` as the daemon sees it (images and other kinds are left out)."""
-    answers: dict[str, LiveStatus] = {}
-    wanted: dict[str, str] = {}  # effect id -> container id or name
-    for resource in resources:
-        if resource["kind"] != "container":
-            continue
-        try:
-            wanted[resource["id"]] = container_of(raw.endpoint.host, resource)
-        except ProviderError as exc:
-            answers[resource["id"]] = LiveStatus("unknown", str(exc))
-    if not wanted:
-        return answers
-    filters = json.dumps({"label": [f"rig.project={project_dir}"]})
-    response = raw.request("GET", "/containers/json", params={"all": "true", "filters": filters}, timeout=PROBE_TIMEOUT)
-    if response.status != 200:
-        raise ProviderError(f"Docker container list failed: {response.message()} (HTTP {response.status})")
-    listed: list[dict[str, Any]] = response.json()
-    by_key: dict[str, dict[str, Any]] = {}
-    for item in listed:
-        by_key[str(item.get("Id"))] = item
-        for name in item.get("Names") or []:
-            by_key[str(name).lstrip("/")] = item
-    for effect_id, container in wanted.items():
-        found = by_key.get(container) or by_key.get(effect_id)
-        if found is not None:
-            answers[effect_id] = _status(str(found.get("State") or ""), str(found.get("Status") or ""))
-        else:  # labelled for another project path (a moved project), or gone: ask for it by name
-            answers[effect_id] = _inspect(raw, container)
-    return answers
-
-
-def _inspect(raw: RawClient, container: str) -> LiveStatus:
-    response = raw.request("GET", f"/containers/{container}/json", timeout=PROBE_TIMEOUT)
-    if response.status == 404:
-        return LiveStatus("missing", f"container {container[:12]} is gone")
-    if response.status != 200:
-        raise ProviderError(f"Docker container inspect failed: {response.message()} (HTTP {response.status})")
-    state = response.json().get("State") or {}
-    return _status(str(state.get("Status") or ""), str(state.get("Status") or ""))
+    states = container_states(raw, project_dir, resources)
+    return {effect_id: LiveStatus(state, detail) for effect_id, (state, detail) in states.items()}  # type: ignore[arg-type]
 
 
 def stop(client: DockerClient, resource: EffectEntry) -> None:

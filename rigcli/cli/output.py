@@ -15,10 +15,15 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import TextIO
 
 from rigcli import masking
-from rigcli.streams import stderr_is_terminal, stdout_is_terminal
+
+# Not typing.TYPE_CHECKING: rig ls's lean path writes its document here and imports no typing;
+# mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import TextIO
 
 _document: TextIO | None = None  # the real stdout while json_stdout() holds it aside
 _stream: TextIO | None = None  # --json-stream: the real stdout, one JSON object per line
@@ -123,6 +128,19 @@ def end_stream(exit_code: int, error: str | None) -> None:
     stream, _stream = _stream, None
     with contextlib.suppress(OSError, ValueError):
         stream.close()
+
+
+def stdout_is_terminal() -> bool:
+    """``streams.stdout_is_terminal`` (imported when asked: the relay's module is not light)."""
+    from rigcli.streams import stdout_is_terminal as asked
+
+    return asked()
+
+
+def stderr_is_terminal() -> bool:
+    from rigcli.streams import stderr_is_terminal as asked
+
+    return asked()
 
 
 def shown(value: object) -> object:

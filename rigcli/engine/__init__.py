@@ -6,11 +6,14 @@ Names load lazily: importing ``rigcli.engine.results`` must not pull in asyncio 
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
-from typing import TYPE_CHECKING
+# Not typing.TYPE_CHECKING: importing a pure part of the engine (``engine/outdated.py``, for rig ls's
+# lean path) imports neither typing nor pathlib; mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from pathlib import Path
+
     from rigcli.engine.api import Engine
     from rigcli.engine.hostadapter import SuppliedHost
     from rigcli.engine.providers import ProviderFactory

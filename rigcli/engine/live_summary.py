@@ -1,20 +1,24 @@
 """A workspace's live status from its providers' answers about its machines: the rule both ``rig ls`` ways share.
 
 What a workspace has is the journal's (its live effects, owned by the record's id, carried on the
-record as ``resources``), never a copy. A workspace is as alive as its least alive machine.
-Imports no more than the records it reads (``rig ls``'s lean path, ``cli/commands/lean_ls.py``).
+record as ``resources``), never a copy. A workspace is as alive as its least alive machine. On
+plain ``(state, detail)`` pairs and the record's ``resources`` list, importing nothing: ``rig ls``'s
+lean path (``cli/commands/lean_ls.py``) reads records as JSON, without the records' classes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+# Not typing.TYPE_CHECKING: mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
-from rigcli.provider_api import EffectEntry, LiveStatus
-from rigcli.records import WorkspaceRecord
-from rigcli.statuses import LiveState
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
+    from rigcli.provider_api import EffectEntry
+
+Live = tuple[str, str]  # (state: running | stopped | missing | unknown, detail)
 # A workspace is as alive as its least alive machine: this order picks which state it shows.
-_WORST_FIRST: tuple[LiveState, ...] = ("unknown", "missing", "stopped", "running")
+_WORST_FIRST = ("unknown", "missing", "stopped", "running")
 
 
 class Resource:
@@ -27,10 +31,10 @@ class Resource:
         self.entry = entry
 
 
-def resources_of(record: WorkspaceRecord) -> list[Resource]:
-    """The workspace's live effects (requested or confirmed), in journal order."""
+def resources_in(resources: Sequence[object]) -> list[Resource]:
+    """A workspace's live effects (its record's ``resources``: requested or confirmed), in journal order."""
     found: list[Resource] = []
-    for item in record.resources:
+    for item in resources:
         if not isinstance(item, dict):
             continue
         effect_id, provider_id, kind = item.get("effect_id"), item.get("provider_id"), item.get("kind")
@@ -41,17 +45,17 @@ def resources_of(record: WorkspaceRecord) -> list[Resource]:
     return found
 
 
-def summarize_statuses(record: WorkspaceRecord, statuses: Mapping[str, LiveStatus]) -> LiveStatus:
-    """The workspace's state: its least alive machine's (by effect id in ``statuses``), with that machine's detail."""
-    machines = [statuses[item.entry["id"]] for item in resources_of(record) if item.entry["id"] in statuses]
+def summarize_machines(resources: Sequence[object], status: str, answers: Mapping[str, Live]) -> Live:
+    """The state of a workspace (its ``resources`` and record ``status``): its least alive machine's
+    (by effect id in ``answers``), with that machine's detail."""
+    machines = [answers[item.entry["id"]] for item in resources_in(resources) if item.entry["id"] in answers]
     if not machines:
-        why = "no machine is recorded for it" if record.status != "creating" else "no machine yet"
-        return LiveStatus("unknown", why)
-    worst = min(machines, key=lambda status: _WORST_FIRST.index(status.state))
-    differing = sum(1 for status in machines if status.state == worst.state)
+        return ("unknown", "no machine is recorded for it" if status != "creating" else "no machine yet")
+    worst = min(machines, key=lambda live: _WORST_FIRST.index(live[0]))
+    differing = sum(1 for live in machines if live[0] == worst[0])
     if len(machines) > 1 and differing < len(machines):
-        return LiveStatus(worst.state, f"{worst.detail} ({differing} of {len(machines)} machines)")
+        return (worst[0], f"{worst[1]} ({differing} of {len(machines)} machines)")
     return worst
 
 
-__all__ = ["Resource", "resources_of", "summarize_statuses"]
+__all__ = ["Live", "Resource", "resources_in", "summarize_machines"]

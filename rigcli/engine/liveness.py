@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
 
 from rigcli.authoring.values import ProviderDefinition
-from rigcli.engine.live_summary import Resource, resources_of, summarize_statuses
+from rigcli.engine.live_summary import Resource, resources_in, summarize_machines
 from rigcli.engine.project import Project
 from rigcli.errors import RigError, describe_exception
 from rigcli.provider_api import EffectEntry, LiveStatus, ProviderController, SupportsStatus
@@ -134,9 +134,16 @@ def _keep_best(answers: dict[str, Answer], effect_id: str, answer: Answer) -> No
         answers[effect_id] = answer
 
 
+def resources_of(record: WorkspaceRecord) -> list[Resource]:
+    """The workspace's live effects (requested or confirmed), in journal order."""
+    return resources_in(record.resources)
+
+
 def summarize(record: WorkspaceRecord, answers: Mapping[str, Answer]) -> LiveStatus:
     """The workspace's state: its least alive machine's, with that machine's detail."""
-    return summarize_statuses(record, {effect_id: answer.status for effect_id, answer in answers.items()})
+    pairs = {effect_id: (answer.status.state, answer.status.detail) for effect_id, answer in answers.items()}
+    state, detail = summarize_machines(record.resources, record.status, pairs)
+    return LiveStatus(state, detail)  # type: ignore[arg-type]  # one of the states it was given
 
 
 async def probe_records(

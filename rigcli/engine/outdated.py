@@ -2,19 +2,20 @@
 
 The rule (``engine/provenance.py`` says why) on plain data, so that ``rig ls``'s lean path
 (``cli/commands/lean_ls.py``) judges from remembered final runs exactly as the full way judges a
-fresh plan, and imports no more than the records.
+fresh plan, and imports nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+# Not typing.TYPE_CHECKING: mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
-from rigcli.records import WorkspaceRecord
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 
-def recorded_finals(record: WorkspaceRecord) -> dict[str, str] | None:
-    """Final task path → run id, as the workspace recorded them; None when it recorded none."""
-    provenance = record.provenance
+def recorded_finals(provenance: object) -> dict[str, str] | None:
+    """Final task path → run id, as a workspace's ``provenance`` recorded them; None when it recorded none."""
     final = provenance.get("final") if isinstance(provenance, dict) else None
     if not isinstance(final, list):
         return None
@@ -26,10 +27,10 @@ def recorded_finals(record: WorkspaceRecord) -> dict[str, str] | None:
     return found
 
 
-def outdated_against(record: WorkspaceRecord, finals: Mapping[str, str | None]) -> bool | None:
+def outdated_against(provenance: object, finals: Mapping[str, str | None]) -> bool | None:
     """Whether the workflow's final tasks now (path → the run the plan reuses, None when pending) are
-    other runs than ``record`` was made from; None when the record has no provenance."""
-    recorded = recorded_finals(record)
+    other runs than a workspace with this ``provenance`` was made from; None when it has none."""
+    recorded = recorded_finals(provenance)
     if recorded is None:
         return None
     if set(recorded) != set(finals):

@@ -69,7 +69,7 @@ def make_provenance(workflow: CompiledWorkflow, keys: Mapping[int, str], runs: M
 def is_outdated(record: WorkspaceRecord, plan: WorkflowPlan, workflow: CompiledWorkflow) -> bool | None:
     """Whether ``plan`` would give the workflow's final tasks other runs than ``record`` was made
     from; None when the record has no provenance (made by an older rig)."""
-    return outdated_against(record, plan_finals(plan, workflow))
+    return outdated_against(record.provenance, plan_finals(plan, workflow))
 
 
 def plan_finals(plan: WorkflowPlan, workflow: CompiledWorkflow) -> dict[str, str | None]:
@@ -113,7 +113,7 @@ class WorkspaceDiff:
 def _made_from(record: WorkspaceRecord, workflow: CompiledWorkflow, runs: RunIndex) -> dict[str, NodeRun]:
     """The runs the workspace was made from, by cache path: its final runs and, through their
     upstream run ids, every run before them that the journal still has."""
-    recorded = recorded_finals(record) or {}
+    recorded = recorded_finals(record.provenance) or {}
     by_id: dict[str, NodeRun] = {}
     for task in workflow.tasks:
         for run in runs.candidates(task):
@@ -143,7 +143,7 @@ class Drift:
 
     async def diff(self, name: str, workflow_name: str | None = None) -> WorkspaceDiff:
         workflow, record = self.workspaces.find_workspace(name, workflow_name)
-        if recorded_finals(record) is None:
+        if recorded_finals(record.provenance) is None:
             raise RigError(
                 f"Workspace {record.name} was made before rig recorded what workspaces are made from; "
                 f"rig fork {record.name} --replace remakes it from the current snapshot"

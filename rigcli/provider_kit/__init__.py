@@ -28,12 +28,12 @@ if TYPE_CHECKING:
     from rigcli.provider_kit.host_program import run_attached
     from rigcli.provider_kit.lifecycle import MachineAttach, MachinePower
     from rigcli.provider_kit.machine import AttachSpec, BaseMachine, MachineFileNotFoundError, check_timeout, now_iso
+    from rigcli.provider_kit.refs import ref_id
     from rigcli.provider_kit.runtime import (
         BaseController,
         BaseRuntime,
         MachineController,
         config_env,
-        ref_id,
         stored_records,
     )
 
@@ -60,7 +60,7 @@ _LAZY = {
     "exit_status": "rigcli.provider_kit.commands",
     "failure": "rigcli.provider_kit.commands",
     "now_iso": "rigcli.provider_kit.machine",
-    "ref_id": "rigcli.provider_kit.runtime",
+    "ref_id": "rigcli.provider_kit.refs",
     "run_attached": "rigcli.provider_kit.host_program",
     "stored_records": "rigcli.provider_kit.runtime",
 }

@@ -33,6 +33,7 @@ from rigcli.provider_api import (
     SupportsStatus,
     new_effect_id,
 )
+from rigcli.provider_kit.refs import ref_id
 
 MACHINE, SNAPSHOT = "machine", "snapshot"
 # What ``making`` names things: the journal's own ids, so nothing else is ever taken for rig's.
@@ -69,17 +70,6 @@ def config_env(provider_id: str, config: Mapping[str, object]) -> Mapping[str, o
     if not isinstance(env, Mapping):
         raise ProviderError(f"{provider_id} provider config env= must be a mapping of strings")
     return env
-
-
-def ref_id(ref: object, *, provider_id: str, kind: str, key: str, what: str) -> str:
-    """The id under ``key`` in this provider's ``kind`` artifact ref (or a bare id string)."""
-    if isinstance(ref, str) and ref:
-        return ref
-    if isinstance(ref, Mapping) and ref.get("provider") == provider_id and ref.get("kind") == kind:
-        value = ref.get(key)
-        if isinstance(value, str) and value:
-            return value
-    raise ProviderError(f"Not a {what} ref: {ref!r}")
 
 
 class BaseController:

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from rigcli.engine.results import WorkflowPlan
 from rigcli.masking import mask_text
-from rigcli.records import short_run_id
 from rigcli.render.plain import plain_stderr, plain_stdout
 from rigcli.sanitize import sanitize
 from rigcli.speed.tables import Line, Table, View, plain_lines, write_lines
-from rigcli.statuses import CacheEntryStatus, CheckStatus, PlanStatus, WorkspaceStatus
+from rigcli.speed.timestamps import stored_epoch
+
+# Not typing.TYPE_CHECKING: rig ls's lean path writes with this module and imports no typing (nor
+# the records, nor the engine's results); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:  # Rich is imported only when a terminal (or a test) gets Rich output
     from rich.console import Console
+
+    from rigcli.engine.results import WorkflowPlan
+    from rigcli.statuses import CacheEntryStatus, CheckStatus, PlanStatus, WorkspaceStatus
 
 PLAN_COLUMNS = ["#", "status", "node", "reason"]
 CHECK_COLUMNS = ["provider", "check", "status", "current"]
@@ -94,6 +99,8 @@ def print_table(
 
 
 def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
+    from rigcli.records import short_run_id
+
     """``<workflow>  <cached>/<total> cached``, provider checks, then ``# | status | node | reason``."""
     checks = [
         [
@@ -120,26 +127,34 @@ def format_age(timestamp: object) -> str:
     """``just now``, ``5m ago``, ``3h ago``, ``2d ago`` for an ISO-8601 time; the input when unparsable."""
     if not isinstance(timestamp, str) or not timestamp:
         return ""
-    from rigcli.records import VERY_OLD, age_seconds, parse_timestamp
-
-    if parse_timestamp(timestamp) == VERY_OLD:
+    seconds = _age_seconds(timestamp)
+    if seconds is None:
         return timestamp
-    seconds = age_seconds(timestamp)
     for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
         if seconds >= size:
             return f"{int(seconds // size)}{unit} ago"
     return "just now"
 
 
+def _age_seconds(timestamp: str) -> float | None:
+    """``records.age_seconds``; None for a time ``records.parse_timestamp`` cannot read. The spelling
+    rig stores is read without the records (``speed/timestamps.py``), any other the full way."""
+    stored = stored_epoch(timestamp)
+    if stored is not None:
+        return time.time() - stored
+    from rigcli.records import VERY_OLD, age_seconds, parse_timestamp
+
+    return None if parse_timestamp(timestamp) == VERY_OLD else age_seconds(timestamp)
+
+
 def format_until(timestamp: object) -> str:
     """``in 7h 59m``, ``in 3m``, ``due`` for a future ISO-8601 time (an expiry); ``-`` for none."""
     if not isinstance(timestamp, str) or not timestamp:
         return "-"
-    from rigcli.records import VERY_OLD, age_seconds, parse_timestamp
-
-    if parse_timestamp(timestamp) == VERY_OLD:
+    age = _age_seconds(timestamp)
+    if age is None:
         return timestamp
-    seconds = -age_seconds(timestamp)
+    seconds = -age
     if seconds <= 0:
         return "due"
     if seconds >= 86400:

@@ -12,7 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, zip_longest
-from typing import TextIO
+
+# Not typing.TYPE_CHECKING: rig ls's lean path writes with this and imports no typing; mypy treats
+# any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from typing import TextIO
 
 RULE = "─"
 GAP = "   "  # a cell's right padding, the (blank) column separator, the next cell's left padding

@@ -82,4 +82,67 @@ class WorkspaceFile:
         return found
 
 
-__all__ = ["FoundWorkspace", "WorkspaceFile"]
+# WorkspaceRecord's fields in order (its to_json), each read from its column; ``resources`` comes from
+# the effects journal (``state/workspaces.py:all_workspaces`` reads the same through the records).
+_RECORD_COLUMNS = (
+    ("id", "id"),
+    ("name", "name"),
+    ("workflow", "workflow"),
+    ("workflow_ctx", "workflow_ctx_json"),
+    ("ctx", "ctx_json"),
+    ("status", "status"),
+    ("resources", None),
+    ("error", "error"),
+    ("created_at", "created_at"),
+    ("updated_at", "updated_at"),
+    ("owner", "owner"),
+    ("pid", "pid"),
+    ("host", "host"),
+    ("provenance", "provenance_json"),
+    ("expires_at", "expires_at"),
+    ("idle_stop", "idle_stop"),
+    ("reap_at", "reap_at"),
+)
+
+
+def listed_workspaces(db: Connection) -> list[dict[str, object]]:
+    """Every workspace (by name, then workflow) as its record's JSON (``WorkspaceRecord.to_json()``,
+    ``resources`` its live effects in journal order), read without the records' classes (``rig
+    ls``'s lean path). Raises the file's ``Error`` or ``ValueError`` for what is not as rig writes it."""
+    stored = [(field, column) for field, column in _RECORD_COLUMNS if column is not None]
+    select = ", ".join(f'"{column}"' for _, column in stored)
+    rows = db.execute(f"SELECT {select} FROM workspaces ORDER BY name, workflow").fetchall()
+    owned: dict[str, list[object]] = {}
+    if rows:
+        query = (
+            "SELECT id, provider_id, kind, status, resource_json, owner_id FROM effects "
+            "WHERE owner_kind = 'workspace' AND status IN (?, ?) ORDER BY created_at, id"
+        )
+        for effect_id, provider_id, kind, status, resource, owner in db.execute(query, _LIVE):
+            details = json.loads(resource) if resource is not None else None
+            owned.setdefault(str(owner), []).append(
+                {
+                    "effect_id": effect_id,
+                    "provider_id": provider_id,
+                    "kind": kind,
+                    "status": status,
+                    "resource": details if isinstance(details, dict) else {},
+                }
+            )
+    found: list[dict[str, object]] = []
+    for row in rows:
+        values = dict(zip((field for field, _ in stored), row, strict=True))
+        record: dict[str, object] = {}
+        for field, column in _RECORD_COLUMNS:
+            if column is None:
+                record[field] = owned.get(str(values["id"]), [])
+            elif column.endswith("_json"):
+                text = values[field]
+                record[field] = None if text is None else json.loads(str(text))
+            else:
+                record[field] = values[field]
+        found.append(record)
+    return found
+
+
+__all__ = ["FoundWorkspace", "WorkspaceFile", "listed_workspaces"]

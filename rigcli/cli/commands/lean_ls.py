@@ -14,18 +14,20 @@ can be read again cheaply (``engine/listing_memo.py``, the form in ``speed/listi
 - each artifact the plans validated: validated again through the same hook, with the same answer.
 
 When all read as they were, the plans would say what they said, and this answers from them: the
-workspaces and their effects are read from the file (``state/workspaces.py:all_workspaces``),
-the machines probed through the same hook (every provider on a thread of its own, all of them
-together bounded by ``PROBE_SECONDS``, as ``engine/liveness.py`` does), and ``listing.py``'s
-writer prints the answer. Anything else — a workspace due to expire (every command that opens
-the state reaps), a filter the memo does not know, a provider without the hook, a daemon that
-answers a validation otherwise — returns None before a byte is written, and the full way runs.
+workspaces and their effects are read from the file as their records' JSON
+(``state/workspace_file.py``), the machines probed through the same hook (every provider on a
+thread of its own, all of them together bounded by ``PROBE_SECONDS``, as ``engine/liveness.py``
+does), and ``listing.py``'s writer prints the answer. No typing, dataclasses, pathlib or
+threading on this path (a test holds it to that): they cost more than the rest of it. Anything
+else — a workspace due to expire (every command that opens the state reaps), the lock held, a
+filter the memo does not know, a provider without the hook, a daemon that answers a validation
+otherwise — returns None before a byte is written, and the full way runs.
 """
 
 from __future__ import annotations
 
+import _thread
 import os
-import threading
 import time
 
 from rigcli.cli.spec import GlobalOptions
@@ -34,14 +36,14 @@ from rigcli.cli.spec import GlobalOptions
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
-    from rigcli.cli.commands.listing import WorkflowRow
-    from rigcli.provider_api import DirectStatus, EffectEntry, LiveStatus
-    from rigcli.records import WorkspaceRecord
+    from rigcli.cli.commands.listing import Live, WorkflowRow
+    from rigcli.provider_api import DirectStatus, EffectEntry
     from rigcli.speed.listing_memo import Listed
 
 PROBE_SECONDS = 2.0  # engine/liveness.py:PROBE_SECONDS (a test holds them equal)
+Record = dict[str, object]  # a workspace as its record's JSON
 
 
 def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
@@ -52,7 +54,7 @@ def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
     from rigcli.speed.task_names import recall_section
 
     start = lean_start(opts)
-    if start is None:
+    if start is None or _locked(start.state_path):
         return None
     section = recall_section(
         start.cache_dir, version=__version__, config_path=start.config_path, section=LISTING_SECTION
@@ -77,7 +79,7 @@ def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
             if daemons[index].validate_artifact(ref) is not valid:
                 return None
         rows = _rows(listed, names, records)
-        live: dict[str, LiveStatus] | None = None
+        live: dict[str, Live] | None = None
         if probe:
             shown = [record for row in rows for record in row.workspaces]
             probing_for = _probes(listed, daemons, shown)
@@ -86,20 +88,28 @@ def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
             probing = probing_for
             live = _live(shown, probing)
     finally:
-        busy = {id(item.status_of) for item in probing if item.is_alive()}
+        busy = {id(item.daemon) for item in probing if not item.done}
         for daemon in daemons:
             if id(daemon) not in busy:  # one that did not answer in time is left to the process's end
                 daemon.close()
     from rigcli.cli.commands.listing import show_workspaces
-    from rigcli.state.lock import peek_holder
 
-    return show_workspaces(opts, rows, live, ("sqlite", start.state_path), peek_holder(start.state_path))
+    return show_workspaces(opts, rows, live, ("sqlite", start.state_path), None)
 
 
-def _read_state(path: str, stamp: list[object]) -> list[WorkspaceRecord] | None:
+def _locked(state_path: str) -> bool:
+    """Whether the lock file names a holder (``state/lock.py:peek_holder`` then says whether it is alive,
+    and the full way which one): a lock released cleanly leaves it empty."""
+    try:
+        return os.path.getsize(f"{state_path}.lock") > 0
+    except OSError:
+        return False
+
+
+def _read_state(path: str, stamp: list[object]) -> list[Record] | None:
     """Every workspace with its live effects, when nothing is due to expire and the run journal is as
     the plans read it; else None."""
-    from rigcli.state.state_file import expiry_due, open_current, runs_stamp
+    from rigcli.state.state_file import Error, expiry_due, open_current, runs_stamp
 
     db = open_current(path)
     if db is None:
@@ -107,11 +117,10 @@ def _read_state(path: str, stamp: list[object]) -> list[WorkspaceRecord] | None:
     try:
         if expiry_due(db) or runs_stamp(db) != stamp:
             return None
-        from rigcli.state.state_file import Error
-        from rigcli.state.workspaces import all_workspaces
+        from rigcli.state.workspace_file import listed_workspaces
 
         try:
-            return all_workspaces(db)
+            return listed_workspaces(db)
         except (Error, ValueError):  # what the full way would report on its own terms
             return None
     finally:
@@ -148,50 +157,66 @@ def _definitions_now(listed: Listed) -> list[DirectStatus] | None:
     return made
 
 
-def _rows(listed: Listed, names: Sequence[str], records: Sequence[WorkspaceRecord]) -> list[WorkflowRow]:
+def _rows(listed: Listed, names: Sequence[str], records: Sequence[Record]) -> list[WorkflowRow]:
     from rigcli.cli.commands.listing import WorkflowRow
     from rigcli.engine.outdated import outdated_against
 
     rows: list[WorkflowRow] = []
     for name in names:
         plan = listed.plans[name]
-        mine = sorted((record for record in records if record.workflow == name), key=lambda record: record.name)
+        mine = sorted(
+            (record for record in records if record["workflow"] == name), key=lambda record: str(record["name"])
+        )
         row = WorkflowRow(name, mine, cached_node_count=plan.cached, node_count=plan.nodes)
-        row.outdated = {record.id: outdated_against(record, plan.finals) for record in mine}
+        row.outdated = {str(record["id"]): outdated_against(record["provenance"], plan.finals) for record in mine}
         rows.append(row)
     return rows
 
 
-class _Probe(threading.Thread):
-    """One provider's probe of its machines, on a thread of its own (``engine/liveness.py:_Probe``)."""
+class _Probe:
+    """One provider's probe of its machines, on a thread of its own (``engine/liveness.py:_Probe``),
+    started with ``_thread``: a thread that never answers must not keep rig alive, and the
+    threading module would cost this path more than the probe."""
 
     def __init__(self, daemon: DirectStatus, project_dir: str, entries: list[EffectEntry]) -> None:
-        super().__init__(name="rig-probe", daemon=True)  # one that never answers must not keep rig alive
-        self.status_of = daemon
+        self.daemon = daemon
         self.project_dir = project_dir
         self.entries = entries
-        self.answers: Mapping[str, LiveStatus] | None = None
+        self.answers: dict[str, Live] | None = None
         self.error: str | None = None
+        self.done = False
+        self._finished = _thread.allocate_lock()
 
-    def run(self) -> None:
+    def start(self) -> None:
+        self._finished.acquire()
+        _thread.start_new_thread(self._run, ())
+
+    def join(self, timeout: float) -> None:
+        if self._finished.acquire(timeout=max(timeout, 0.0)):
+            self._finished.release()
+
+    def _run(self) -> None:
         from rigcli.errors import RigError, describe_exception
 
         try:
-            self.answers = dict(self.status_of.probe(self.project_dir, self.entries))
+            self.answers = dict(self.daemon.probe(self.project_dir, self.entries))
         except Exception as exc:  # a provider's failure is its machines' "unknown", not rig's
             self.error = str(exc) if isinstance(exc, RigError) else describe_exception(exc)
+        finally:
+            self.done = True
+            self._finished.release()
 
 
-def _probes(listed: Listed, daemons: Sequence[DirectStatus], records: Sequence[WorkspaceRecord]) -> list[_Probe] | None:
+def _probes(listed: Listed, daemons: Sequence[DirectStatus], records: Sequence[Record]) -> list[_Probe] | None:
     """A probe per provider of the workspaces' machines, each through the one definition of it in
     their workflows' scopes; None when a provider has none there (the full way asks a bare one)."""
-    from rigcli.engine.live_summary import resources_of
+    from rigcli.engine.live_summary import resources_in
 
     by_provider: dict[str, list[EffectEntry]] = {}
     for record in records:
-        for resource in resources_of(record):
+        for resource in resources_in(record["resources"]):  # type: ignore[arg-type]
             by_provider.setdefault(resource.provider_id, []).append(resource.entry)
-    scoped = {index for record in records for index in listed.plans[record.workflow].scoped}
+    scoped = {index for record in records for index in listed.plans[str(record["workflow"])].scoped}
     probes: list[_Probe] = []
     for provider_id, entries in by_provider.items():
         found = [index for index in sorted(scoped) if listed.definitions[index][0] == provider_id]
@@ -201,25 +226,28 @@ def _probes(listed: Listed, daemons: Sequence[DirectStatus], records: Sequence[W
     return probes
 
 
-def _live(records: Sequence[WorkspaceRecord], probes: Sequence[_Probe]) -> dict[str, LiveStatus]:
+def _live(records: Sequence[Record], probes: Sequence[_Probe]) -> dict[str, Live]:
     """Each workspace's live status, as ``engine/liveness.py:probe_records`` gives it."""
-    from rigcli.engine.live_summary import summarize_statuses
-    from rigcli.provider_api import LiveStatus
+    from rigcli.engine.live_summary import summarize_machines
 
     deadline = time.monotonic() + PROBE_SECONDS
     for probe in probes:
         probe.start()
     for probe in probes:
-        probe.join(max(0.0, deadline - time.monotonic()))
-    statuses: dict[str, LiveStatus] = {}
+        probe.join(deadline - time.monotonic())
+    answers: dict[str, Live] = {}
     for probe in probes:
-        if probe.answers is None:
-            why = probe.error or f"no answer within {PROBE_SECONDS:g}s"
+        found = probe.answers if probe.done else None
+        if found is None:
+            why = probe.error if probe.done and probe.error else f"no answer within {PROBE_SECONDS:g}s"
             for entry in probe.entries:
-                statuses[entry["id"]] = LiveStatus("unknown", why)
+                answers[entry["id"]] = ("unknown", why)
         else:
-            statuses.update(probe.answers)
-    return {record.id: summarize_statuses(record, statuses) for record in records}
+            answers.update(found)
+    return {
+        str(record["id"]): summarize_machines(record["resources"], str(record["status"]), answers)  # type: ignore[arg-type]
+        for record in records
+    }
 
 
 __all__ = ["PROBE_SECONDS", "list_lean"]

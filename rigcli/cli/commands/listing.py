@@ -7,22 +7,20 @@ full ``rig ls`` planned, while everything its plans read is unchanged); both way
 
 from __future__ import annotations
 
-from dataclasses import field
-
 from rigcli.cli.output import emit_json
 from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import RigError, UsageError
-from rigcli.jsonutil import JsonObject
-from rigcli.records import WorkspaceRecord
-from rigcli.speed.records import lazy_dataclass
 
-# Not typing.TYPE_CHECKING: mypy treats any name TYPE_CHECKING as true (the lean path imports no typing).
+# Not typing.TYPE_CHECKING: the lean path writes with this module and imports no typing, nor the
+# records' classes (a workspace is its record's JSON here); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from rigcli.cli.session import Session
-    from rigcli.provider_api import LiveStatus
-    from rigcli.records import LockHolder
+    from rigcli.jsonutil import JsonObject
+    from rigcli.records import LockHolder, WorkspaceRecord
+
+Live = tuple[str, str]  # a workspace's live status: (state, detail)
 
 TARGETS = {
     "workspaces": "workspaces",
@@ -59,18 +57,27 @@ def _workflow_names(session: Session) -> list[str]:
     return [only] if only is not None else session.workflow_names()
 
 
-@lazy_dataclass
 class WorkflowRow:
-    """One workflow in `rig ls`: its cache summary (None when the plan failed) and workspaces."""
+    """One workflow in `rig ls`: its cache summary (None when the plan failed) and its workspaces,
+    each as its record's JSON (``WorkspaceRecord.to_json``), by name."""
 
-    name: str
-    workspaces: list[WorkspaceRecord]
-    cached_node_count: int | None = None
-    node_count: int | None = None
-    plan_error: str | None = None
-    outdated: dict[str, bool | None] = field(default_factory=dict)  # by record id; None: cannot tell
+    __slots__ = ("cached_node_count", "name", "node_count", "outdated", "plan_error", "workspaces")
 
-    def to_json(self, live: dict[str, LiveStatus] | None) -> dict[str, object]:
+    def __init__(
+        self,
+        name: str,
+        workspaces: list[dict[str, object]],
+        cached_node_count: int | None = None,
+        node_count: int | None = None,
+    ) -> None:
+        self.name = name
+        self.workspaces = workspaces
+        self.cached_node_count = cached_node_count
+        self.node_count = node_count
+        self.plan_error: str | None = None
+        self.outdated: dict[str, bool | None] = {}  # by record id; None: cannot tell
+
+    def to_json(self, live: dict[str, Live] | None) -> dict[str, object]:
         data: dict[str, object] = {
             "name": self.name,
             "cached_node_count": self.cached_node_count,
@@ -80,9 +87,9 @@ class WorkflowRow:
             data["plan_error"] = self.plan_error
         data["workspaces"] = [
             {
-                **record.to_json(),
-                "outdated": self.outdated.get(record.id),
-                "live": live[record.id].to_json() if live is not None else None,
+                **record,
+                "outdated": self.outdated.get(str(record["id"])),
+                "live": None if live is None else _live_json(live[str(record["id"])]),
             }
             for record in self.workspaces
         ]
@@ -93,35 +100,42 @@ class WorkflowRow:
         return "unavailable" if self.node_count is None else f"{self.cached_node_count}/{self.node_count}"
 
 
-def _live_cell(live: dict[str, LiveStatus] | None, record: WorkspaceRecord) -> str:
+def _live_json(live: Live) -> dict[str, object]:
+    return {"state": live[0], "detail": live[1]}  # LiveStatus.to_json
+
+
+def _live_cell(live: dict[str, Live] | None, record: dict[str, object]) -> str:
     if live is None:
         return "-"
-    status = live[record.id]
-    return status.state if status.state == "running" or not status.detail else f"{status.state} ({status.detail})"
+    state, detail = live[str(record["id"])]
+    return state if state == "running" or not detail else f"{state} ({detail})"
 
 
 def _workspaces(session: Session, *, probe: bool) -> int:
     engine = session.engine
     names = _workflow_names(session)
     workflows: list[WorkflowRow] = []
+    records: list[WorkspaceRecord] = []
     planned = True
     for name in names:
-        row = WorkflowRow(name, sorted(engine.list_workspaces(name), key=lambda record: record.name))
+        mine = sorted(engine.list_workspaces(name), key=lambda record: record.name)
+        records.extend(mine)
+        row = WorkflowRow(name, [dict(record.to_json()) for record in mine])
         try:
             plan = session.run(engine.plan_listed(name))
             row.cached_node_count, row.node_count = plan.cached_node_count, plan.node_count
-            row.outdated = {record.id: engine.workspace_outdated(record, plan) for record in row.workspaces}
+            row.outdated = {record.id: engine.workspace_outdated(record, plan) for record in mine}
         except RigError as exc:
             row.plan_error = str(exc)
             planned = False
         workflows.append(row)
     if planned and session.opts.workflow is None:
         engine.remember_listed(names)  # for the next rig ls to answer without the config (lean_ls.py)
-    records = [record for item in workflows for record in item.workspaces]
     # Every workspace's providers asked at once, in parallel, for at most PROBE_SECONDS (engine/liveness.py).
-    live: dict[str, LiveStatus] | None = None
+    live: dict[str, Live] | None = None
     if probe:
-        live = session.run(engine.probe_workspaces(records)) if records else {}
+        found = session.run(engine.probe_workspaces(records)) if records else {}
+        live = {record_id: (status.state, status.detail) for record_id, status in found.items()}
     status = engine.state_status()
     return show_workspaces(session.opts, workflows, live, (status.backend, status.url), status.lock)
 
@@ -129,7 +143,7 @@ def _workspaces(session: Session, *, probe: bool) -> int:
 def show_workspaces(
     opts: GlobalOptions,
     workflows: list[WorkflowRow],
-    live: dict[str, LiveStatus] | None,
+    live: dict[str, Live] | None,
     state: tuple[str, str],
     lock: LockHolder | None,
 ) -> int:
@@ -154,16 +168,16 @@ def show_workspaces(
     rows = []
     for item in workflows:
         for record in item.workspaces:
-            owner = record.owner or "-"
-            outdated = item.outdated.get(record.id)
+            owner = record["owner"] or "-"
+            outdated = item.outdated.get(str(record["id"]))
             snapshot = "-" if outdated is None else "outdated" if outdated else "current"
             cells = [
-                record.name,
-                record.status,
+                record["name"],
+                record["status"],
                 owner,
-                format_age(record.created_at),
+                format_age(record["created_at"]),
                 snapshot,  # day two: outdated and expiry, after the columns scripts already read
-                format_until(record.expires_at),
+                format_until(record["expires_at"]),
                 _live_cell(live, record),
             ]
             rows.append([*cells[:1], item.name, *cells[1:]] if several else cells)
@@ -177,9 +191,9 @@ def show_workspaces(
         if item.plan_error:
             print_message(f"{item.name}: {item.plan_error}", style="yellow")
         for record in item.workspaces:
-            if record.status == "reap-failed" and record.error:
-                print_message(f"{record.name}: reap failed: {record.error}", style="yellow")
-        if any(item.outdated.get(record.id) for record in item.workspaces):
+            if record["status"] == "reap-failed" and record["error"]:
+                print_message(f"{record['name']}: reap failed: {record['error']}", style="yellow")
+        if any(item.outdated.get(str(record["id"])) for record in item.workspaces):
             print_message("rig diff WORKSPACE says what changed; rig fork WORKSPACE --replace remakes it", style="dim")
     return 0
 
