@@ -10,7 +10,6 @@ is registered, so a project without secrets pays nothing.
 from __future__ import annotations
 
 import _thread
-import re
 from collections.abc import Iterable, Mapping
 
 # Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
@@ -18,6 +17,7 @@ from collections.abc import Iterable, Mapping
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    import re
     from typing import TypeVar
 
     T = TypeVar("T")
@@ -55,6 +55,8 @@ def register(*values: object) -> None:
         _values = _values | fresh
         # Longest first, so a secret that contains another is masked whole.
         ordered = sorted(_values, key=len, reverse=True)
+        import re  # only once there is a secret: rig ls's lean path imports no re
+
         _pattern = re.compile("|".join(re.escape(value) for value in ordered))
 
 

@@ -10,11 +10,10 @@ pairs and this imports no typing: ``rig ls``'s lean path (``direct_status``) pro
 
 from __future__ import annotations
 
-import json
-
 from providers.docker.endpoint import container_of
 from providers.docker.rawhttp import RawClient
 from rigcli.errors import ProviderError
+from rigcli.speed.json_lite import string
 
 # Not typing.TYPE_CHECKING: mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
@@ -59,7 +58,7 @@ def container_states(raw: RawClient, project_dir: str, resources: Sequence[Effec
             answers[resource["id"]] = ("unknown", str(exc))
     if not wanted:
         return answers
-    filters = json.dumps({"label": [f"rig.project={project_dir}"]})
+    filters = '{"label": [' + string(f"rig.project={project_dir}") + "]}"  # json.dumps({"label": [...]})
     response = raw.request("GET", "/containers/json", params={"all": "true", "filters": filters}, timeout=PROBE_TIMEOUT)
     if response.status != 200:
         raise ProviderError(f"Docker container list failed: {response.message()} (HTTP {response.status})")

@@ -7,7 +7,6 @@ on; ssh is ``docker system dial-stdio``, whose stdin and stdout are the two halv
 
 from __future__ import annotations
 
-import contextlib
 import os
 import select
 
@@ -73,8 +72,10 @@ class SocketConnection(Connection):
         self.sock.settimeout(seconds)
 
     def close_write(self) -> None:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 - contextlib is not imported for it (rig ls's lean path probes on this)
             self.sock.shutdown(SHUT_WR)
+        except OSError:
+            pass
 
     def close(self) -> None:
         self.sock.close()
@@ -121,8 +122,10 @@ class SshConnection(Connection):
         self._timeout = seconds
 
     def close_write(self) -> None:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 - as above
             self._stdin.close()
+        except OSError:
+            pass
 
     def close(self) -> None:
         self.process.stop()

@@ -12,13 +12,13 @@ memory BIO so the write half can be closed with close_notify while the read half
 from __future__ import annotations
 
 import _thread
-import json
 
 from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate, version_tuple
 from providers.docker.endpoint import Endpoint
 from providers.docker.errors import transport_error
 from providers.docker.rawconn import CONNECT_SECONDS, Connection, connect
 from rigcli.errors import ProviderError
+from rigcli.speed.json_lite import loads_bytes
 
 # Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
 # treats any name TYPE_CHECKING as true.
@@ -40,7 +40,7 @@ class Response:
         self.leftover = leftover  # after an upgrade: the first bytes of the stream
 
     def json(self) -> Any:
-        return json.loads(self.body or b"null")
+        return loads_bytes(self.body or b"null")
 
     def message(self) -> str:
         try:
@@ -120,7 +120,12 @@ class RawClient:
 
     def _message(self, method: str, path: str, body: Any, headers: dict[str, str], *, versioned: bool = True) -> bytes:
         host = _netloc(self.endpoint.base_url) if self.endpoint.mode in ("tcp", "tls") else "docker"
-        payload = b"" if body is None else json.dumps(body).encode()
+        if body is None:
+            payload = b""
+        else:
+            import json  # only a request with a body (a probe has none)
+
+            payload = json.dumps(body).encode()
         target = f"/v{self.version}{path}" if versioned else path
         lines = [f"{method} {target} HTTP/1.1", f"Host: {host}", "User-Agent: rig"]
         if body is not None:
@@ -183,7 +188,7 @@ class RawClient:
             conn.send(self._message("GET", "/version", None, {}, versioned=False))
             reader = Reader(conn)
             status, headers = reader.head()
-            server = json.loads(reader.body(status, headers)).get("ApiVersion")
+            server = loads_bytes(reader.body(status, headers)).get("ApiVersion")  # type: ignore[attr-defined]
         finally:
             conn.close()
         version = negotiate(server if isinstance(server, str) else None)

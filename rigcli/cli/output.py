@@ -11,15 +11,15 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import sys
 from collections.abc import Iterator
 
-from rigcli import masking
+import rigcli.masking as masking  # not `from rigcli import`: that asks rigcli's lazy __getattr__ first
 
-# Not typing.TYPE_CHECKING: rig ls's lean path writes its document here and imports no typing;
-# mypy treats any name TYPE_CHECKING as true.
+# json is imported where a document is written (it imports re), typing not at all: rig ls's lean
+# path writes through here and imports neither. Not typing.TYPE_CHECKING: mypy treats any name
+# TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
@@ -65,6 +65,8 @@ def emit_json(document: object) -> None:
 
     Every --json document passes here, so secrets are masked here.
     """
+    import json
+
     global _summarized
     if _stream is not None:
         write_stream_line(summary_line(shown(document)))
@@ -92,6 +94,8 @@ def begin_stream() -> None:
 
 def write_stream_line(data: dict[str, object]) -> None:
     """One object on one line of the stream (masked by the caller: events by the bus, documents by ``shown``)."""
+    import json
+
     if _stream is not None:
         _stream.write(json.dumps(data, ensure_ascii=False, default=_fallback, separators=(",", ":")) + "\n")
 
@@ -111,6 +115,8 @@ def error_line(message: str, exit_code: int) -> dict[str, object]:
 
 def error_summary(message: str, exit_code: int) -> None:
     """A failed command line's whole stream when it failed before any stream began (a usage error)."""
+    import json
+
     line = json.dumps(error_line(message, exit_code), ensure_ascii=False, separators=(",", ":"))
     with contextlib.suppress(OSError, ValueError):
         sys.stdout.write(line + "\n")
@@ -145,6 +151,8 @@ def stderr_is_terminal() -> bool:
 
 def shown(value: object) -> object:
     """``value`` as it may be shown to the user: JSON-shaped, with secrets masked."""
+    import json
+
     if not masking.active():
         return value
     return masking.mask_value(json.loads(json.dumps(value, ensure_ascii=False, default=_fallback)))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Sequence
 
@@ -173,6 +172,8 @@ def print_value(value: object, *, console: Console | None = None) -> None:
     """An operation's result: strings as they are, anything else as indented JSON."""
     if value is None:
         return
+    import json  # only a value to print (it imports re: rig ls's lean path imports neither)
+
     text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
     if console is None and plain_stdout() is not None:
         write([Line.of(text)])

@@ -12,14 +12,11 @@ stale, it is ignored and rewritten; a home that cannot be written to just means 
 
 from __future__ import annotations
 
-import contextlib
-import importlib
-import json
 import os
-import re
 import sys
 
 from rigcli.speed.digests import sha256
+from rigcli.speed.json_lite import loads
 
 # Not typing.TYPE_CHECKING, and no pathlib: rig shell/exec's lean path reads this index and
 # imports neither (pathlib brings urllib.parse: ~18 M instructions).
@@ -43,8 +40,10 @@ def installed_key() -> str:
         try:
             names = sorted(name for name in os.listdir(place) if name.endswith(_METADATA_SUFFIXES))
         except OSError:  # not a directory (a zip, or gone): its own mtime stands for its contents
-            with contextlib.suppress(OSError):
+            try:  # noqa: SIM105 - contextlib is not imported on this path
                 seen.append([place, os.stat(place).st_mtime_ns])
+            except OSError:
+                pass
             continue
         stamps: list[object] = []
         for name in names:
@@ -53,7 +52,8 @@ def installed_key() -> str:
             except OSError:
                 stamps.append([name, None])
         seen.append([place, stamps])
-    return sha256(json.dumps([FORMAT, seen], separators=(",", ":")).encode()).hexdigest()
+    # repr, not json: lists of strings, ints and None spell themselves one way, and json imports re.
+    return sha256(repr([FORMAT, seen]).encode()).hexdigest()
 
 
 def scan(group: str) -> dict[str, str]:
@@ -81,20 +81,41 @@ def entry_point_values(group: str, cache_file: str | Path | None) -> dict[str, s
 
 def load(value: str) -> object:
     """What an entry point value names (``module:attr.path``), as ``EntryPoint.load`` would."""
+    module, attr = _plain(value) or _parsed(value)
+    __import__(module)  # not importlib.import_module: the same for an absolute name, without importlib
+    loaded: object = sys.modules[module]
+    for part in filter(None, attr.split(".")):
+        loaded = getattr(loaded, part)
+    return loaded
+
+
+_NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+
+
+def _plain(value: str) -> tuple[str, str] | None:
+    """``module:attr`` of the usual spelling (no spaces, no extras), read without re; else None."""
+    module, colon, attr = value.partition(":")
+    if not module or (colon and not attr):
+        return None
+    if _NAME_CHARACTERS.issuperset(module) and _NAME_CHARACTERS.issuperset(attr):
+        return module, attr
+    return None
+
+
+def _parsed(value: str) -> tuple[str, str]:
+    import re
+
     match = re.match(_VALUE, value)
     if match is None:
         raise ValueError(f"malformed entry point {value!r}")
-    loaded: object = importlib.import_module(match.group("module"))
-    for part in filter(None, (match.group("attr") or "").split(".")):
-        loaded = getattr(loaded, part)
-    return loaded
+    return match.group("module"), match.group("attr") or ""
 
 
 def _read(path: str | Path, key: str, group: str) -> dict[str, str] | None:
     """The remembered entries when the file is rig's, of this ``key``, and well formed; else None."""
     try:
         with open(path, encoding="utf-8") as remembered:
-            stored = json.loads(remembered.read())
+            stored = loads(remembered.read())
     except (OSError, ValueError):
         return None
     if not isinstance(stored, dict) or stored.get("format") != FORMAT or stored.get("key") != key:
@@ -107,7 +128,9 @@ def _read(path: str | Path, key: str, group: str) -> dict[str, str] | None:
 
 
 def _write(path: str | Path, data: dict[str, object]) -> None:
-    import tempfile  # only a miss writes
+    import contextlib  # only a miss writes
+    import json
+    import tempfile
 
     with contextlib.suppress(OSError):
         place = os.path.dirname(os.fspath(path))

@@ -22,7 +22,6 @@ These are the only writes to ``sys.modules`` in rig (tests/test_architecture.py 
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from types import ModuleType
@@ -34,7 +33,8 @@ def lazy_attribute(package: str, name: str, table: Mapping[str, str], namespace:
     module_name = table.get(name)
     if module_name is None:
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
+    __import__(module_name)  # not importlib.import_module: the same for an absolute name, without importlib
+    value = getattr(sys.modules[module_name], name)
     namespace[name] = value
     return value
 
@@ -56,7 +56,8 @@ def import_hiding(module: str, hidden: Iterable[str]) -> ModuleType:
     for name in hiding:
         sys.modules[name] = None  # type: ignore[assignment]
     try:
-        return importlib.import_module(module)
+        __import__(module)
+        return sys.modules[module]
     finally:
         for name in hiding:
             if sys.modules.get(name, False) is None:

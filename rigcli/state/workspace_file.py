@@ -10,8 +10,7 @@ what is wrong.
 
 from __future__ import annotations
 
-import json
-
+from rigcli.speed.json_lite import loads
 from rigcli.state.state_file import Error, expiry_due, open_current
 
 # Not typing.TYPE_CHECKING: rig exec's lean path imports no typing (rigcli/__init__.py); mypy
@@ -75,7 +74,7 @@ class WorkspaceFile:
             rows = self._db.execute(query, (workspace_id, *_LIVE)).fetchall()
             found = []
             for effect_id, provider_id, kind, resource in rows:
-                details = json.loads(resource)
+                details = loads(resource)
                 found.append({"provider_id": provider_id, "id": effect_id, "kind": kind, "resource": details})
         except (Error, ValueError):
             return None
@@ -119,7 +118,7 @@ def listed_workspaces(db: Connection) -> list[dict[str, object]]:
             "WHERE owner_kind = 'workspace' AND status IN (?, ?) ORDER BY created_at, id"
         )
         for effect_id, provider_id, kind, status, resource, owner in db.execute(query, _LIVE):
-            details = json.loads(resource) if resource is not None else None
+            details = loads(resource) if resource is not None else None
             owned.setdefault(str(owner), []).append(
                 {
                     "effect_id": effect_id,
@@ -138,7 +137,7 @@ def listed_workspaces(db: Connection) -> list[dict[str, object]]:
                 record[field] = owned.get(str(values["id"]), [])
             elif column.endswith("_json"):
                 text = values[field]
-                record[field] = None if text is None else json.loads(str(text))
+                record[field] = None if text is None else loads(str(text))
             else:
                 record[field] = values[field]
         found.append(record)

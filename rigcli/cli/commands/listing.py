@@ -7,7 +7,6 @@ full ``rig ls`` planned, while everything its plans read is unchanged); both way
 
 from __future__ import annotations
 
-from rigcli.cli.output import emit_json
 from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import RigError, UsageError
 
@@ -149,6 +148,8 @@ def show_workspaces(
 ) -> int:
     """Write ``rig ls``'s answer (the one writer of both ways): the table, or the ``--json`` document."""
     if opts.json:
+        from rigcli.cli.output import emit_json
+
         emit_json(
             {
                 "workflows": [item.to_json(live) for item in workflows],
@@ -199,6 +200,8 @@ def show_workspaces(
 
 
 def _snapshots(session: Session) -> int:
+    from rigcli.cli.output import emit_json
+
     snapshots: list[JsonObject] = []
     for name in _workflow_names(session):
         snapshots.extend(session.run(session.engine.list_snapshots(workflow=name)))
@@ -219,6 +222,8 @@ def _snapshots(session: Session) -> int:
 
 
 def _config(session: Session) -> int:
+    from rigcli.cli.output import emit_json
+
     info = session.engine.get_project_info()
     if session.opts.json:
         emit_json(info.to_json())
