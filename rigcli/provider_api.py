@@ -518,7 +518,8 @@ class DirectStatus(Protocol):
 
     def probe(self, project_dir: str, resources: Sequence[EffectEntry]) -> Mapping[str, tuple[str, str]]:
         """``SupportsStatus.probe``, each answer as ``(state, detail)`` (raising means ``unknown`` for
-        all, with why)."""
+        all, with why). Called on a thread of its own while ``validate_artifact`` may be asked, and
+        after ``close``: a probe keeps a connection of its own."""
         ...
 
     def close(self) -> None: ...

@@ -54,10 +54,15 @@ class DirectDocker:
         return None if response.status not in (200, 404) else response.status == 200
 
     def probe(self, project_dir: str, resources: Sequence[EffectEntry]) -> dict[str, tuple[str, str]]:
-        """``DockerController.probe``, as ``(state, detail)`` pairs."""
+        """``DockerController.probe``, as ``(state, detail)`` pairs, on a connection of its own: rig ls
+        probes while it validates artifacts on ``raw``."""
         from providers.docker.live import container_states
 
-        return container_states(self.raw, project_dir, resources)
+        raw = RawClient(self.endpoint)
+        try:
+            return container_states(raw, project_dir, resources)
+        finally:
+            raw.close()
 
     def close(self) -> None:
         self.raw.close()

@@ -73,27 +73,26 @@ def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
     daemons = _definitions_now(listed)
     if daemons is None:
         return None
-    probing: list[_Probe] = []
+    rows = _rows(listed, names, records)
+    shown = [record for row in rows for record in row.workspaces]
     try:
+        # The probe starts first, on a connection of its own: the daemon lists its containers while
+        # this validates the plans' artifacts and imports the writer.
+        probing = _probes(listed, daemons, shown) if probe else []
+        if probing is None:
+            return None
+        deadline = time.monotonic() + PROBE_SECONDS
+        for item in probing:
+            item.start()
         for index, ref, valid in listed.validations:
             if daemons[index].validate_artifact(ref) is not valid:
                 return None
-        rows = _rows(listed, names, records)
-        live: dict[str, Live] | None = None
-        if probe:
-            shown = [record for row in rows for record in row.workspaces]
-            probing_for = _probes(listed, daemons, shown)
-            if probing_for is None:
-                return None
-            probing = probing_for
-            live = _live(shown, probing)
     finally:
-        busy = {id(item.daemon) for item in probing if not item.done}
         for daemon in daemons:
-            if id(daemon) not in busy:  # one that did not answer in time is left to the process's end
-                daemon.close()
+            daemon.close()
     from rigcli.cli.commands.listing import show_workspaces
 
+    live = _live(shown, probing, deadline) if probe else None
     return show_workspaces(opts, rows, live, ("sqlite", start.state_path), None)
 
 
@@ -226,13 +225,11 @@ def _probes(listed: Listed, daemons: Sequence[DirectStatus], records: Sequence[R
     return probes
 
 
-def _live(records: Sequence[Record], probes: Sequence[_Probe]) -> dict[str, Live]:
-    """Each workspace's live status, as ``engine/liveness.py:probe_records`` gives it."""
+def _live(records: Sequence[Record], probes: Sequence[_Probe], deadline: float) -> dict[str, Live]:
+    """Each workspace's live status, as ``engine/liveness.py:probe_records`` gives it (the probes
+    started, all of them answering by ``deadline`` or not at all)."""
     from rigcli.engine.live_summary import summarize_machines
 
-    deadline = time.monotonic() + PROBE_SECONDS
-    for probe in probes:
-        probe.start()
     for probe in probes:
         probe.join(deadline - time.monotonic())
     answers: dict[str, Live] = {}
