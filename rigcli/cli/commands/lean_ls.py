@@ -17,11 +17,11 @@ When all read as they were, the plans would say what they said, and this answers
 workspaces and their effects are read from the file as their records' JSON
 (``state/workspace_file.py``), the machines probed through the same hook (every provider on a
 thread of its own, all of them together bounded by ``PROBE_SECONDS``, as ``engine/liveness.py``
-does), and ``listing.py``'s writer prints the answer. No typing, dataclasses, pathlib or
-threading on this path (a test holds it to that): they cost more than the rest of it. Anything
-else — a workspace due to expire (every command that opens the state reaps), the lock held, a
-filter the memo does not know, a provider without the hook, a daemon that answers a validation
-otherwise — returns None before a byte is written, and the full way runs.
+does), and ``listing.py``'s writer prints the answer. No typing, dataclasses, json, re, pathlib,
+contextlib or threading on this path (a test holds it to that): they cost more than the rest of
+it. Anything else — a workspace due to expire (every command that opens the state reaps), the
+lock held, a filter the memo does not know, a provider without the hook, a daemon that answers a
+validation otherwise — returns None before a byte is written, and the full way runs.
 """
 
 from __future__ import annotations
