@@ -11,6 +11,7 @@ entry here.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 
 from rigcli.authoring.values import EnvRef, ProviderDefinition
@@ -31,10 +32,10 @@ def remember_project(project: Project, *, listing: JsonValue = None) -> None:
     given); a home that cannot be written to keeps nothing."""
     from rigcli._version import __version__
     from rigcli.speed.task_names import remember
-    from rigcli.state.paths import rig_home
+    from rigcli.state.paths import rig_home_path
 
     try:
-        cache = rig_home() / "cache"
+        cache = os.path.join(rig_home_path(), "cache")  # not rig_home(): pathlib is not imported for it
     except RigError:  # an unusable RIG_HOME: nothing is remembered, and the lean paths load the config
         return
     workflows = project.workflows

@@ -89,11 +89,12 @@ def remember(
     }
     path = memo_file(cache_dir, config_path)
     import contextlib  # only a full load writes
-    import tempfile
 
+    # A name of this process's own, not tempfile (it imports random, shutil and more than the write costs).
+    temporary = os.path.join(os.path.dirname(path), f".task-names-{os.getpid()}-{id(data):x}")
     with contextlib.suppress(OSError):
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        handle, temporary = tempfile.mkstemp(prefix=".task-names-", dir=os.path.dirname(path))
+        handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         try:
             with os.fdopen(handle, "wb") as out:
                 out.write(marshal.dumps(data))
