@@ -81,14 +81,16 @@ class _ImportedOnFirstUse(ModuleType):
             raise AttributeError(name)
         if sys.modules.get(self.__name__) is self:  # read while standing in: import the real one
             del sys.modules[self.__name__]
-        real = importlib.import_module(self.__name__)
+        __import__(self.__name__)
+        real = sys.modules[self.__name__]
         self.__dict__.update(real.__dict__)
         return getattr(real, name)
 
 
 def _calling_later(module: str, name: str) -> Callable[..., object]:
     def call(*args: object, **kwargs: object) -> object:
-        function: Callable[..., object] = getattr(importlib.import_module(module), name)
+        __import__(module)
+        function: Callable[..., object] = getattr(sys.modules[module], name)
         return function(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name
@@ -109,7 +111,8 @@ def import_deferring(module: str, deferred: Mapping[str, Iterable[str]]) -> Modu
     for name in standing:
         sys.modules[name] = _ImportedOnFirstUse(name, deferred[name])
     try:
-        return importlib.import_module(module)
+        __import__(module)
+        return sys.modules[module]
     finally:
         for name in standing:
             if isinstance(sys.modules.get(name), _ImportedOnFirstUse):
