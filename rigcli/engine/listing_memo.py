@@ -28,7 +28,7 @@ from rigcli.engine.session import ProviderSession
 from rigcli.engine.stores import LOCAL
 from rigcli.jsonutil import JsonValue
 from rigcli.records import parse_timestamp
-from rigcli.speed.listing_memo import normalized_checks
+from rigcli.speed.listing_memo import environment_stamp, normalized_checks
 
 
 class ListingMemo:
@@ -116,6 +116,7 @@ class ListingMemo:
             "project_dir": str(self.project.project_dir),
             "state": self._stamp,  # type: ignore[dict-item]  # a row of SQLite values: JSON
             "until": until,
+            "environment": environment_stamp(),
             "workflows": list(names),
             "plans": plans,
             "definitions": definitions.rows,

@@ -7,6 +7,7 @@ answers from it while every input of those plans reads the same again::
     {"project_dir": str,
      "state": [...],            # the run journal's stamp before the plans (state/state_file.py)
      "until": float | null,     # the first moment a cached run's cache_ttl runs out (epoch seconds)
+     "environment": str,        # environment_stamp() of the process that planned
      "workflows": [name, ...],  # every workflow of the config, in its order
      "plans": {name: [cached_node_count, node_count, [[final task path, run id or null], ...],
                       [index of each definition in its scopes, ...]]},
@@ -15,11 +16,16 @@ answers from it while every input of those plans reads the same again::
      "validations": [[definition index, artifact ref, valid], ...]}   # each one the plans asked
 
 A config is kept resolved only when it holds no secret (then nothing is kept). The plans' cache
-keys are the project's files, which the memo's stamps cover; what a config computes from the
-environment when it is imported is not seen (as for every lean path: ``speed/task_names.py``).
+keys are the project's files, which the memo's stamps cover, and what a config computes from the
+environment when it is imported (``os.environ.get("IMAGE")`` in a task's config): the whole
+environment's digest must read the same, or the full way plans again.
 """
 
 from __future__ import annotations
+
+import os
+
+from rigcli.speed.digests import sha256
 
 LISTING_SECTION = "ls"
 
@@ -39,6 +45,14 @@ def normalized_checks(checks: object) -> list[object]:
     return found
 
 
+def environment_stamp() -> str:
+    """A digest of every environment variable and its value (never the values themselves: secrets)."""
+    digest = sha256(b"rig.ls-environment/1")
+    for name, value in sorted(os.environ.items()):
+        digest.update(f"\0{name}={value}".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
 class PlanMemo:
     """One workflow's plan as remembered: its counts, its final tasks' runs, the definitions in its scopes."""
 
@@ -54,7 +68,7 @@ class PlanMemo:
 class Listed:
     """The ``ls`` section, checked for shape; ``read`` gives None for anything else."""
 
-    __slots__ = ("definitions", "plans", "project_dir", "state", "until", "validations", "workflows")
+    __slots__ = ("definitions", "environment", "plans", "project_dir", "state", "until", "validations", "workflows")
 
     def __init__(
         self,
@@ -64,8 +78,10 @@ class Listed:
         plans: dict[str, PlanMemo],
         definitions: list[list[object]],
         validations: list[tuple[int, dict[str, object], bool]],
+        environment: str,
     ) -> None:
         self.project_dir = project_dir
+        self.environment = environment
         self.state = state
         self.until = until
         self.workflows = list(plans)
@@ -79,7 +95,9 @@ class Listed:
             return None
         project_dir, state, until = section.get("project_dir"), section.get("state"), section.get("until")
         workflows, plans, definitions = section.get("workflows"), section.get("plans"), section.get("definitions")
-        validations = section.get("validations")
+        validations, environment = section.get("validations"), section.get("environment")
+        if not isinstance(environment, str):
+            return None
         if not isinstance(project_dir, str) or not isinstance(state, list) or not isinstance(workflows, list):
             return None
         if not isinstance(plans, dict) or not isinstance(definitions, list) or not isinstance(validations, list):
@@ -102,7 +120,7 @@ class Listed:
             if not isinstance(index, int) or not 0 <= index < len(definitions) or not isinstance(ref, dict):
                 return None
             read_validations.append((index, ref, row[2]))
-        return cls(project_dir, state, until, read_plans, definitions, read_validations)
+        return cls(project_dir, state, until, read_plans, definitions, read_validations, environment)
 
 
 def _plan(plan: object, definitions: int) -> PlanMemo | None:
@@ -123,4 +141,4 @@ def _plan(plan: object, definitions: int) -> PlanMemo | None:
     return PlanMemo(cached, nodes, finals, scoped)
 
 
-__all__ = ["LISTING_SECTION", "Listed", "PlanMemo", "normalized_checks"]
+__all__ = ["LISTING_SECTION", "Listed", "PlanMemo", "environment_stamp", "normalized_checks"]

@@ -20,10 +20,13 @@ from tests.cli.cli_support import Result, run_rig, write_project
 
 # Each import of the config appends a line to loads.txt: how a test sees whether rig loaded it.
 CONFIG = """
+import os
 from pathlib import Path
 
 from helper import GREETING
 from rigcli import define_provider, env, workflow
+
+GREETING = os.environ.get("RIG_TEST_GREETING", GREETING)  # read when the config is imported
 
 with open(Path(__file__).with_name("loads.txt"), "a") as loads:
     loads.write("loaded\\n")
@@ -185,7 +188,7 @@ def test_lean_ls_prints_what_the_full_way_prints_for_current_outdated_stopped_an
 
 
 def test_the_lean_way_imports_neither_the_config_nor_the_dsl_nor_the_planner(project: Path) -> None:
-    rig(project, "ls")  # the full way, which remembers
+    rig(project, "ls", PYTHONPROFILEIMPORTTIME="1")  # the full way, which remembers (this environment)
     lean = rig(project, "ls", PYTHONPROFILEIMPORTTIME="1")
     imported = imported_by_rig(lean.stderr)
     assert "rigcli.cli.commands.lean_ls" in imported
@@ -211,7 +214,7 @@ def test_the_lean_way_imports_neither_the_config_nor_the_dsl_nor_the_planner(pro
         assert not {name for name in imported if name.split(".")[0] in heavy}
 
 
-@pytest.mark.parametrize("change", ["config", "helper", "dotenv", "environment"])
+@pytest.mark.parametrize("change", ["config", "helper", "dotenv", "environment", "variable read at import"])
 def test_a_changed_project_file_or_environment_makes_ls_load_the_config_and_answer_right(
     project: Path, change: str
 ) -> None:
@@ -225,6 +228,8 @@ def test_a_changed_project_file_or_environment_makes_ls_load_the_config_and_answ
         (project / "helper.py").write_text('GREETING = "salut"\n')
     elif change == "dotenv":
         (project / ".env").write_text("UNRELATED=1\n")
+    elif change == "variable read at import":  # no env() the memo could resolve again: the whole environment
+        env["RIG_TEST_GREETING"] = "hola"
     else:  # another image for the provider: another provider fingerprint, so a pending task
         env["RIG_TEST_DOCKER_IMAGE"] = os.environ.get("RIG_TEST_DOCKER_IMAGE", "rig/base:busybox") + "-other"
     result, loaded = answer(project, "--json", "ls", "--no-probe", **env)

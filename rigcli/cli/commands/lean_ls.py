@@ -50,7 +50,7 @@ def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
     """Print ``rig ls``'s answer and return 0, or print nothing and return None (the full way answers)."""
     from rigcli._version import __version__
     from rigcli.cli.commands.lean_start import lean_start
-    from rigcli.speed.listing_memo import LISTING_SECTION, Listed
+    from rigcli.speed.listing_memo import LISTING_SECTION, Listed, environment_stamp
     from rigcli.speed.task_names import recall_section
 
     start = lean_start(opts)
@@ -61,6 +61,8 @@ def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
     )
     listed = Listed.read(section)
     if listed is None or (listed.until is not None and time.time() >= listed.until):
+        return None
+    if listed.environment != environment_stamp():  # a config may compute from any variable
         return None
     names = listed.workflows
     if opts.workflow is not None:
