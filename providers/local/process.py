@@ -13,10 +13,13 @@ from collections.abc import Mapping
 from rigcli.errors import InterruptedRunError
 from rigcli.provider_api import Cancellation
 from rigcli.provider_kit import CommandRecorder, CommandResult, exit_status
+from rigcli.speed.pipes import WIDE_PIPE_BYTES, widen_pipe
 
 GRACE_SECONDS = 2.0  # between SIGTERM and SIGKILL
 _POLL_SECONDS = 0.05  # child-exit polling where pidfd is unavailable (macOS, old kernels)
-_READ_SIZE = 64 * 1024
+# A whole widened pipe per read: the work per read (an event, the renderers, the run buffer) is paid
+# once per MiB instead of once per 64 KiB.
+_READ_SIZE = WIDE_PIPE_BYTES
 
 
 class _Group:
@@ -132,6 +135,9 @@ def run_command(
         start_new_session=True,
         bufsize=0,
     )
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            widen_pipe(stream.fileno())  # a chatty command wakes us every MiB, not every 64 KiB
     group = _Group(proc.pid, grace)
     cancelled: list[bool] = []
     wake_read, wake_write = os.pipe()
