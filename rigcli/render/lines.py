@@ -113,17 +113,32 @@ class EventFormatter:
         A trailing partial line waits for the next chunk. Whole chunks, not lines, keep 200 MB
         of output cheap: one regex pass and one replace per chunk instead of work per line.
         """
+        body = self._output_body(event)
+        return None if body is None else indent + body.replace("\n", "\n" + indent)
+
+    def output_bytes(self, event: CommandOutput, indent: str, errors: str = "strict") -> bytes | None:
+        """``output_block`` and its line end, encoded as UTF-8: what writing it to a UTF-8 stream writes.
+
+        The indent goes in after encoding: ``bytes.replace`` does in a fifth of the time what
+        ``str.replace`` does, and 1 GB of output is 10 million lines to indent.
+        """
+        body = self._output_body(event)
+        if body is None:
+            return None
+        start = indent.encode("utf-8", errors)
+        return b"".join((start, body.encode("utf-8", errors).replace(b"\n", b"\n" + start), b"\n"))
+
+    def _output_body(self, event: CommandOutput) -> str | None:
         key = (event.command_id, event.stream)
-        text = self._partial.pop(key, "") + event.data
+        partial = self._partial.pop(key, None)
+        text = event.data if partial is None else partial + event.data  # the usual chunk ends a line: no copy
         cut = text.rfind("\n")
         body, tail = (text[:cut], text[cut + 1 :]) if cut >= 0 else (None, text)
         if len(tail) >= PARTIAL_LINE_LIMIT:
             body = tail if body is None else f"{body}\n{tail}"  # no end in sight: show it in pieces
         elif tail:
             self._partial[key] = tail
-        if body is None:
-            return None
-        return indent + sanitize(body, colour=self.colour).replace("\n", "\n" + indent)
+        return None if body is None else sanitize(body, colour=self.colour)
 
     def flush(self, owner: str) -> list[str]:
         """Partial lines still held for one command id."""

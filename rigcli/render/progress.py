@@ -7,6 +7,7 @@ operations' output is written, to stderr, since stdout holds the document.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import threading
 from collections.abc import Iterator
@@ -18,7 +19,7 @@ from rigcli.render.lines import OUTPUT_INDENT, EventFormatter, Line
 from rigcli.render.plain import is_terminal
 from rigcli.sanitize import sanitize
 from rigcli.speed.tables import write_lines
-from rigcli.streams import real_stderr
+from rigcli.streams import real_stderr, write_bytes
 
 # Kinds whose lines sit under their node: a task's get its path in front in plain output.
 NODE_DETAIL = frozenset({"log.output", "command.started", "command.output", "command.completed", "artifact.created"})
@@ -64,6 +65,9 @@ class PlainRenderer:
         self.console = None if not is_terminal(stream) else stderr_console()
         self.formatter = EventFormatter(colour=self.console is not None and not no_color())
         self.tasks: set[str] = set()  # paths of the tasks seen starting: their lines carry the path
+        # Command output skips the text layer where that writes the same bytes: a UTF-8 stream.
+        self._utf8 = _is_utf8(getattr(stream, "encoding", None))
+        self._errors = getattr(stream, "errors", None) or "strict"
         # Parallel branches emit from worker threads; keep each event's lines together.
         self._lock = threading.Lock()
 
@@ -90,8 +94,15 @@ class PlainRenderer:
         if self.output_only and event.kind not in TASK_OUTPUT:
             return
         if self.console is None and isinstance(event, CommandOutput):
+            indent = OUTPUT_INDENT if prefix is None else prefix
             with self._lock:  # the formatter joins chunks into lines: one chunk at a time
-                block = self.formatter.output_block(event, OUTPUT_INDENT if prefix is None else prefix)
+                if self._utf8:
+                    data = self.formatter.output_bytes(event, indent, self._errors)
+                    if data is not None:
+                        write_bytes(self.stream, data)
+                        self.stream.flush()
+                    return
+                block = self.formatter.output_block(event, indent)
                 if block is not None:
                     write_lines(self.stream, [block])
             return
@@ -118,6 +129,13 @@ class PlainRenderer:
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
         yield
+
+
+def _is_utf8(encoding: str | None) -> bool:
+    try:
+        return encoding is not None and codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        return False
 
 
 def create_renderer(*, json_mode: bool, stream_output: bool = False, progress: str = "auto") -> Renderer:
