@@ -64,17 +64,21 @@ class LineChunker:
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     def feed(self, data: bytes) -> list[str]:
-        self._pending += data
-        chunks: list[str] = []
-        cut = self._pending.rfind(b"\n") + 1
-        if cut == 0 and len(self._pending) >= self.limit:
-            cut = len(self._pending)
-        if cut:
-            text = self._decoder.decode(bytes(self._pending[:cut]))
-            del self._pending[:cut]
-            if text:
-                chunks.append(text)
-        return chunks
+        cut = data.rfind(b"\n") + 1
+        if cut == 0:  # no line ends here: held, unless it is already a chunk's worth
+            self._pending += data
+            if len(self._pending) < self.limit:
+                return []
+            text = self._decoder.decode(bytes(self._pending))
+            self._pending.clear()
+            return [text] if text else []
+        # Decoded in place, the held start of the line first: a MiB read is not copied into the
+        # buffer, out of it and into bytes (three copies of every byte a chatty command prints).
+        head = self._decoder.decode(self._pending) if self._pending else ""
+        text = self._decoder.decode(memoryview(data)[:cut])
+        text = head + text if head else text
+        self._pending = bytearray(data[cut:])
+        return [text] if text else []
 
     def flush(self) -> list[str]:
         text = self._decoder.decode(bytes(self._pending), final=True)
