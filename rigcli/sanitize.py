@@ -35,8 +35,17 @@ def _keep_colour(match: re.Match[str]) -> str:
     return csi if csi is not None and csi.endswith("m") and csi.startswith("\x1b[") else ""
 
 
+# ASCII text can only hold these of the controls above. A membership test is a memchr, ~20x
+# cheaper than translate's pass, and 31 of them still ~5x: MiB chunks of command output are checked
+# with them, where the per-call overhead is nothing; short strings keep the single translate.
+_ASCII_CONTROLS = tuple(map(chr, [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F]))
+_SCAN_FROM = 16 * 1024
+
+
 def sanitize(text: str, *, colour: bool = False) -> str:
     """``text`` with every control sequence removed, except SGR colour when ``colour``."""
+    if len(text) >= _SCAN_FROM and text.isascii() and not any(control in text for control in _ASCII_CONTROLS):
+        return text
     stripped = text.translate(_BARE_CONTROLS)
     if len(stripped) == len(text):
         return text
