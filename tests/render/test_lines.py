@@ -142,3 +142,17 @@ def test_a_lock_takeover_names_the_dead_holder(formatter: EventFormatter) -> Non
     assert _texts(formatter, StateLockTakeover(holder=holder)) == [
         "! took over the state lock from rig fork (pid 42 on box), which is no longer running"
     ]
+
+
+def test_output_as_bytes_is_the_output_block_and_its_line_end_encoded() -> None:
+    chunks = ["par", "tial ünï ✓\nnext\x1b]0;t\x07 line\n", "\n", "x" * 70_000 + "\nend", "\x07 of it\n"]
+
+    def output(command: str, data: str) -> CommandOutput:
+        return CommandOutput(node_path="t", command_id=command, stream="stdout", data=data)
+
+    as_text, as_bytes = EventFormatter(debug=False), EventFormatter(debug=False)
+    for data in chunks:
+        block = as_text.output_block(output("c", data), "t ✓ | ")
+        expected = None if block is None else (block + "\n").encode("utf-8")
+        assert as_bytes.output_bytes(output("c", data), "t ✓ | ") == expected
+    assert as_bytes.output_bytes(output("c", "tail\n"), "| ") == b"| tail\n"

@@ -1,0 +1,56 @@
+"""A command's output read a MiB at a time: secrets across reads still masked, controls still stripped."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+from tests.cli.cli_support import run_rig, write_project
+
+# The secret is cut just inside the first 1 MiB read (the widened pipe's size), and the rest of the
+# output is over a MiB of clean ASCII lines with a window title and a bell in the middle of it.
+CONFIG = r"""
+from rigcli import define_provider, secret, workflow
+
+app = workflow("wide", providers={"box": define_provider("local", env={"TOKEN": secret("RIG_TEST_TOKEN")})})
+PRINT = (
+    "python3 -c \"import os, sys, time; t = os.environ['TOKEN']; "
+    "sys.stdout.write('x' * (1024 * 1024 - 10) + t[:10]); sys.stdout.flush(); time.sleep(0.3); "
+    "sys.stdout.write(t[10:] + '\\n'); "
+    "sys.stdout.write(('a' * 99 + '\\n') * 6000 + 'title\\x1b]0;pwned\\x07 bell\\x07 done\\n'); "
+    "sys.stdout.write(('b' * 99 + '\\n') * 6000)\""
+)
+
+
+def emit(step, box):
+    machine = box.create_machine()
+    machine.exec(PRINT, name="print")
+    machine.delete()
+
+
+workflows = app.sequence("root").task("emit", emit, cache_ttl=0)
+"""
+
+
+def test_a_secret_across_two_mib_reads_is_masked_and_controls_are_stripped(tmp_path: Path) -> None:
+    token = f"tok-{uuid.uuid4().hex}"
+    project = write_project(tmp_path / "project", CONFIG)
+    env = {"RIG_TEST_TOKEN": token, "RIG_HOME": str(tmp_path / "home")}
+
+    applied = run_rig("--json", "apply", cwd=project, env=env, subprocess=True)
+    logs = run_rig("logs", "emit", cwd=project, env=env, subprocess=True)
+
+    assert applied.returncode == 0, applied
+    lines = applied.stderr.splitlines()
+    # A line that long is shown in pieces; together they are the line, its secret masked.
+    pieces = lines[: lines.index(f"emit | {'a' * 99}")]
+    long_line = "".join(line.removeprefix("emit | ") for line in pieces)
+    assert long_line == "x" * (1024 * 1024 - 10) + "***"
+    assert "emit | title bell done" in lines
+    assert lines.count(f"emit | {'a' * 99}") == 6000 and lines.count(f"emit | {'b' * 99}") == 6000
+    assert logs.returncode == 0, logs
+    for text in (applied.stderr, applied.stdout, logs.stdout):
+        assert token not in text and token[:10] not in text
+        assert "\x1b" not in text and "\x07" not in text
+    assert "pwned" not in applied.stderr  # (the logs show the command, whose text has it)
+    assert "title bell done" in logs.stdout
