@@ -25,33 +25,34 @@ class TailBuffer:
         self.limit = limit
         self.dropped = 0
         self._chunks: deque[bytes] = deque()
-        self._size = 0
+        self._size = 0  # bytes kept: the chunks', less the first's ``_skip``
+        # How much of the first chunk is dropped. An offset, not a slice: a MiB read that pushes
+        # the oldest one out by a few KiB would otherwise copy the rest of it, once per read.
+        self._skip = 0
 
     def write(self, data: bytes) -> None:
         if not data:
-            return
-        if len(data) >= self.limit:
-            self.dropped += self._size + len(data) - self.limit
-            self._chunks.clear()
-            self._chunks.append(data[len(data) - self.limit :])
-            self._size = self.limit
             return
         self._chunks.append(data)
         self._size += len(data)
         while self._size > self.limit:
             excess = self._size - self.limit
-            first = self._chunks[0]
-            if len(first) <= excess:
+            left = len(self._chunks[0]) - self._skip
+            if left <= excess:
                 self._chunks.popleft()
-                self._size -= len(first)
-                self.dropped += len(first)
+                self._skip = 0
+                self._size -= left
+                self.dropped += left
             else:
-                self._chunks[0] = first[excess:]
+                self._skip += excess
                 self._size -= excess
                 self.dropped += excess
 
     def getvalue(self) -> bytes:
-        return b"".join(self._chunks)
+        if not self._skip:
+            return b"".join(self._chunks)
+        first, *rest = self._chunks
+        return b"".join((memoryview(first)[self._skip :], *rest))
 
 
 class LineChunker:
