@@ -51,9 +51,10 @@ def real_stdout() -> TextIO:
     return relay.direct[1] if relay is not None and 1 in relay.direct else real_stream(sys.stdout)
 
 
-def write_bytes(stream: TextIO, data: bytes) -> None:
+def write_bytes(stream: TextIO, data: bytes, *more: bytes) -> None:
     """``data`` onto ``stream``'s bytes as it is (no decoding to text and encoding back), after what
-    was written to it as text; a stream with no bytes under it gets it decoded."""
+    was written to it as text; a stream with no bytes under it gets it decoded. ``more`` follows it
+    (pieces written in turn rather than joined: a MiB is not copied to put a line end after it)."""
     if isinstance(stream, _DirectStream):
         if stream.relay.stopped:
             stream = stream.fallback
@@ -61,10 +62,12 @@ def write_bytes(stream: TextIO, data: bytes) -> None:
             stream.relay.sync()
     buffer = getattr(stream, "buffer", None)
     if buffer is None:
-        stream.write(data.decode("utf-8", "replace"))
+        stream.write(b"".join((data, *more)).decode("utf-8", "replace"))
         return
     stream.flush()
     buffer.write(data)
+    for piece in more:
+        buffer.write(piece)
 
 
 class _Pipe:

@@ -97,9 +97,9 @@ class PlainRenderer:
             indent = OUTPUT_INDENT if prefix is None else prefix
             with self._lock:  # the formatter joins chunks into lines: one chunk at a time
                 if self._utf8:
-                    data = self.formatter.output_bytes(event, indent, self._errors)
-                    if data is not None:
-                        write_bytes(self.stream, data)
+                    pieces = self.formatter.output_bytes(event, indent, self._errors)
+                    if pieces is not None:
+                        write_bytes(self.stream, *pieces)
                         self.stream.flush()
                     return
                 block = self.formatter.output_block(event, indent)

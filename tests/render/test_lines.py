@@ -154,5 +154,6 @@ def test_output_as_bytes_is_the_output_block_and_its_line_end_encoded() -> None:
     for data in chunks:
         block = as_text.output_block(output("c", data), "t ✓ | ")
         expected = None if block is None else (block + "\n").encode("utf-8")
-        assert as_bytes.output_bytes(output("c", data), "t ✓ | ") == expected
-    assert as_bytes.output_bytes(output("c", "tail\n"), "| ") == b"| tail\n"
+        pieces = as_bytes.output_bytes(output("c", data), "t ✓ | ")
+        assert (None if pieces is None else b"".join(pieces)) == expected
+    assert b"".join(as_bytes.output_bytes(output("c", "tail\n"), "| ") or ()) == b"| tail\n"
