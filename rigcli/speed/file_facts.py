@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import os
 
+from rigcli.speed.task_names import file_stamp
+
 MAX_KEPT = 4_000  # facts of files long gone would pile up: past this, start afresh
 
 _place: str | None = None
@@ -28,16 +30,6 @@ def keep_in(path: str) -> None:
     global _place, _kept
     if _place != path:
         _place, _kept = path, None
-
-
-def _stamp(path: str) -> list[int] | None:
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    # ctime too: rsync -t, tar or `touch -r` can put an old mtime back on new bytes of the same
-    # size, but nothing sets the change time back.
-    return [found.st_mtime_ns, found.st_ctime_ns, found.st_size, found.st_ino]
 
 
 def _load() -> dict[str, tuple[list[int], object]]:
@@ -62,7 +54,7 @@ def recall(path: str, key: str) -> object:
     if _place is None:
         return None
     entry = _load().get(f"{path}\0{key}")
-    if not isinstance(entry, tuple) or len(entry) != 2 or entry[0] != _stamp(path):
+    if not isinstance(entry, tuple) or len(entry) != 2 or entry[0] != file_stamp(path):
         return None
     return entry[1]
 
@@ -71,7 +63,7 @@ def remember(path: str, key: str, fact: object, *, stamp: list[int] | None) -> N
     """Keep ``fact`` (marshal-able) for ``path`` under ``key``; ``stamp`` is ``stamp_of(path)`` taken
     before the file was read, so a file changed meanwhile is not kept under its new stamp."""
     global _write_at_exit
-    if _place is None or stamp is None or stamp != _stamp(path):
+    if _place is None or stamp is None or stamp != file_stamp(path):
         return
     _load()[f"{path}\0{key}"] = (stamp, fact)
     if not _write_at_exit:
@@ -83,7 +75,7 @@ def remember(path: str, key: str, fact: object, *, stamp: list[int] | None) -> N
 
 def stamp_of(path: str) -> list[int] | None:
     """The file's stamp now (None when it cannot be read): take it before reading the file."""
-    return _stamp(path) if _place is not None else None
+    return file_stamp(path) if _place is not None else None
 
 
 def _write() -> None:

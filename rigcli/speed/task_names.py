@@ -44,7 +44,8 @@ def memo_file(cache_dir: str | os.PathLike[str], config_path: str) -> str:
     return os.path.join(cache_dir, "task-names", f"{zlib.crc32(name):08x}{zlib.adler32(name):08x}.marshal")
 
 
-def _stamp(path: str) -> list[int] | None:
+def file_stamp(path: str) -> list[int] | None:
+    """What says a file is as it was: mtime and ctime in ns, size, inode; None when it is not there."""
     try:
         found = os.stat(path)
     except OSError:
@@ -83,7 +84,7 @@ def remember(
         "format": FORMAT,
         "version": version,
         "config": os.path.abspath(config_path),
-        "stamps": [[path, _stamp(path)] for path in files],
+        "stamps": [[path, file_stamp(path)] for path in files],
         "workflows": {name: [list(row) for row in rows] for name, rows in workflows.items()},
         "sections": dict(sections or {}),
     }
@@ -121,7 +122,7 @@ def _current(cache_dir: str | os.PathLike[str], *, version: str, config_path: st
     for entry in stamps:
         if not isinstance(entry, list) or len(entry) != 2 or not isinstance(entry[0], str):
             return None
-        if _stamp(entry[0]) != entry[1]:
+        if file_stamp(entry[0]) != entry[1]:
             return None
     return data
 
@@ -166,4 +167,4 @@ def match(workflows: Mapping[str, Sequence[TaskRow]], workflow: str | None, task
     return (workflow, matches[0]) if len(matches) == 1 else None
 
 
-__all__ = ["TaskRow", "match", "memo_file", "project_files", "recall", "recall_section", "remember"]
+__all__ = ["TaskRow", "file_stamp", "match", "memo_file", "project_files", "recall", "recall_section", "remember"]
