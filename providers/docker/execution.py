@@ -120,7 +120,9 @@ def run_exec(
             remove_callback()
         exit_code = _exit_code(client, exec_id, stopped=stopper.signalled)
     effects.deleted(session)  # it ended (a rig killed before this leaves it to end_session)
-    was_cancelled = cancelled.is_set() and not timed_out
+    # The run's flag, not only our callback's: cancel() sets it before running any callback, and the
+    # client's own callback (registered first) can end this exec before ours has run.
+    was_cancelled = (cancelled.is_set() or cancellation.is_set()) and not timed_out
     result = recorder.finish(exit_code, timed_out=timed_out, cancelled=was_cancelled)
     if was_cancelled:
         raise InterruptedRunError(f"Command {result.label} was interrupted")

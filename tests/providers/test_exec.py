@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -143,6 +144,21 @@ def test_cancellation_from_another_thread_kills_the_whole_process_tree(box: Harn
     # This run is cancelled for good; look at the machine from a fresh one, as a new rig process would.
     checker = make_harness(box.plugin, dict(box.setup.config)).runtime.from_id(machine.id)
     assert grandchild_dead(checker, int(checker.read_text("grandchild.pid")))
+
+
+def test_a_command_ended_by_an_earlier_cancel_callback_still_counts_as_interrupted(box: Harness) -> None:
+    # cancel() runs its callbacks in order; the docker client's own (registered at setup) ends the
+    # exec before the exec's callback runs. Held here between the two, the race CI once lost is certain.
+    machine = box.runtime.create_machine()
+    started = threading.Event()
+    box.bus.subscribe(lambda event: event["type"] == "command.output" and "started" in event["data"] and started.set())
+    box.cancellation.add_callback(lambda: time.sleep(2))
+    canceller = threading.Thread(target=lambda: started.wait(60) and box.cancellation.cancel())
+    canceller.start()
+    with pytest.raises(InterruptedRunError, match="interrupted"):
+        machine.exec("echo started; sleep 300", timeout=120)
+    canceller.join()
+    assert box.of_type("command.completed")[-1]["cancelled"] is True
 
 
 def test_keyboard_interrupt_kills_the_process_tree_and_propagates(box: Harness) -> None:
