@@ -10,6 +10,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
@@ -34,14 +35,18 @@ class LoadedConfig:
     workflows: tuple[SequenceNode, ...]
     providers: Mapping[str, ProviderDefinition]
     module: ModuleType
+    # time.time() before any of the project's files was read: a file changed since then may be
+    # newer than what this load saw (engine/memo.py keeps nothing for it).
+    read_since: float = 0.0
 
 
 def load_config(config_path: Path, project_dir: Path) -> LoadedConfig:
     if not config_path.is_file():
         raise ConfigError(f'No {CONFIG_FILE} found at {config_path}. Run "rig init" to create one.')
+    read_since = time.time()
     load_dotenv_file(project_dir)
     module = _import_fresh(config_path, project_dir)
-    return _read_workflows(module, config_path, project_dir)
+    return _read_workflows(module, config_path, project_dir, read_since)
 
 
 # Every project directory loaded in this process: an embedding host (or a test run) may load
@@ -170,7 +175,7 @@ def _where(exc: BaseException, config_path: Path, project_dir: Path) -> str:
     return f"{candidates[-1].filename}:{candidates[-1].lineno}: "
 
 
-def _read_workflows(module: ModuleType, config_path: Path, project_dir: Path) -> LoadedConfig:
+def _read_workflows(module: ModuleType, config_path: Path, project_dir: Path, read_since: float) -> LoadedConfig:
     if not hasattr(module, "workflows"):
         raise ConfigError(
             f"{config_path}: must bind the name `workflows` to a workflow, a list of workflows, or define_config(...)"
@@ -198,7 +203,7 @@ def _read_workflows(module: ModuleType, config_path: Path, project_dir: Path) ->
         if any(root.workflow == item.workflow for root in roots):
             raise ConfigError(f"{config_path}: Workflow names must be unique (duplicate: {item.workflow})")
         roots.append(item)
-    return LoadedConfig(config_path, project_dir, tuple(roots), providers, module)
+    return LoadedConfig(config_path, project_dir, tuple(roots), providers, module, read_since)
 
 
 __all__ = ["LoadedConfig", "load_config", "load_dotenv_file"]

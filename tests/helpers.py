@@ -1,4 +1,5 @@
-"""What many test modules share: whether a process still runs, waiting for a condition, the run journal as rows."""
+"""What many test modules share: whether a process still runs, waiting for a condition, the run journal as rows,
+what a rig process imported."""
 
 from __future__ import annotations
 
@@ -54,4 +55,20 @@ def quit_a_program_at_the_shell_and_exit_7(child: Any) -> None:
     child.expect(pexpect.EOF)
 
 
-__all__ = ["QUIT_IN_SHELL", "alive", "quit_a_program_at_the_shell_and_exit_7", "runs", "wait_for"]
+def imported_by_rig(importtime: str) -> set[str]:
+    """The modules ``-X importtime`` shows, but for those Python's start imported (``site``, and an
+    editable install's import hook under it, which imports pathlib)."""
+    lines = [line.split("|")[-1] for line in importtime.splitlines() if line.startswith("import time:")][1:]
+    found: set[str] = set()
+    pending: list[str] = []  # a module's imports are listed before it, one level deeper
+    for line in lines:
+        name = line.strip()
+        pending.append(name)
+        if len(line) - len(line.lstrip()) == 1:  # a top-level import: it and what it imported
+            if name != "site" and not name.startswith("__editable__"):
+                found.update(pending)
+            pending = []
+    return found
+
+
+__all__ = ["QUIT_IN_SHELL", "alive", "imported_by_rig", "quit_a_program_at_the_shell_and_exit_7", "runs", "wait_for"]

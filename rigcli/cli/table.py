@@ -191,7 +191,7 @@ COMMANDS = (
     Command(
         "plan",
         "Show which tasks are cached or pending, and why.",
-        "rigcli.cli.commands.workflow:plan",
+        "rigcli.cli.commands.plan:plan",
         # -- CI gates (issue 19, item 4) --
         options=(
             Option(
@@ -200,6 +200,7 @@ COMMANDS = (
                 "Exit 0 when nothing is pending, 2 when something is, 1 on an error.",
             ),
         ),
+        needs="options",
         hot=True,
     ),
     Command(

@@ -99,13 +99,19 @@ class Engine(Protocol):
     # -- plan and apply ----------------------------------------------------------------------------
     async def plan(self, workflow: str | None = None) -> WorkflowPlan: ...
 
-    async def plan_listed(self, workflow: str) -> WorkflowPlan:
-        """``plan(workflow)`` for ``rig ls``, keeping what ``remember_listed`` needs."""
+    async def plan_listed(self, workflow: str | None) -> WorkflowPlan:
+        """``plan(workflow)`` for ``rig ls`` and ``rig plan``, keeping what ``remember_listed`` and
+        ``remember_plan`` need."""
         ...
 
     def remember_listed(self, workflows: Sequence[str]) -> None:
         """After ``plan_listed`` of every workflow: keep what lets the next ``rig ls`` answer without
         the config while nothing those plans read has changed (engine/listing_memo.py)."""
+        ...
+
+    def remember_plan(self, workflow: str, hint: str | None) -> None:
+        """After ``plan_listed(workflow)``: keep the plan as ``rig plan`` prints it (``hint``: the line
+        under a pending one) while nothing it read has changed (engine/listing_memo.py)."""
         ...
 
     async def apply(

@@ -213,11 +213,14 @@ class ProjectEngine:
     ) -> ApplyResult:
         return await self.planner.apply(workflow, dry_run, expect_cached=expect_cached, only=only)
 
-    async def plan_listed(self, workflow: str) -> WorkflowPlan:
+    async def plan_listed(self, workflow: str | None) -> WorkflowPlan:
         return await self.listing_memo.plan(workflow)
 
     def remember_listed(self, workflows: Sequence[str]) -> None:
         self.listing_memo.remember(workflows)
+
+    def remember_plan(self, workflow: str, hint: str | None) -> None:
+        self.listing_memo.remember_plan(workflow, hint)
 
     def list_node_runs(self, workflow: str | None = None) -> list[NodeRun]:
         return self.project.node_runs(workflow)

@@ -1,11 +1,12 @@
-"""What a full ``rig ls`` planned, kept for the next one to answer without the config (``speed/listing_memo.py``).
+"""What a full ``rig ls`` or ``rig plan`` planned, kept for the next to answer without the config.
 
 ``rig ls`` plans every workflow to say how much of it is cached and which workspaces are
 outdated. A plan's verdicts are a function of: the project's files (the memo's stamps), each
 provider's resolved config, plugin and checks (the provider fingerprint), the run journal, the
 clock (a ``cache_ttl`` that runs out) and the artifacts each verdict validated. This keeps, after
 the plans, each of those inputs as the next ``rig ls`` can read it again cheaply, with what the
-plans said; ``speed/listing_memo.py`` holds the form and the reader.
+plans said; ``speed/listing_memo.py`` holds the form and the reader. ``rig plan`` keeps the same
+for its one workflow, with the plan's JSON document (``cli/commands/lean_plan.py`` prints it).
 
 Nothing is kept (and every ``rig ls`` plans) for a project whose answer depends on more: a plan
 that failed, a task in a store other than the project's SQLite file, a secret known to the load
@@ -41,15 +42,16 @@ class ListingMemo:
         self._stamped = False
         self._planned: dict[str, tuple[WorkflowPlan, Evaluation, ProviderSession]] = {}
 
-    async def plan(self, name: str) -> WorkflowPlan:
-        """``name``'s plan, as ``Engine.plan`` makes it; the run journal's stamp is read before the first."""
+    async def plan(self, name: str | None) -> WorkflowPlan:
+        """``name``'s plan (None: the one ``Project.select`` picks), as ``Engine.plan`` makes it; the run
+        journal's stamp is read before the first."""
         if not self._stamped:
             self._stamped = True
             self._stamp = self._runs_stamp()
         selected = self.project.select(name)
         session = await self.project.session(selected, "plan")
         plan, evaluation = await self.planner.plan_judged(selected, session)
-        self._planned[name] = (plan, evaluation, session)
+        self._planned[selected.name] = (plan, evaluation, session)
         return plan
 
     def _runs_stamp(self) -> list[object] | None:
@@ -71,15 +73,38 @@ class ListingMemo:
         answered again without the config; otherwise keep only what other lean paths need."""
         from rigcli.engine.memo import remember_project
 
-        remember_project(self.project, listing=self._section(names))
+        every = list(names) == list(self.project.workflows)
+        remember_project(self.project, listing=self._gates(names) if every else None)
 
-    def _section(self, names: Sequence[str]) -> JsonValue:
+    def remember_plan(self, name: str, hint: str | None) -> None:
+        """Keep ``name``'s plan as ``rig plan`` prints it (``hint``: the line under a pending one), for the
+        next ``rig plan`` to print without the config (``cli/commands/lean_plan.py``); nothing is
+        written when it cannot be answered again that way."""
+        import marshal
+
+        from rigcli.engine.memo import remember_project
+
+        gates = self._gates([name])
+        document = self._planned[name][0].to_json() if gates is not None else None
+        try:
+            marshal.dumps(document)  # what the memo is written with: an output of another type is not kept
+        except ValueError:
+            document = None
+        if document is None:
+            remember_project(self.project, plan=None)  # an older one must not answer for this plan
+            return
+        sole = len(self.project.workflows) == 1  # then a plan without --workflow means this one
+        remember_project(self.project, plan={"gates": gates, "document": document, "hint": hint, "sole": sole})
+
+    def _gates(self, names: Sequence[str]) -> JsonValue:
+        """What the plans of ``names`` read that a later command can read again without the config
+        (the ``ls`` section's form); None when one of them read more."""
         from rigcli import masking
 
         workflows = self.project.workflows
         if masking.active():
             return None  # the full way masks secrets this load learnt in what it prints; a lean one cannot
-        if self._stamp is None or list(names) != list(workflows) or set(self._planned) != set(names):
+        if self._stamp is None or not names or not set(names) <= set(self._planned):
             return None
         definitions = _Definitions()
         plans: dict[str, JsonValue] = {}

@@ -3,10 +3,10 @@
 One writer for every section, so that no command's full load drops what another lean path
 needs: the tasks (``rig logs TASK``, ``speed/task_names.py``) and, under ``attach``, each
 workflow's own workspace operations and provider definitions as written (``rig shell``/``rig
-exec``, ``speed/attach_memo.py``), and under ``ls`` what a full ``rig ls`` planned
-(``engine/listing_memo.py``; only that command plans every workflow, so any other full load
-leaves it out, and the next ``rig ls`` plans again). A section for another lean path is one more
-entry here.
+exec``, ``speed/attach_memo.py``); under ``ls`` what a full ``rig ls`` planned and under
+``plan`` what a full ``rig plan`` printed (``engine/listing_memo.py``), each kept by other full
+loads while the files it was planned from read the same. A section for another lean path is one
+more entry here.
 """
 
 from __future__ import annotations
@@ -20,24 +20,41 @@ from rigcli.errors import RigError
 from rigcli.graph import CompiledWorkflow
 from rigcli.jsonutil import JsonValue
 from rigcli.speed.attach_memo import ATTACH_SECTION
-from rigcli.speed.listing_memo import LISTING_SECTION
+from rigcli.speed.listing_memo import LISTING_SECTION, PLAN_SECTION
 
 
 class _NotPlain(Exception):
     """A config value only a load can resolve (a resolver function, an object)."""
 
 
-def remember_project(project: Project, *, listing: JsonValue = None) -> None:
-    """Write the memo of ``project``'s loaded config (and ``listing``, what ``rig ls`` planned, when
-    given); a home that cannot be written to keeps nothing."""
+class _Kept:
+    """A planned section this load did not plan (rather than planned and could not keep: None)."""
+
+
+KEPT = _Kept()
+
+
+def remember_project(project: Project, *, listing: JsonValue | _Kept = KEPT, plan: JsonValue | _Kept = KEPT) -> None:
+    """Write the memo of ``project``'s loaded config (with ``listing``, what ``rig ls`` planned, and
+    ``plan``, what ``rig plan`` printed; None: nothing); a home that cannot be written to keeps nothing.
+
+    A planned section not given is kept from the memo being replaced while that memo is still
+    current (every file it stamped reads the same): what it was planned from is then what this load
+    read, and the rest of what it depends on its reader checks again.
+    """
     from rigcli._version import __version__
-    from rigcli.speed.task_names import remember
+    from rigcli.speed.task_names import recall_sections, remember
     from rigcli.state.paths import rig_home_path
 
     try:
         cache = os.path.join(rig_home_path(), "cache")  # not rig_home(): pathlib is not imported for it
     except RigError:  # an unusable RIG_HOME: nothing is remembered, and the lean paths load the config
         return
+    if isinstance(listing, _Kept) or isinstance(plan, _Kept):
+        kept = recall_sections(cache, version=__version__, config_path=str(project.config_path))
+        # JSON: the sections a full load wrote, read back as they were written
+        listing = kept.get(LISTING_SECTION) if isinstance(listing, _Kept) else listing  # type: ignore[assignment]
+        plan = kept.get(PLAN_SECTION) if isinstance(plan, _Kept) else plan  # type: ignore[assignment]
     workflows = project.workflows
     remember(
         cache,
@@ -48,9 +65,11 @@ def remember_project(project: Project, *, listing: JsonValue = None) -> None:
             name: [(task.path, task.cache_path, task.name, task.store) for task in compiled.tasks]
             for name, compiled in workflows.items()
         },
+        read_since=project.loaded.config.read_since,
         sections={
             ATTACH_SECTION: {name: _attach_entry(compiled) for name, compiled in workflows.items()},
             LISTING_SECTION: listing,
+            PLAN_SECTION: plan,
         },
     )
 

@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # Rich is imported only when a terminal (or a test) gets Rich output
     from rich.console import Console
 
-    from rigcli.engine.results import WorkflowPlan
+    from rigcli.jsonutil import JsonObject
     from rigcli.statuses import CacheEntryStatus, CheckStatus, PlanStatus, WorkspaceStatus
 
 PLAN_COLUMNS = ["#", "status", "node", "reason"]
@@ -97,10 +97,11 @@ def print_table(
     write([*head, Table(columns, cells, _STYLED, empty)], console=console)
 
 
-def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
-    from rigcli.records import short_run_id
+def print_plan(plan: JsonObject, *, console: Console | None = None) -> None:
+    """``<workflow>  <cached>/<total> cached``, provider checks, then ``# | status | node | reason``.
 
-    """``<workflow>  <cached>/<total> cached``, provider checks, then ``# | status | node | reason``."""
+    From the plan's JSON (``WorkflowPlan.to_json``), which is what ``rig plan`` also prints without
+    the config (``cli/commands/lean_plan.py``): one document, one way to show it."""
     checks = [
         [
             _text(check.get("provider_id") or check.get("provider_name") or ""),
@@ -108,18 +109,26 @@ def print_plan(plan: WorkflowPlan, *, console: Console | None = None) -> None:
             _text(check.get("status")),
             _text(check.get("value") if check.get("status") == "ok" else check.get("message") or check.get("value")),
         ]
-        for check in plan.provider_checks
+        for check in _objects(plan.get("provider_checks"))
     ]
     rows = []
-    for node in plan.nodes:
-        if node.status == "cached":
-            why = f"run {short_run_id(node.run_id)}" if node.run_id else "cached"
-        else:
-            why = node.reason.message or node.reason.code
-        rows.append([str(node.index), node.status, _text(node.path), _text(why)])
-    heading = Line.of((_text(plan.workflow), "bold"), f"  {plan.cached_node_count}/{plan.node_count} cached")
+    for node in _objects(plan.get("nodes")):
+        run_id, reason = node.get("run_id"), node.get("reason")
+        why: object = None
+        if node.get("status") == "cached":
+            why = f"run {run_id[-8:]}" if isinstance(run_id, str) and run_id else "cached"  # records.short_run_id
+        elif isinstance(reason, dict):
+            why = reason.get("message") or reason.get("code")
+        rows.append([str(node.get("index")), _text(node.get("status")), _text(node.get("path")), _text(why)])
+    heading = Line.of(
+        (_text(plan.get("workflow")), "bold"), f"  {plan.get('cached_node_count')}/{plan.get('node_count')} cached"
+    )
     view: View = [heading, Table(CHECK_COLUMNS, checks, _STYLED), Table(PLAN_COLUMNS, rows, _STYLED, "no nodes")]
     write(view, console=console)
+
+
+def _objects(value: object) -> list[dict[str, object]]:
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
 
 
 def format_age(timestamp: object) -> str:

@@ -28,6 +28,8 @@ import os
 from rigcli.speed.digests import sha256
 
 LISTING_SECTION = "ls"
+# {"gates": an ``ls`` section of one workflow, "document": its plan's JSON, "hint": str | None, "sole": bool}
+PLAN_SECTION = "plan"
 
 
 def normalized_checks(checks: object) -> list[object]:
@@ -141,4 +143,4 @@ def _plan(plan: object, definitions: int) -> PlanMemo | None:
     return PlanMemo(cached, nodes, finals, scoped)
 
 
-__all__ = ["LISTING_SECTION", "Listed", "PlanMemo", "environment_stamp", "normalized_checks"]
+__all__ = ["LISTING_SECTION", "PLAN_SECTION", "Listed", "PlanMemo", "environment_stamp", "normalized_checks"]

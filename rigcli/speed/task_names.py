@@ -30,6 +30,7 @@ import sys
 from collections.abc import Iterable, Mapping, Sequence
 
 FORMAT = "rig.task-names/2"
+CLOCK_SLACK = 0.02  # seconds: how far a file's times may lag time.time() (a kernel tick, with room)
 MAX_FILES = 200  # a project importing more of its own files than this is not remembered (stat costs)
 # (path, cache path, name, store) of each task, in plan order, by workflow name.
 TaskRow = tuple[str, str, str, str]
@@ -74,17 +75,25 @@ def remember(
     config_path: str,
     workflows: Mapping[str, Iterable[TaskRow]],
     sections: Mapping[str, object] | None = None,
+    read_since: float = 0.0,
 ) -> None:
     """Keep ``workflows``' tasks for ``recall`` and each of ``sections`` (JSON) for ``recall_section``;
-    a home that cannot be written to keeps nothing."""
+    a home that cannot be written to keeps nothing, nor does a load that began at ``read_since``
+    (``time.time()``) when one of its files changed after that: the stamp would be of bytes the
+    load may not have read."""
     files = project_files(project_dir, config_path)
     if len(files) > MAX_FILES:
+        return
+    stamps = {path: file_stamp(path) for path in files}
+    # A file's times come from the kernel's coarse clock, up to a tick (1-10 ms) behind time.time().
+    since_ns = int((read_since - CLOCK_SLACK) * 1e9)
+    if any(stamp is not None and max(stamp[0], stamp[1]) >= since_ns for stamp in stamps.values()):
         return
     data = {
         "format": FORMAT,
         "version": version,
         "config": os.path.abspath(config_path),
-        "stamps": [[path, file_stamp(path)] for path in files],
+        "stamps": [[path, stamp] for path, stamp in stamps.items()],
         "workflows": {name: [list(row) for row in rows] for name, rows in workflows.items()},
         "sections": dict(sections or {}),
     }
@@ -143,9 +152,14 @@ def recall(cache_dir: str | os.PathLike[str], *, version: str, config_path: str)
 
 def recall_section(cache_dir: str | os.PathLike[str], *, version: str, config_path: str, section: str) -> object:
     """What a full load remembered under ``section`` while every file it read is as it was; else None."""
+    return recall_sections(cache_dir, version=version, config_path=config_path).get(section)
+
+
+def recall_sections(cache_dir: str | os.PathLike[str], *, version: str, config_path: str) -> dict[str, object]:
+    """Every section a full load remembered while every file it read is as it was; else none."""
     data = _current(cache_dir, version=version, config_path=config_path)
     sections = None if data is None else data.get("sections")
-    return sections.get(section) if isinstance(sections, dict) else None
+    return sections if isinstance(sections, dict) else {}
 
 
 def _is_row(row: object) -> bool:
@@ -167,4 +181,14 @@ def match(workflows: Mapping[str, Sequence[TaskRow]], workflow: str | None, task
     return (workflow, matches[0]) if len(matches) == 1 else None
 
 
-__all__ = ["TaskRow", "file_stamp", "match", "memo_file", "project_files", "recall", "recall_section", "remember"]
+__all__ = [
+    "TaskRow",
+    "file_stamp",
+    "match",
+    "memo_file",
+    "project_files",
+    "recall",
+    "recall_section",
+    "recall_sections",
+    "remember",
+]

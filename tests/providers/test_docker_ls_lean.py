@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.cli.cli_support import Result, run_rig, write_project
+from tests.helpers import imported_by_rig
 
 # Each import of the config appends a line to loads.txt: how a test sees whether rig loaded it.
 CONFIG = """
@@ -132,22 +133,6 @@ def answer(project: Path, *args: str, **env: str) -> tuple[Result, bool]:
 def but_the_daemons_clock(output: str) -> list[str]:
     """The lines of ``output`` without the daemon's "N seconds" (nor the column widths it sets)."""
     return [line.rstrip() for line in WHITESPACE.sub(" ", DAEMON_CLOCK.sub("T", output)).splitlines()]
-
-
-def imported_by_rig(importtime: str) -> set[str]:
-    """The modules ``-X importtime`` shows, but for those Python's start imported (``site``, and an
-    editable install's import hook under it, which imports pathlib)."""
-    lines = [line.split("|")[-1] for line in importtime.splitlines() if line.startswith("import time:")][1:]
-    found: set[str] = set()
-    pending: list[str] = []  # a module's imports are listed before it, one level deeper
-    for line in lines:
-        name = line.strip()
-        pending.append(name)
-        if len(line) - len(line.lstrip()) == 1:  # a top-level import: it and what it imported
-            if name != "site" and not name.startswith("__editable__"):
-                found.update(pending)
-            pending = []
-    return found
 
 
 def workspaces(result: Result) -> dict[str, dict[str, Any]]:
@@ -298,3 +283,17 @@ def test_a_workspace_due_to_expire_is_reaped_by_ls_the_full_way(project: Path) -
     result, loaded = answer(project, "--json", "ls")
     assert set(workspaces(result)) == {"a"}
     assert loaded or not early  # when it was still listed lean, this ls reaped it the full way
+
+
+def test_plan_of_a_docker_project_answers_lean_until_a_validated_artifact_is_gone(
+    project: Path, docker_daemon: Any
+) -> None:
+    for args in (("plan",), ("--json", "plan")):
+        full, lean = full_and_lean(project, *args)
+        assert (lean.stdout, lean.stderr) == (full.stdout, full.stderr), args
+    assert json.loads(lean.stdout)["provider_checks"], "the docker provider's checks are part of the plan"
+    spare = workspaces(rig(project, "--json", "ls", "--no-probe"))["a"]["workflow_ctx"]["spare"]["image_id"]
+    docker_daemon.api.delete(f"/images/{spare}", params={"force": "true"})
+    result, loaded = answer(project, "--json", "plan")
+    assert loaded
+    assert json.loads(result.stdout)["cached_node_count"] == 0  # the plan would build it again

@@ -61,8 +61,8 @@ def test_a_plain_plan_is_what_rich_prints(monkeypatch: pytest.MonkeyPatch) -> No
         None,
         [{"provider_id": "docker", "id": "daemon", "status": "ok", "value": "unix:///var/run/docker.sock"}],
     )
-    plain = _plain(monkeypatch, lambda: print_plan(plan))
-    assert plain == _rich(lambda console: print_plan(plan, console=console))
+    plain = _plain(monkeypatch, lambda: print_plan(plan.to_json()))
+    assert plain == _rich(lambda console: print_plan(plan.to_json(), console=console))
     assert plain.startswith("web  11/11 cached\nprovider   check    status   current")
 
 

@@ -36,7 +36,7 @@ def test_the_plan_table_says_which_run_is_reused_and_why_the_rest_is_pending() -
         ],
     )
     console, out = _console()
-    print_plan(plan, console=console)
+    print_plan(plan.to_json(), console=console)
     lines = [line.rstrip() for line in out.getvalue().splitlines() if line.strip()]
     assert lines[0] == "web  1/2 cached"
     assert any("docker" in line and "Registry login" in line and "required" in line for line in lines)

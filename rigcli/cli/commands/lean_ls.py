@@ -54,7 +54,7 @@ def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
     from rigcli.speed.task_names import recall_section
 
     start = lean_start(opts)
-    if start is None or _locked(start.state_path):
+    if start is None or lock_held(start.state_path):
         return None
     section = recall_section(
         start.cache_dir, version=__version__, config_path=start.config_path, section=LISTING_SECTION
@@ -72,7 +72,7 @@ def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
     records = _read_state(start.state_path, listed.state)
     if records is None:
         return None
-    daemons = _definitions_now(listed)
+    daemons = definitions_now(listed)
     if daemons is None:
         return None
     rows = _rows(listed, names, records)
@@ -98,7 +98,7 @@ def list_lean(opts: GlobalOptions, *, probe: bool) -> int | None:
     return show_workspaces(opts, rows, live, ("sqlite", start.state_path), None)
 
 
-def _locked(state_path: str) -> bool:
+def lock_held(state_path: str) -> bool:
     """Whether the lock file names a holder (``state/lock.py:peek_holder`` then says whether it is alive,
     and the full way which one): a lock released cleanly leaves it empty."""
     try:
@@ -128,7 +128,7 @@ def _read_state(path: str, stamp: list[object]) -> list[Record] | None:
         db.close()
 
 
-def _definitions_now(listed: Listed) -> list[DirectStatus] | None:
+def definitions_now(listed: Listed) -> list[DirectStatus] | None:
     """Each remembered definition's plugin hook, when its config resolves, its plugin is installed and
     its checks read as the plans had them; None (with every hook made closed) otherwise."""
     from rigcli.speed.attach_memo import Unresolvable, resolve
@@ -249,4 +249,4 @@ def _live(records: Sequence[Record], probes: Sequence[_Probe], deadline: float) 
     }
 
 
-__all__ = ["PROBE_SECONDS", "list_lean"]
+__all__ = ["PROBE_SECONDS", "definitions_now", "list_lean", "lock_held"]

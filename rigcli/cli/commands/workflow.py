@@ -32,20 +32,20 @@ def plan(session: Session, *, detailed_exitcode: bool = False) -> int:
 
 def _plan(session: Session, detailed_exitcode: bool) -> int:
     engine = session.engine
-    result = session.with_workflow(lambda workflow: session.run(engine.plan(workflow=workflow)))
+    # Planned as rig ls plans, keeping its inputs: the next rig plan may print it without the config.
+    result = session.with_workflow(lambda workflow: session.run(engine.plan_listed(workflow)))
     pending = 2 if detailed_exitcode and result.cached_node_count < result.node_count else 0
+    hint = f"For cache details, run: rig cache explain{_workflow_flag(session, result.workflow)}"
     if session.opts.json:
         emit_json(result.to_json())
-        return pending
-    from rigcli.render.tables import print_message, print_plan
+    else:
+        from rigcli.render.tables import print_message, print_plan
 
-    print_plan(result)
-    if result.cached_node_count < result.node_count:
-        print_message(
-            f"For cache details, run: rig cache explain{_workflow_flag(session, result.workflow)}",
-            style="dim",
-            err=False,
-        )
+        print_plan(result.to_json())
+        if result.cached_node_count < result.node_count:
+            print_message(hint, style="dim", err=False)
+    if not session.opts.json_stream:  # a stream's events are printed only the full way
+        engine.remember_plan(result.workflow, hint)
     return pending
 
 
@@ -70,7 +70,7 @@ def apply(
             return 0
         from rigcli.render.tables import print_message, print_plan
 
-        print_plan(result.plan)
+        print_plan(result.plan.to_json())
         print_message("No changes applied.", style="dim", err=False)
         return 0
 
