@@ -20,7 +20,7 @@ from rigcli.engine import liveness
 from rigcli.errors import describe_exception
 from rigcli.records import VERY_OLD, parse_timestamp, timestamp
 from rigcli.speed.entry_points import _parsed, _plain
-from rigcli.speed.json_lite import loads, loads_bytes, string
+from rigcli.speed.json_lite import dumps, loads, loads_bytes, string
 from rigcli.speed.timestamps import stored_epoch
 
 DOCUMENTS = [
@@ -54,6 +54,26 @@ def test_json_lite_raises_what_json_raises(text: str) -> None:
 def test_json_lite_reads_bytes_in_any_encoding_json_detects() -> None:
     for data in ("\ufeff{}".encode(), '{"é": 1}'.encode("utf-16"), b'{"a": 1}'):
         assert loads_bytes(data) == json.loads(data)
+
+
+def test_json_lite_writes_a_document_as_json_dumps_does() -> None:
+    rng = random.Random(5)
+    documents: list[Any] = [json.loads(text) for text in DOCUMENTS]
+    documents += [{"Cmd": ["sh", "-c", "true"], "Env": ["A=é"], "Tty": False}, {1: "a", 2.5: "b", None: "c"}]
+    for _ in range(300):
+        documents.append(
+            {"".join(chr(rng.randrange(0, 0x2FF)) for _ in range(3)): [rng.random(), rng.randrange(-9, 9)]}
+        )
+    for document in documents:
+        assert dumps(document) == json.dumps(document)
+    for value in ({"a": object()}, {(1, 2): "tuple key"}):
+        with pytest.raises(TypeError) as expected:
+            json.dumps(value)
+        with pytest.raises(TypeError) as raised:
+            dumps(value)
+        assert str(raised.value) == str(expected.value)
+    shared = [1]
+    assert dumps([shared, shared]) == "[[1], [1]]"  # the same list twice is no circle
 
 
 def test_json_lite_writes_a_string_as_json_dumps_does() -> None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import signal
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +25,7 @@ from providers.docker.rawconn import Connection
 from providers.docker.rawhttp import RawClient, Response
 from rigcli.errors import ProviderError
 from rigcli.provider_kit.interactive import STDIN, RawTerminal, forwarding_signals, write_all
+from rigcli.speed.signals import signal_name
 
 MARK = "RIG_EXEC_ID"
 # bash when the image has it (a login shell, as `docker exec -it … bash -l` would give), else sh.
@@ -94,7 +94,7 @@ def run_exec(raw: RawClient, container: str, exec_id: str, mark: str, *, tty: bo
         raise _failed(started, "exec start", container)
 
     def forward(signum: int) -> None:
-        _signal(raw, container, mark, signal.Signals(signum).name[3:])
+        _signal(raw, container, mark, signal_name(signum)[3:])
 
     try:
         with forwarding_signals(forward):

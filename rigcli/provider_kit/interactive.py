@@ -16,12 +16,13 @@ from __future__ import annotations
 import contextlib
 import os
 import select
-import signal
 import struct
 import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from rigcli.errors import InterruptedRunError
+from rigcli.speed.signals import SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH
+from rigcli.speed.signals import signal as set_handler
 
 # Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
 # treats any name TYPE_CHECKING as true.
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 STDIN, STDOUT, STDERR = 0, 1, 2
-FORWARDED = (signal.SIGINT, signal.SIGQUIT, signal.SIGTERM, signal.SIGHUP)
+FORWARDED = (SIGINT, SIGQUIT, SIGTERM, SIGHUP)
 _READ = 64 * 1024
 
 
@@ -76,7 +77,7 @@ class RawTerminal:
 
         self._saved = termios.tcgetattr(self.fd)
         if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGWINCH, self._on_resize)
+            self._previous = set_handler(SIGWINCH, self._on_resize)
         tty.setraw(self.fd, termios.TCSANOW)
         return self
 
@@ -90,7 +91,7 @@ class RawTerminal:
         finally:
             if self._previous is not None:
                 with contextlib.suppress(ValueError, TypeError):
-                    signal.signal(signal.SIGWINCH, self._previous)  # type: ignore[arg-type]
+                    set_handler(SIGWINCH, self._previous)  # type: ignore[arg-type]
             for fd in (self.resized, self._resize_write):
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -141,12 +142,12 @@ def forwarding_signals(
     previous = {}
     try:
         for signum in signals:
-            previous[signum] = signal.signal(signum, handler)
+            previous[signum] = set_handler(signum, handler)
         yield
     finally:
         for signum, old in previous.items():
             with contextlib.suppress(ValueError, TypeError):
-                signal.signal(signum, old)
+                set_handler(signum, old)
 
 
 def write_all(fd: int, data: bytes) -> bool:

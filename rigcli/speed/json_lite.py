@@ -1,10 +1,11 @@
-"""JSON read (and a string written) with the interpreter's own C code, without importing the ``json`` package.
+"""JSON read and written with the interpreter's own C code, without importing the ``json`` package.
 
 ``json`` imports ``re`` (its pure-Python decoder's and encoder's patterns), and ``re`` brings
 ``enum``: ~30M instructions, a fifth of a ``rig ls`` that reads its workspaces' JSON columns and
 the daemon's answer. ``json.loads`` itself runs ``_json``'s C scanner (``c_make_scanner``) for
 every value; this asks that scanner directly, with the decoder's defaults. A text the scanner
-does not read whole is handed to ``json.loads``, which raises what it always raises.
+does not read whole is handed to ``json.loads``, which raises what it always raises. Writing
+asks ``_json``'s C encoder (``c_make_encoder``) as ``json.dumps`` does with its defaults.
 """
 
 from __future__ import annotations
@@ -54,10 +55,23 @@ def loads_bytes(data: bytes) -> object:
     return loads(data.decode("utf-8", "surrogatepass"))
 
 
+def _unserializable(value: object) -> object:
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")  # json's words
+
+
+def dumps(value: object) -> str:
+    """``json.dumps(value)`` with its defaults: the C encoder json.dumps runs, ASCII strings, ", " and
+    ": " (made per call, as json does: its circular-reference markers must start empty)."""
+    encode = _json.make_encoder(
+        {}, _unserializable, _json.encode_basestring_ascii, None, ": ", ", ", False, False, True
+    )
+    return "".join(encode(value, 0))
+
+
 def string(text: str) -> str:
     """``json.dumps(text)``: the string quoted and escaped, non-ASCII as ``\\uXXXX``."""
     quoted: str = _json.encode_basestring_ascii(text)
     return quoted
 
 
-__all__ = ["loads", "loads_bytes", "string"]
+__all__ = ["dumps", "loads", "loads_bytes", "string"]

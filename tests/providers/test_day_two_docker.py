@@ -16,7 +16,7 @@ import pytest
 from docker_endpoints import EndpointDaemon, Unavailable, connect, required_variable
 from e2e_support import RIG, Rig, copy_example, rig_env
 
-from tests.helpers import quit_a_program_at_the_shell_and_exit_7
+from tests.helpers import imported_by_rig, quit_a_program_at_the_shell_and_exit_7
 
 IMAGE = os.environ.get("RIG_TEST_DOCKER_IMAGE", "rig/base:busybox")
 
@@ -180,7 +180,7 @@ def test_exec_exit_codes_signals_and_streams(on_any: Rig) -> None:
 def test_exec_imports_neither_httpx_nor_the_planner_and_ls_no_httpx(on_unix: Rig) -> None:
     # rig exec finds the workspace, probes it and attaches on the provider's own connection: no plan,
     # no httpx, no event loop.
-    def imported(*args: str) -> set[str]:
+    def importtime(*args: str) -> str:
         done = subprocess.run(
             [RIG, *args],
             cwd=on_unix.project,
@@ -190,12 +190,22 @@ def test_exec_imports_neither_httpx_nor_the_planner_and_ls_no_httpx(on_unix: Rig
             timeout=60,
         )
         assert done.returncode == 0, done.stderr
-        return {line.split("|")[-1].strip() for line in done.stderr.splitlines() if line.startswith("import time:")}
+        return done.stderr
+
+    def imported(*args: str) -> set[str]:
+        found = importtime(*args).splitlines()
+        return {line.split("|")[-1].strip() for line in found if line.startswith("import time:")}
 
     loaded = imported("exec", "dev", "--", "true")
     assert "providers.docker.rawhttp" in loaded  # it did speak to the daemon
     for heavy in ("httpx", "httpcore", "rigcli.engine.planner", "rigcli.engine.evaluate", "asyncio"):
         assert heavy not in loaded
+    # Once the config is remembered, not even re (with enum), json or shlex: ~30M instructions of a
+    # command whose own work is three requests.
+    imported("exec", "dev", "--", "true")
+    loaded = imported_by_rig(importtime("exec", "dev", "--", "true"))
+    assert "rigcli.cli.commands.lean_attach" in loaded and "rigcli.engine.project" not in loaded
+    assert not loaded & {"re", "enum", "json", "shlex"}, loaded & {"re", "enum", "json", "shlex"}
     # rig ls plans (outdated: the daemon's check, the snapshot's validation) and probes, all on the
     # provider's own connection too.
     listed = imported("ls")
