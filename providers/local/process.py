@@ -20,6 +20,13 @@ _POLL_SECONDS = 0.05  # child-exit polling where pidfd is unavailable (macOS, ol
 # A whole widened pipe per read: the work per read (an event, the renderers, the run buffer) is paid
 # once per MiB instead of once per 64 KiB.
 _READ_SIZE = WIDE_PIPE_BYTES
+# A read of a page or more, but well short of the pipe, means we caught a bulk writer mid-stream:
+# rather than pay a read's work per 4 KiB page (a fast reader keeps up with a fast writer one page
+# at a time), wait a moment for the pipe to fill. A line now and then (under a page) is not kept
+# waiting, and 1 ms is less than a writer needs to fill 1 MiB, so the writer does not stall.
+_GATHER_FROM = 4096
+_GATHER_BELOW = 64 * 1024
+_GATHER_SECONDS = 0.001
 
 
 class _Group:
@@ -135,9 +142,8 @@ def run_command(
         start_new_session=True,
         bufsize=0,
     )
-    for stream in (proc.stdout, proc.stderr):
-        if stream is not None:
-            widen_pipe(stream.fileno())  # a chatty command wakes us every MiB, not every 64 KiB
+    # A chatty command wakes us every MiB, not every 64 KiB; only a wide pipe has room to gather in.
+    wide = all([widen_pipe(stream.fileno()) for stream in (proc.stdout, proc.stderr) if stream is not None])
     group = _Group(proc.pid, grace)
     cancelled: list[bool] = []
     wake_read, wake_write = os.pipe()
@@ -149,7 +155,7 @@ def run_command(
 
     remove_callback = cancellation.add_callback(request_stop)
     try:
-        timed_out = _pump(proc, group, recorder, timeout, cancelled, wake_read)
+        timed_out = _pump(proc, group, recorder, timeout, cancelled, wake_read, gather=wide)
         group.clear()
     except BaseException:
         group.clear()
@@ -176,8 +182,13 @@ def _pump(
     timeout: float | None,
     cancelled: list[bool],
     wake_fd: int,
+    *,
+    gather: bool,
 ) -> bool:
-    """Move output to the recorder until the pipes close and the shell has exited; True on timeout."""
+    """Move output to the recorder until the pipes close and the shell has exited; True on timeout.
+
+    ``gather``: the pipes are wide enough to let a bulk writer's output gather between reads.
+    """
     deadline = None if timeout is None else time.monotonic() + timeout
     timed_out = False
     exited = False
@@ -204,11 +215,13 @@ def _pump(
             group.tick()
             if exited and (not open_streams or group.given_up()):
                 break
+            caught_mid_stream = False
             for key, _ in selector.select(_wait_time(deadline, timed_out, group, exit_fd, exited)):
                 if key.data in ("stdout", "stderr"):
                     data = os.read(key.fd, _READ_SIZE)
                     if data:
                         recorder.feed(key.data, data)
+                        caught_mid_stream = caught_mid_stream or _GATHER_FROM <= len(data) < _GATHER_BELOW
                     else:
                         selector.unregister(key.fd)
                         open_streams -= 1
@@ -216,6 +229,8 @@ def _pump(
                     os.read(wake_fd, 64)
                 else:
                     selector.unregister(key.fd)
+            if gather and caught_mid_stream:
+                time.sleep(_GATHER_SECONDS)
     finally:
         selector.close()
         if exit_fd is not None:

@@ -16,11 +16,11 @@ WIDE_PIPE_BYTES = 1 << 20
 _SET_PIPE_SIZE = getattr(fcntl, "F_SETPIPE_SZ", None)  # Linux only
 
 
-def widen_pipe(fd: int) -> None:
-    """Ask for a 1 MiB buffer on ``fd`` if it is a pipe; otherwise, or if refused, do nothing."""
+def widen_pipe(fd: int) -> bool:
+    """Ask for a 1 MiB buffer on ``fd`` if it is a pipe; True if it now has one (refused: nothing changes)."""
     if _SET_PIPE_SIZE is None:
-        return
-    try:  # noqa: SIM105 - contextlib is not imported on rig logs' lean path
-        fcntl.fcntl(fd, _SET_PIPE_SIZE, WIDE_PIPE_BYTES)
+        return False
+    try:
+        return int(fcntl.fcntl(fd, _SET_PIPE_SIZE, WIDE_PIPE_BYTES)) >= WIDE_PIPE_BYTES
     except OSError:
-        pass  # a terminal, a file, /dev/null, or a user over /proc/sys/fs/pipe-user-pages-soft
+        return False  # a terminal, a file, /dev/null, or a user over /proc/sys/fs/pipe-user-pages-soft

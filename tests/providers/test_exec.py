@@ -97,6 +97,23 @@ def test_output_is_streamed_while_the_command_runs(box: Harness, tmp_path: Any) 
     assert seen and result.stdout == "ready\ndone\n"
 
 
+def test_a_bulk_writer_is_read_a_few_pages_at_a_time_not_page_by_page(local: Harness) -> None:
+    # 2,000 pages written a quarter of a millisecond apart: a reader that woke for each page would
+    # emit ~2,000 chunks (and pay an event, the renderers and the run buffer for each). Output and
+    # order are unchanged.
+    machine = local.runtime.create_machine()
+    script = (
+        "python3 -c 'import os, time\n"
+        "for _ in range(2000):\n"
+        '    os.write(1, b"x" * 4095 + b"\\n"); time.sleep(0.00025)\''
+    )
+    result = machine.exec(script, timeout=60)
+    outputs = [event for event in local.events if event["type"] == "command.output"]
+    assert result.stdout[-8192:] == ("x" * 4095 + "\n") * 2
+    assert "".join(event["data"] for event in outputs) == ("x" * 4095 + "\n") * 2000
+    assert len(outputs) <= 1000, len(outputs)
+
+
 def test_fifty_megabytes_of_output_keep_memory_bounded(box: Harness, make_harness: Any) -> None:
     meter = PeakRss()
     harness = make_harness(box.plugin, dict(box.setup.config), emit=meter)
