@@ -61,8 +61,7 @@ class LineChunker:
     def __init__(self, limit: int = CHUNK_LIMIT) -> None:
         self.limit = limit
         self._pending = bytearray()
-        # An incremental decoder so a multi-byte character split across reads stays whole.
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._undecoded = b""  # the start of a multi-byte character split across reads, kept whole
 
     def feed(self, data: bytes) -> list[str]:
         cut = data.rfind(b"\n") + 1
@@ -70,21 +69,30 @@ class LineChunker:
             self._pending += data
             if len(self._pending) < self.limit:
                 return []
-            text = self._decoder.decode(bytes(self._pending))
+            text = self._decode(self._pending)
             self._pending.clear()
             return [text] if text else []
-        # Decoded in place, the held start of the line first: a MiB read is not copied into the
-        # buffer, out of it and into bytes (three copies of every byte a chatty command prints).
-        head = self._decoder.decode(self._pending) if self._pending else ""
-        text = self._decoder.decode(memoryview(data)[:cut])
-        text = head + text if head else text
+        if self._pending:  # the held start of the line, then the read's whole lines: one copy of them
+            self._pending += memoryview(data)[:cut]
+            text = self._decode(self._pending)
+        else:  # decoded in place: a MiB read is not copied before it is decoded
+            text = self._decode(memoryview(data)[:cut])
         self._pending = bytearray(data[cut:])
         return [text] if text else []
 
     def flush(self) -> list[str]:
-        text = self._decoder.decode(bytes(self._pending), final=True)
+        text = self._decode(self._pending, final=True)
         self._pending.clear()
         return [text] if text else []
+
+    def _decode(self, data: bytes | bytearray | memoryview, *, final: bool = False) -> str:
+        # What codecs' incremental UTF-8 decoder does, without the copy its Python wrapper makes of
+        # every input to put its held bytes in front (a MiB per read, and there are none held).
+        if self._undecoded:
+            data = self._undecoded + bytes(data)
+        text, used = codecs.utf_8_decode(data, "replace", final)
+        self._undecoded = bytes(data[used:])
+        return text
 
 
 class Redactor:

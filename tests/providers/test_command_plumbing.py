@@ -36,6 +36,16 @@ def test_line_chunker_keeps_multibyte_characters_whole_across_reads() -> None:
     assert chunker.feed(snowman[1:]) == ["☃\n"]
 
 
+def test_line_chunker_decodes_any_cut_of_the_bytes_as_decoding_them_whole_would() -> None:
+    # Invalid UTF-8, a character split inside a held partial line and across reads, a long line.
+    data = "ok ☃\n".encode() + b"bad \xff\xfe end\n" + "half ☃".encode() + b"\xe2\x98\n" + b"x" * 70_000 + b"\n"
+    expected = data.decode("utf-8", "replace")
+    for size in (1, 2, 3, 5, 7, 4096, 65_536):
+        chunker = LineChunker()
+        chunks = [text for start in range(0, len(data), size) for text in chunker.feed(data[start : start + size])]
+        assert "".join([*chunks, *chunker.flush()]) == expected, size
+
+
 def test_line_chunker_hands_on_a_long_line_without_waiting_for_its_newline() -> None:
     chunker = LineChunker()
     pieces = chunker.feed(b"y" * (CHUNK_LIMIT + 5))
