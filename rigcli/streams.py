@@ -51,7 +51,7 @@ def real_stdout() -> TextIO:
     return relay.direct[1] if relay is not None and 1 in relay.direct else real_stream(sys.stdout)
 
 
-def write_bytes(stream: TextIO, data: bytes, *more: bytes) -> None:
+def write_bytes(stream: TextIO, data: bytes | memoryview, *more: bytes | memoryview) -> None:
     """``data`` onto ``stream``'s bytes as it is (no decoding to text and encoding back), after what
     was written to it as text; a stream with no bytes under it gets it decoded. ``more`` follows it
     (pieces written in turn rather than joined: a MiB is not copied to put a line end after it)."""

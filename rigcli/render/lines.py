@@ -116,17 +116,29 @@ class EventFormatter:
         body = self._output_body(event)
         return None if body is None else indent + body.replace("\n", "\n" + indent)
 
-    def output_bytes(self, event: CommandOutput, indent: str, errors: str = "strict") -> tuple[bytes, ...] | None:
+    def output_bytes(
+        self, event: CommandOutput, indent: str, errors: str = "strict"
+    ) -> tuple[bytes | memoryview, ...] | None:
         """``output_block`` and its line end, encoded as UTF-8 in pieces to write in turn: what writing
         it to a UTF-8 stream writes.
 
         The indent goes in after encoding: ``bytes.replace`` does in a fifth of the time what
         ``str.replace`` does, and 1 GB of output is 10 million lines to indent.
         """
+        start = indent.encode("utf-8", errors)
+        text = event.data
+        if (
+            text.endswith("\n")
+            and (event.command_id, event.stream) not in self._partial
+            and sanitize(text, colour=self.colour) is text
+        ):
+            # The usual chunk: whole lines, nothing to strip. Indented with its last line end, and
+            # written but for the indent that puts after it: no copy of the lines without their end.
+            indented = text.encode("utf-8", errors).replace(b"\n", b"\n" + start)
+            return start, memoryview(indented)[: len(indented) - len(start)]
         body = self._output_body(event)
         if body is None:
             return None
-        start = indent.encode("utf-8", errors)
         return start, body.encode("utf-8", errors).replace(b"\n", b"\n" + start), b"\n"
 
     def _output_body(self, event: CommandOutput) -> str | None:

@@ -146,6 +146,17 @@ def test_a_lock_takeover_names_the_dead_holder(formatter: EventFormatter) -> Non
 
 def test_output_as_bytes_is_the_output_block_and_its_line_end_encoded() -> None:
     chunks = ["par", "tial ünï ✓\nnext\x1b]0;t\x07 line\n", "\n", "x" * 70_000 + "\nend", "\x07 of it\n"]
+    # Whole clean lines (ASCII over the sanitizer's scan size, and not), and ones with something to
+    # strip: a carriage return, a colour, a title whose sequence runs into the chunk's last line end.
+    lines = ("a" * 99 + "\n") * 200
+    chunks += [
+        lines,
+        "ünï ✓\n" * 3,
+        lines + "cr\r\n",
+        "\x1b[31mred\x1b[0m\n" + lines,
+        lines + "t\x1b]0;title\n",
+        "ok\n",
+    ]
 
     def output(command: str, data: str) -> CommandOutput:
         return CommandOutput(node_path="t", command_id=command, stream="stdout", data=data)
