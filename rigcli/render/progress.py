@@ -11,7 +11,7 @@ import codecs
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Protocol, TextIO
 
 from rigcli.events import CommandCompleted, CommandOutput, Event, NodeEvent, NodeStarted, ProviderEvent
 from rigcli.render.console import live_enabled, no_color, stderr_console
@@ -68,6 +68,7 @@ class PlainRenderer:
         # Command output skips the text layer where that writes the same bytes: a UTF-8 stream.
         self._utf8 = _is_utf8(getattr(stream, "encoding", None))
         self._errors = getattr(stream, "errors", None) or "strict"
+        self._widened = False  # stderr's pipe (if it is one), once a command's output is written to it
         # Parallel branches emit from worker threads; keep each event's lines together.
         self._lock = threading.Lock()
 
@@ -97,6 +98,9 @@ class PlainRenderer:
             indent = OUTPUT_INDENT if prefix is None else prefix
             with self._lock:  # the formatter joins chunks into lines: one chunk at a time
                 if self._utf8:
+                    if not self._widened:
+                        self._widened = True
+                        _widen(self.stream)
                     pieces = self.formatter.output_bytes(event, indent, self._errors)
                     if pieces is not None:
                         write_bytes(self.stream, *pieces)
@@ -129,6 +133,18 @@ class PlainRenderer:
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
         yield
+
+
+def _widen(stream: TextIO) -> None:
+    """A MiB of a command's output is written in one go, not 64 KiB at a time, each waiting for the
+    reader to wake: what the reader sees is the same (see ``widen_pipe``)."""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both of the last two
+        return
+    from rigcli.speed.pipes import widen_pipe  # here: only a run whose commands print needs it
+
+    widen_pipe(fd)
 
 
 def _is_utf8(encoding: str | None) -> bool:

@@ -1,11 +1,14 @@
-"""A command's output read a MiB at a time: secrets across reads still masked, controls still stripped."""
+"""A command's output read and written a MiB at a time: secrets across reads masked, controls stripped."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import subprocess
 import uuid
 from pathlib import Path
 
-from tests.cli.cli_support import run_rig, write_project
+from tests.cli.cli_support import RIG, env_with_rig, run_rig, write_project
 
 # The secret is cut just inside the first 1 MiB read (the widened pipe's size), and the rest of the
 # output is over a MiB of clean ASCII lines with a window title and a bell in the middle of it.
@@ -54,3 +57,43 @@ def test_a_secret_across_two_mib_reads_is_masked_and_controls_are_stripped(tmp_p
         assert "\x1b" not in text and "\x07" not in text
     assert "pwned" not in applied.stderr  # (the logs show the command, whose text has it)
     assert "title bell done" in logs.stdout
+
+
+ECHO_CONFIG = """
+import os
+
+from rigcli import define_provider, workflow
+
+app = workflow("wide", providers={"box": define_provider("local")})
+
+
+def emit(step, box):
+    machine = box.create_machine()
+    machine.exec(os.environ.get("RIG_TEST_COMMAND", "true"), name="print")
+    machine.delete()
+
+
+workflows = app.sequence("root").task("emit", emit, cache_ttl=0)
+"""
+
+
+def test_a_commands_output_goes_into_a_stderr_pipe_widened_to_a_mebibyte(tmp_path: Path) -> None:
+    # A MiB of output is then written in one go, not 64 KiB at a time, each waiting for the reader.
+    project = write_project(tmp_path / "project", ECHO_CONFIG)
+    for command, size in (("true", 64 * 1024), ("echo printed", 1 << 20)):
+        env = env_with_rig({"RIG_HOME": str(tmp_path / "home"), "RIG_TEST_COMMAND": command})
+        read_end, write_end = os.pipe()
+        try:
+            assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) == 64 * 1024
+            subprocess.run(
+                [RIG, "--json", "apply"], cwd=project, stdout=subprocess.DEVNULL, stderr=write_end, env=env, check=True
+            )
+            os.close(write_end)
+            write_end = -1
+            shown = os.read(read_end, 1 << 20)
+            assert fcntl.fcntl(read_end, fcntl.F_GETPIPE_SZ) == size, command  # as it was, with nothing printed
+            assert shown == (b"emit | printed\n" if command.startswith("echo") else b"")
+        finally:
+            os.close(read_end)
+            if write_end >= 0:
+                os.close(write_end)
