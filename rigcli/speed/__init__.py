@@ -100,7 +100,10 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
     (the ``rig`` command is now a launcher of rig's own, ``bin/rig``: 87.6 M).
 ``pipes``
     ``widen_pipe``: stored output goes to a pipe widened from 64 KiB to 1 MiB, so a reader of 50 MB
-    wakes ~50 times instead of ~760. ``rig logs TASK`` of a 50 MB run, piped: ~10 % less time.
+    wakes ~50 times instead of ~760. ``rig logs TASK`` of a 50 MB run, piped: ~10 % less time. A
+    local command's output pipes are widened too (and read a MiB at a time, gathering when a bulk
+    writer is caught mid-stream), and so is stderr once a command's output is written to it: 1 GB
+    with ``--json``, ~17,000 -> ~1,800 context switches in rig.
 
 Smaller ones live beside the code they serve, saying so: ``rigcli/__init__.py`` spells
 ``TYPE_CHECKING = False`` rather than importing typing (``rig --version`` then imports only what
