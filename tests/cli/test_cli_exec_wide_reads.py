@@ -97,3 +97,46 @@ def test_a_commands_output_goes_into_a_stderr_pipe_widened_to_a_mebibyte(tmp_pat
             os.close(read_end)
             if write_end >= 0:
                 os.close(write_end)
+
+
+# Pages written a quarter of a millisecond apart (so reads gather several), then a page ending in the
+# start of the secret, a pause longer than a gathering wait, and the rest of it.
+GATHERED_CONFIG = r"""
+from rigcli import define_provider, secret, workflow
+
+app = workflow("gathered", providers={"box": define_provider("local", env={"TOKEN": secret("RIG_TEST_TOKEN")})})
+PRINT = (
+    "python3 -c \"import os, time; t = os.environ['TOKEN'].encode()\n"
+    "for _ in range(40):\n"
+    "    os.write(1, (b'a' * 99 + b'\\n') * 40 + b'a' * 95 + b'\\n'); time.sleep(0.00025)\n"
+    "os.write(1, b'x' * 4086 + t[:10]); time.sleep(0.2); os.write(1, t[10:] + b' bell\\x07 done\\n')\""
+)
+
+
+def emit(step, box):
+    machine = box.create_machine()
+    machine.exec(PRINT, name="print")
+    machine.delete()
+
+
+workflows = app.sequence("root").task("emit", emit, cache_ttl=0)
+"""
+
+
+def test_a_secret_across_two_gathered_reads_is_masked(tmp_path: Path) -> None:
+    token = f"tok-{uuid.uuid4().hex}"
+    project = write_project(tmp_path / "project", GATHERED_CONFIG)
+    env = {"RIG_TEST_TOKEN": token, "RIG_HOME": str(tmp_path / "home")}
+
+    applied = run_rig("--json", "apply", cwd=project, env=env, subprocess=True)
+    logs = run_rig("logs", "emit", cwd=project, env=env, subprocess=True)
+
+    assert applied.returncode == 0, applied
+    lines = applied.stderr.splitlines()
+    assert lines.count(f"emit | {'a' * 99}") == 40 * 40 and lines.count(f"emit | {'a' * 95}") == 40
+    assert f"emit | {'x' * 4086}*** bell done" in lines
+    assert logs.returncode == 0, logs
+    assert f"{'x' * 4086}*** bell done" in logs.stdout
+    for text in (applied.stderr, applied.stdout, logs.stdout):
+        assert token not in text and token[:10] not in text and token[10:] not in text
+        assert "\x07" not in text
