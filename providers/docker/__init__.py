@@ -1,8 +1,9 @@
 """The ``docker`` provider: machines are containers, snapshots are committed images.
 
-It talks to the Docker Engine API directly — with httpx for machines, snapshots and effects, on
-connections of its own (``rawhttp``) for the plan's check, live status and exec — over a unix
-socket, tcp with mutual TLS, or ssh (``endpoint``, ``ssh``), negotiating the API version down to what the daemon
+It talks to the Docker Engine API directly — with httpx for commands and files in machines,
+snapshots and effects, on connections of its own (``rawhttp``) for the plan's check, making a
+container (a fork's create and start), live status and exec — over a unix socket, tcp with
+mutual TLS, or ssh (``endpoint``, ``ssh``), negotiating the API version down to what the daemon
 speaks (1.41 works). It never pulls an image (a missing one is an error that says which
 ``docker pull`` to run) and never changes host networking: containers get NetworkMode "none"
 unless the provider config names another network.

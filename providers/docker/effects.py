@@ -14,12 +14,10 @@ from typing import Any
 from providers.docker.client import DockerClient
 from providers.docker.execution import end_session
 from providers.docker.images import familiar_tag
+from providers.docker.labels import EFFECT_LABEL, KIND_LABEL, SNAPSHOT_REPO
 from rigcli.errors import ProviderError, UnreachableError
 from rigcli.provider_api import EXEC_EFFECT, EffectEntry, KeyValueStore
 
-SNAPSHOT_REPO = "rig/snapshot"  # snapshots are tagged so `docker image prune` leaves them alone
-EFFECT_LABEL = "rig.effect"
-KIND_LABEL = "rig.kind"  # "machine" on containers, "snapshot" on committed images
 REMOVAL_WAIT_SECONDS = 30.0  # how long a removal already in progress (HTTP 409) is waited for
 
 

@@ -115,8 +115,12 @@ class RawClient:
     def __init__(self, endpoint: Endpoint) -> None:
         self.endpoint = endpoint
         self.version = API_VERSION
-        self._control: Connection | None = None
-        self._lock = _thread.allocate_lock()  # one request at a time on the control connection (threading.Lock)
+        # Kept-alive connections not in use. Each request takes one (or connects) and gives it back,
+        # so requests from several threads (the create hooks of fork --count) go at once, each on
+        # its own connection, as httpx's pool would let them.
+        self._idle: list[Connection] = []
+        self._generation = 0  # raised by close(): a connection taken before it is not kept
+        self._lock = _thread.allocate_lock()  # guards _idle and _generation (threading.Lock)
 
     def _message(self, method: str, path: str, body: Any, headers: dict[str, str], *, versioned: bool = True) -> bytes:
         host = _netloc(self.endpoint.base_url) if self.endpoint.mode in ("tcp", "tls") else "docker"
@@ -142,42 +146,48 @@ class RawClient:
         params: dict[str, Any] | None = None,
         timeout: float | None = None,
     ) -> Response:
-        """One request on the kept-alive control connection (made again once if the daemon closed it).
+        """One request on a kept-alive connection (a kept one the daemon closed is replaced once).
 
         ``timeout``: the seconds connecting and each read may take; past them the request fails at
         once (a daemon that does not answer is not asked twice)."""
         if params:
             path = f"{path}?{query_string(params)}"
-        with self._lock:
-            for attempt in (1, 2):
-                if self._control is None:
-                    self._control = connect(self.endpoint, min(timeout or CONNECT_SECONDS, CONNECT_SECONDS))
-                conn = self._control
-                try:
-                    conn.set_timeout(timeout)
-                    conn.send(self._message(method, path, body, {}))
-                    reader = Reader(conn)
-                    status, headers = reader.head()
-                    response = Response(status, headers, reader.body(status, headers))
-                    conn.set_timeout(None)
-                except (ConnectionError, OSError) as exc:
-                    conn.close()
-                    self._control = None
-                    if attempt == 2 or isinstance(exc, TimeoutError):
-                        raise transport_error(self.endpoint, exc, f"{method} {path}") from None
-                    continue
-                if headers.get("connection", "").lower() == "close":
-                    conn.close()
-                    self._control = None
-                if response.status == 400 and b"HTTPS server" in response.body:
-                    raise ProviderError(
-                        f"Cannot reach the Docker daemon at {self.endpoint.host}: it expects TLS and was spoken to "
-                        "without it; set tls_verify=True and cert_path (or DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH)"
-                    )
-                if response.status == 400 and self._too_new(response):
-                    continue
-                return response
+        for attempt in (1, 2):
+            with self._lock:
+                kept = self._idle.pop() if self._idle else None
+                generation = self._generation
+            conn = kept or connect(self.endpoint, min(timeout or CONNECT_SECONDS, CONNECT_SECONDS))
+            try:
+                conn.set_timeout(timeout)
+                conn.send(self._message(method, path, body, {}))
+                reader = Reader(conn)
+                status, headers = reader.head()
+                response = Response(status, headers, reader.body(status, headers))
+                conn.set_timeout(None)
+            except (ConnectionError, OSError) as exc:
+                conn.close()
+                # Only a kept connection is tried again (the daemon may have closed it while it sat
+                # idle); a new one's failure is the answer, and a create is never sent twice for it.
+                if attempt == 2 or kept is None or isinstance(exc, TimeoutError):
+                    raise transport_error(self.endpoint, exc, f"{method} {path}") from None
+                continue
+            self._give_back(conn, generation, reusable=headers.get("connection", "").lower() != "close")
+            if response.status == 400 and b"HTTPS server" in response.body:
+                raise ProviderError(
+                    f"Cannot reach the Docker daemon at {self.endpoint.host}: it expects TLS and was spoken to "
+                    "without it; set tls_verify=True and cert_path (or DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH)"
+                )
+            if response.status == 400 and self._too_new(response):
+                continue
+            return response
         raise AssertionError("unreachable")
+
+    def _give_back(self, conn: Connection, generation: int, *, reusable: bool) -> None:
+        with self._lock:
+            if reusable and generation == self._generation:
+                self._idle.append(conn)
+                return
+        conn.close()
 
     def _too_new(self, response: Response) -> bool:
         """The daemon is older than our API version: speak its own from now on (True: send again)."""
@@ -216,10 +226,12 @@ class RawClient:
             raise ProviderError(f"Docker request POST {path} to {self.endpoint.host} failed: {exc}") from None
 
     def close(self) -> None:
+        """Close the kept connections; one in use now is closed when its request ends."""
         with self._lock:
-            if self._control is not None:
-                self._control.close()
-                self._control = None
+            idle, self._idle = self._idle, []
+            self._generation += 1
+        for conn in idle:
+            conn.close()
 
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")

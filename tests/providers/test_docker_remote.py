@@ -146,7 +146,7 @@ def test_ssh_connections_are_processes_that_end_with_the_client(ssh_docker: Any)
     ours = set(live_pids()) - before
     assert ours, "no ssh process carried the requests"
     assert all(Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"ssh\0") for pid in ours)
-    ssh_docker.controller.client.close()
+    ssh_docker.controller.close()  # its httpx client (the exec) and its own connections (the create)
     assert all(process_dead(pid) for pid in ours)
     assert machine.exec("echo again").stdout == "again\n"  # a closed client connects again on demand
 
