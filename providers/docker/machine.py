@@ -15,7 +15,6 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from providers.docker.execution import run_exec
 from rigcli.errors import ProviderError
 from rigcli.provider_api import Cancellation
 from rigcli.provider_kit import (
@@ -73,6 +72,10 @@ class ContainerMachine(BaseMachine[RuntimeT]):
         recorder: CommandRecorder,
         cancellation: Cancellation,
     ) -> CommandResult:
+        # Here, not at the top: a fork makes its machine without running a command in it, and the
+        # exec machinery (the httpx client's module, queue, subprocess) is not its to load.
+        from providers.docker.execution import run_exec
+
         return run_exec(
             self._client,
             self.container_id,
