@@ -203,11 +203,13 @@ class Session:
         return self.engine.run(coro)
 
     def _on_loop(self, running: bool) -> None:
-        """The engine hands over to its event loop (project code may run) or is back from it."""
+        """Project code may run from now on (on the engine's loop, or on a hook's thread while the
+        runner waits for it), or no longer can."""
         if running:
             # From here on, what starts on this host is ours to stop when the command ends (children.py).
             self._children.arm()
-        self._interrupts.on_loop = running  # the watcher cancels the loop's task; the main thread is left alone
+        # The watcher cancels the loop's task (or ends the runner's wait); the main thread is left alone.
+        self._interrupts.on_loop = running
 
     def _decide_stop(self, signum: int) -> None:
         """In the main thread, at once: whatever the running code returns now, the command was stopped."""

@@ -62,9 +62,10 @@ class Engine(Protocol):
     def run(self, coro: Coroutine[object, object, T], *, on_loop: Callable[[bool], None] | None = None) -> T:
         """Run one of this engine's coroutines from synchronous code, to its result.
 
-        It is driven without an event loop until it needs one (a cached plan never does), then on
-        the engine's own loop, kept until ``close()``. ``on_loop(True)`` comes right before project
-        code may run on the loop, ``on_loop(False)`` once the loop has stopped.
+        It is driven without an event loop until it needs one (a cached plan, a fork's sync create
+        hook never does), then on the engine's own loop, kept until ``close()``. ``on_loop(True)``
+        comes right before project code may run (on the loop, or on a hook's thread while driven
+        by hand), ``on_loop(False)`` once it no longer can.
         """
         ...
 

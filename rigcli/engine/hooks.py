@@ -12,7 +12,6 @@ from rigcli.errors import InterruptedRunError
 from rigcli.graph import CompiledWorkflow, HookSpec
 from rigcli.host import operation_consent
 from rigcli.jsonutil import JsonValue
-from rigcli.speed.coroutines import need_event_loop
 
 
 async def run_hook(
@@ -30,7 +29,8 @@ async def run_hook(
 ) -> object:
     """Call ``hook`` with what it names; ``consented``: an operation the user named, so its host
     commands need no asking; ``owner``: whom the effects its providers journal belong to."""
-    await need_event_loop()  # hooks run in a worker thread that reports back to the loop
+    # No need_event_loop() here: a sync hook runs in a worker thread, on the loop's if one runs,
+    # else while the runner waits for it (call_handler asks for a loop when the hook is async).
     from rigcli.engine import capture  # with logging, only when a hook really runs
 
     fixed: dict[str, object] = {

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from typing import TypedDict
+from typing import TYPE_CHECKING, TypedDict
 
 from rigcli.engine.invoke import run_in_daemon_thread
 from rigcli.engine.providers import maybe_await
 from rigcli.errors import ProviderError
 from rigcli.events import Event, InteractionAwaitingUser, InteractionCompleted
 from rigcli.provider_api import InteractionRequest, LocalHost
+from rigcli.speed.coroutines import loop_running
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 class ShownInteraction(TypedDict):
@@ -66,11 +70,14 @@ class InteractionBroker:
         self._emit = emit
         self._presenter = presenter
         self._local = local
-        # Made on the event loop (runtimes are made right before a handler runs); sync provider
-        # code in worker threads reaches back to it through present_blocking.
-        import asyncio
+        # Made right before a handler runs: on the event loop, which sync provider code in worker
+        # threads reaches back to through present_blocking, or with none (a sync hook run while
+        # the runner waits, see speed/coroutines.py): then present_blocking runs a loop of its own.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        if loop_running():
+            import asyncio
 
-        self._loop = asyncio.get_running_loop()
+            self._loop = asyncio.get_running_loop()
 
     async def present(self, request: InteractionRequest) -> object:
         stop = request.get("stop")
@@ -116,6 +123,8 @@ class InteractionBroker:
         """For sync provider code running in a worker thread."""
         import asyncio
 
+        if self._loop is None:  # no loop runs the engine: this worker thread has nothing to wait for
+            return asyncio.run(self.present(request))
         future = asyncio.run_coroutine_threadsafe(self.present(request), self._loop)
         return future.result()
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.errors import HandlerBaseException, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
+from rigcli.speed.coroutines import Blocking, loop_running, need_event_loop
 from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
@@ -121,7 +122,11 @@ async def build_kwargs(
 
 async def run_in_daemon_thread(fn: Callable[[], T], *, name: str) -> T:
     """Run ``fn`` in a daemon thread: after Ctrl-C a handler stuck in a sleep must not keep the
-    interpreter alive (running commands are killed through the cancellation instead)."""
+    interpreter alive (running commands are killed through the cancellation instead). Driven by
+    hand (no loop: a fork's create hook), the runner does it and waits (``speed/coroutines.py``)."""
+    if not loop_running():
+        context = contextvars.copy_context()
+        return await Blocking(functools.partial(context.run, fn), name)
     import asyncio  # here, not at the top: a cached plan never gets this far and skips its import
 
     loop = asyncio.get_running_loop()
@@ -155,6 +160,7 @@ async def call_handler(fn: Handler, kwargs: dict[str, object], console: NodeCons
     system_call.install()  # a Ctrl-C during os.system must reach rig (see system_call.py)
     try:
         if inspect.iscoroutinefunction(fn):
+            await need_event_loop()  # an async handler runs on the loop; a sync one needs none
             token = capture.activate(console)
             try:
                 coroutine = fn(**kwargs)
@@ -184,6 +190,7 @@ async def call_handler(fn: Handler, kwargs: dict[str, object], console: NodeCons
 
         result = await run_in_daemon_thread(run_sync, name=console.node_path)
         if inspect.isawaitable(result):
+            await need_event_loop()
             token = capture.activate(console)
             try:
                 return await result

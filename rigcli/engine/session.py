@@ -21,6 +21,7 @@ from rigcli.provider_api import (
     SupportsArtifactValidation,
     SupportsChecks,
 )
+from rigcli.speed.coroutines import need_event_loop
 from rigcli.speed.records import lazy_dataclass
 
 Scope = Mapping[str, ProviderDefinition]
@@ -174,7 +175,11 @@ class ProviderSession:
                     workspace=workspace,
                     effects=self.hub.effects_for(definition.provider_id, owner),
                 )
-                return await maybe_await(controller.runtime(context))
+                runtime = controller.runtime(context)
+                if hasattr(runtime, "__await__"):  # what maybe_await awaits (inspect.isawaitable)
+                    await need_event_loop()  # an async runtime() may await what only a loop settles
+                    return await runtime
+                return runtime
 
             return make
 

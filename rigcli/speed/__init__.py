@@ -34,7 +34,9 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
 ``coroutines``
     The engine's coroutines are driven by hand until they await ``need_event_loop()``: a cached
     plan or a no-op apply never imports asyncio nor makes a loop (nor arms the child guard).
-    Cached plan: −23 ms (−14 %).
+    Cached plan: −23 ms (−14 %). A sync hook awaited while driven by hand (``Blocking``: a
+    fork's create hook, an operation) runs on a thread while the runner waits, so a ``rig fork``
+    of one workspace needs no loop either: a docker fork 405 M instructions → 340 M (−16 %).
 ``entry_points``
     The ``rig.providers`` entry points are remembered in ``$RIG_HOME`` keyed by what ``sys.path``
     holds, instead of importlib.metadata reading every installed distribution. Plan of a
