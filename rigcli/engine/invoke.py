@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.errors import HandlerBaseException, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
+from rigcli.speed.awaitables import isawaitable, iscoroutinefunction
 from rigcli.speed.coroutines import Blocking, loop_running, need_event_loop
+from rigcli.speed.parameters import KEYWORD_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, plain_parameters
 from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
@@ -97,7 +99,11 @@ class NamedContext:
 
 def wanted_parameters(fn: Handler) -> tuple[set[str], bool]:
     """The parameter names a handler takes, and whether it accepts **kwargs."""
-    import inspect  # here and below, not at the top: a cached plan calls no handler and need not load it
+    plain = plain_parameters(fn)  # a plain def: no inspect (speed/parameters.py)
+    if plain is not None:
+        names = {name for name, kind, _ in plain if kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
+        return names, any(kind == VAR_KEYWORD for _, kind, _ in plain)
+    import inspect  # not at the top: a cached plan calls no handler, and a plain def needs none
 
     try:
         parameters = inspect.signature(fn).parameters.values()
@@ -152,19 +158,17 @@ async def run_in_daemon_thread(fn: Callable[[], T], *, name: str) -> T:
 
 async def call_handler(fn: Handler, kwargs: dict[str, object], console: NodeConsole) -> object:
     """Run ``fn`` (async on the loop, sync in a worker thread) with its console captured."""
-    import inspect
-
     from rigcli.engine import capture, system_call  # with logging, only when a handler really runs
 
     capture.install()
     system_call.install()  # a Ctrl-C during os.system must reach rig (see system_call.py)
     try:
-        if inspect.iscoroutinefunction(fn):
+        if iscoroutinefunction(fn):
             await need_event_loop()  # an async handler runs on the loop; a sync one needs none
             token = capture.activate(console)
             try:
                 coroutine = fn(**kwargs)
-                assert inspect.isawaitable(coroutine)
+                assert isawaitable(coroutine)
                 return await coroutine
             except (Exception, KeyboardInterrupt, SystemExit, GeneratorExit):
                 raise  # GeneratorExit here may be the loop closing this very coroutine
@@ -189,7 +193,7 @@ async def call_handler(fn: Handler, kwargs: dict[str, object], console: NodeCons
                 capture.deactivate(token)
 
         result = await run_in_daemon_thread(run_sync, name=console.node_path)
-        if inspect.isawaitable(result):
+        if isawaitable(result):
             await need_event_loop()
             token = capture.activate(console)
             try:

@@ -10,7 +10,6 @@ nothing else past that bound. A workspace is as alive as its least alive machine
 
 from __future__ import annotations
 
-import inspect
 import threading
 import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
@@ -21,6 +20,7 @@ from rigcli.engine.project import Project
 from rigcli.errors import RigError, describe_exception
 from rigcli.provider_api import EffectEntry, LiveStatus, ProviderController, SupportsStatus
 from rigcli.records import WorkspaceRecord
+from rigcli.speed.awaitables import isawaitable
 from rigcli.speed.records import lazy_dataclass
 
 PROBE_SECONDS = 2.0  # the longest `rig ls` waits for every provider together
@@ -72,7 +72,7 @@ class _Probe(threading.Thread):
     def run(self) -> None:
         try:
             answer = self.controller.probe(self.entries)
-            if inspect.isawaitable(answer):
+            if isawaitable(answer):
                 import asyncio  # only a provider whose probe is async needs a loop, of this thread's own
 
                 answer = asyncio.run(_settle(answer))

@@ -21,6 +21,7 @@ from rigcli.provider_api import (
     ProviderSetup,
     UnjournaledEffects,
 )
+from rigcli.speed.awaitables import isawaitable
 from rigcli.speed.digests import sha256
 from rigcli.speed.entry_points import PROVIDERS_GROUP as ENTRY_POINT_GROUP
 from rigcli.speed.entry_points import entry_point_values
@@ -34,9 +35,7 @@ EffectsFactory = Callable[[str, "tuple[str, str] | None"], EffectJournal]
 
 async def maybe_await(value: T | Awaitable[T]) -> T:
     """Providers and hosts may answer with a plain value or an awaitable one."""
-    import inspect  # not at the top: a cached plan awaits no provider and need not load inspect
-
-    if inspect.isawaitable(value):
+    if isawaitable(value):  # speed/awaitables.py: no inspect for it
         return await value
     return value
 

@@ -21,6 +21,7 @@ from rigcli.provider_api import (
     SupportsArtifactValidation,
     SupportsChecks,
 )
+from rigcli.speed.awaitables import isawaitable
 from rigcli.speed.coroutines import need_event_loop
 from rigcli.speed.records import lazy_dataclass
 
@@ -176,7 +177,7 @@ class ProviderSession:
                     effects=self.hub.effects_for(definition.provider_id, owner),
                 )
                 runtime = controller.runtime(context)
-                if hasattr(runtime, "__await__"):  # what maybe_await awaits (inspect.isawaitable)
+                if isawaitable(runtime):
                     await need_event_loop()  # an async runtime() may await what only a loop settles
                     return await runtime
                 return runtime

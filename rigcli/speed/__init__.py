@@ -37,6 +37,12 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
     Cached plan: −23 ms (−14 %). A sync hook awaited while driven by hand (``Blocking``: a
     fork's create hook, an operation) runs on a thread while the runner waits, so a ``rig fork``
     of one workspace needs no loop either: a docker fork 405 M instructions → 340 M (−16 %).
+``awaitables``
+    ``isawaitable``/``iscoroutinefunction`` as ``inspect`` answers them, read off the value (a
+    plain function's code flags) without importing ``inspect`` (~35 M instructions with ``dis``,
+    ``tokenize`` and ``linecache``), which the plan's provider checks, live status and every
+    handler call asked it: a docker fork 340 M → 326 M, a no-op apply of one docker task 278 M →
+    258 M, a cached plan of it 263 M → 244 M.
 ``entry_points``
     The ``rig.providers`` entry points are remembered in ``$RIG_HOME`` keyed by what ``sys.path``
     holds, instead of importlib.metadata reading every installed distribution. Plan of a
