@@ -63,3 +63,45 @@ def test_json_mode_keeps_progress_off_both_streams(tmp_path: Path) -> None:
     first, last = result.stderr.splitlines()
     assert first == "sign-in | ! careful now"
     assert result.stderr.count("\n") == 2 and last.startswith("error: ")
+
+
+def test_an_interaction_in_a_sync_create_hook_is_shown_and_waited_for(tmp_path: Path) -> None:
+    # The hook runs on a thread while the runner waits, with no event loop (speed/coroutines.py):
+    # the interaction gets a loop of its own there, and is shown and completed as under apply.
+    tasks = 'workflows = app.sequence("events").task("sign-in", sign_in).task("boom", boom)'
+    assert tasks in EVENTS_CONFIG
+    forking = """
+def prepare(step):
+    return {"ctx": {}}
+
+
+def create(workflow, fake):
+    fake.login()
+    return {"signed_in": True}
+
+
+workflows = app.sequence("events").task("prepare", prepare).workspace(create=create)
+"""
+    project = write_project(tmp_path / "events", EVENTS_CONFIG.replace(tasks, forking))
+    child = pexpect.spawn(
+        RIG,
+        ["fork", "ws"],
+        cwd=str(project),
+        env=env_with_rig({"RIG_RENDER": "0", "TERM": "xterm"}),
+        encoding="utf-8",
+        dimensions=(40, 200),
+        timeout=60,
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    lines = str(child.before).replace("\r\n", "\n").splitlines()
+    assert child.exitstatus == 0, lines
+    assert any(line.strip() == "→ waiting on Example login" for line in lines), lines
+    assert any(line.strip() == "✓ Example login completed" for line in lines), lines
+    assert any("vm.created vm_id=vm-1" in line for line in lines), lines
+    assert "Traceback" not in child.before
+    listed = run_rig("--json", "ls", cwd=project, subprocess=True)
+    [workflow] = listed.json["workflows"]
+    assert [(item["name"], item["status"], item["ctx"]) for item in workflow["workspaces"]] == [
+        ("ws", "ready", {"signed_in": True})
+    ]
