@@ -7,6 +7,7 @@ import inspect
 import os
 import subprocess
 import sys
+import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 
@@ -76,10 +77,13 @@ def test_anything_but_a_plain_function_is_left_to_inspect(fn: object) -> None:
     assert plain_parameters(fn) is None
 
 
-def _run_bare(script: str) -> subprocess.CompletedProcess[str]:
+def _run_bare(script: str, *, installed: bool = False) -> subprocess.CompletedProcess[str]:
     # -S: no site, so no editable install's import hook (it imports pathlib and urllib.parse);
-    # rig's own directory on PYTHONPATH stands in for it.
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    # rig's own directory on PYTHONPATH stands in for it, and the venv's packages when ``installed``.
+    path = [str(Path(__file__).resolve().parents[1])]
+    if installed:
+        path += sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     return subprocess.run([sys.executable, "-S", "-c", script], capture_output=True, text=True, check=False, env=env)
 
 
@@ -153,3 +157,59 @@ def test_signals_are_the_signal_modules_numbers_and_functions() -> None:
     finally:
         signals.signal(signals.SIGHUP, previous)  # what it gave back is accepted back
     assert signal.getsignal(signal.SIGHUP) == previous
+
+
+_DRIVER = """
+import sys
+from rigcli.state.postgres.connection import import_psycopg
+
+psycopg = import_psycopg("postgresql://example/db")
+left_out = {"importlib.metadata", "email", "zipfile"} & set(sys.modules)
+assert not left_out, left_out
+assert not [name for name, module in sys.modules.items() if type(module).__name__ == "_ImportedOnFirstUse"]
+import psycopg_binary
+import importlib.metadata
+
+assert type(importlib.metadata).__name__ == "module"
+assert sys.modules["importlib.metadata"] is importlib.metadata and importlib.metadata.version("psycopg")
+assert (psycopg.__version__, psycopg_binary.__version__) == (
+    importlib.metadata.version("psycopg"), importlib.metadata.version("psycopg-binary")
+), psycopg.__version__
+try:
+    psycopg.connect("host=127.0.0.1 port=1 dbname=x user=x connect_timeout=2")
+except psycopg.OperationalError as error:
+    assert isinstance(error, psycopg.Error) and type(error).__module__ == "psycopg"
+print("ok")
+"""
+
+
+def test_the_driver_is_imported_without_what_a_sync_client_never_uses_which_still_works_after() -> None:
+    pytest.importorskip("psycopg")
+    done = _run_bare(_DRIVER, installed=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
+
+
+@pytest.mark.parametrize("distribution", ["psycopg", "psycopg-binary", "psycopg_binary", "pytest", "Typer", "rig"])
+def test_an_installed_version_is_what_importlib_metadata_says(distribution: str) -> None:
+    import importlib.metadata
+
+    from rigcli.speed.imports import installed_version
+
+    assert installed_version(distribution) == importlib.metadata.version(distribution)
+
+
+def test_a_version_it_cannot_read_off_a_directory_name_is_asked_of_importlib_metadata(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.metadata
+
+    from rigcli.speed.imports import installed_version
+
+    egg = tmp_path / "Old_Thing.egg-info"
+    egg.mkdir()
+    (egg / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: old-thing\nVersion: 1.2.post3\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert installed_version("old-thing") == importlib.metadata.version("old-thing") == "1.2.post3"
+    with pytest.raises(importlib.metadata.PackageNotFoundError):
+        installed_version("no-such-distribution-anywhere")

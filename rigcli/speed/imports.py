@@ -13,7 +13,9 @@ local import, and they live here:
 - ``import_deferring``: a module is imported with some of *its* imports left for first use
   (``RARELY_USED``: ``dataclasses`` imports ``inspect`` only to write the docstring of a class
   that has none; ``pathlib`` imports ``urllib.parse`` only for ``as_uri``); a command that loads
-  a project imports both this way first (``import_for_the_full_way``);
+  a project imports both this way first (``import_for_the_full_way``), and the PostgreSQL
+  backend imports psycopg this way (``DRIVER_RARELY_USED``). A stand-in may carry a few real
+  values its importer reads at once (``CHEAP``: ``installed_version`` for importlib.metadata);
 - ``install_module`` / ``forget_module``: the config loader imports ``rig_config.py`` and the
   project's helper modules afresh on every load (an edited helper must be seen).
 
@@ -22,6 +24,7 @@ These are the only writes to ``sys.modules`` in rig (tests/test_architecture.py 
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from types import ModuleType
@@ -69,12 +72,14 @@ class _ImportedOnFirstUse(ModuleType):
 
     ``functions`` are names the importing module takes with ``from ... import`` (which reads them
     at once): each is bound to a function that imports the real module when it is first called.
+    ``values`` are names it reads at once and that cost nothing real to give (``CHEAP``).
     """
 
-    def __init__(self, name: str, functions: Iterable[str] = ()) -> None:
+    def __init__(self, name: str, functions: Iterable[str] = (), values: Mapping[str, object] | None = None) -> None:
         super().__init__(name)
         for function in functions:
             setattr(self, function, _calling_later(name, function))
+        self.__dict__.update(values or {})
 
     def __getattr__(self, name: str) -> object:
         if name.startswith("__") and name.endswith("__"):  # the import system asking (a package's __path__)
@@ -106,10 +111,13 @@ def import_deferring(module: str, deferred: Mapping[str, Iterable[str]]) -> Modu
     loaded already, nothing is deferred and it is returned as it is.
     """
     if module in sys.modules:
+        __import__(module)  # marked absent (None): the ImportError an import gives
         return sys.modules[module]
     standing = [name for name in deferred if name not in sys.modules]
     for name in standing:
-        sys.modules[name] = _ImportedOnFirstUse(name, deferred[name])
+        sys.modules[name] = _ImportedOnFirstUse(name, deferred[name], CHEAP.get(name))
+    for name in standing:
+        _bind_to_parent(name)
     try:
         __import__(module)
         return sys.modules[module]
@@ -119,6 +127,56 @@ def import_deferring(module: str, deferred: Mapping[str, Iterable[str]]) -> Modu
                 del sys.modules[name]
 
 
+def _bind_to_parent(name: str) -> None:
+    """``import a.b`` then ``a.b.f()`` reads ``b`` off ``a``: the import system sets that attribute only
+    when it loads ``a.b`` itself, so a stand-in for ``a.b`` is set there by hand (where ``a`` is loaded,
+    or stands in too). It stays: read later, it imports the real ``a.b``, which takes its place."""
+    parent, _, child = name.rpartition(".")
+    holder = sys.modules.get(parent)
+    if holder is not None and child not in holder.__dict__:
+        setattr(holder, child, sys.modules[name])
+
+
+def installed_version(distribution: str) -> str:
+    """``importlib.metadata.version(distribution)`` read off the name of its ``<name>-<version>.dist-info``
+    directory (what pip writes), without importing importlib.metadata and the email parser it reads
+    ``METADATA`` with (~100M instructions). Like it, the first ``sys.path`` entry holding the
+    distribution wins; anything else there (an ``.egg-info``, a zip, none found) is asked of the real one."""
+    wanted = _normalized(distribution)
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except (FileNotFoundError, PermissionError):
+            continue
+        except OSError:  # a zip file or something else importlib.metadata may read and this does not
+            break
+        for name in names:
+            stem, dot, kind = name.rpartition(".")
+            project, _, version = stem.partition("-")
+            if dot and kind in ("dist-info", "egg-info") and _normalized(project) == wanted:
+                if kind == "dist-info" and version and "-" not in version:
+                    return version
+                return _real_version(distribution)
+    return _real_version(distribution)
+
+
+def _normalized(name: str) -> str:
+    """A distribution name as PEP 503 compares it (``psycopg_binary`` is ``psycopg-binary``)."""
+    return "-".join(part for part in name.lower().replace("_", "-").replace(".", "-").split("-") if part)
+
+
+def _real_version(distribution: str) -> str:
+    __import__("importlib.metadata")
+    version: str = sys.modules["importlib.metadata"].version(distribution)
+    return version
+
+
+# Names a stand-in gives as real values when the module it stands in for is read at import time
+# for them only, and they are to be had without that module.
+CHEAP: Mapping[str, Mapping[str, object]] = {
+    "importlib.metadata": {"version": installed_version},
+}
+
 # What a module imports only for a rare branch (measured on a cached plan of 200 tasks, speed/__init__.py):
 # dataclasses: inspect (to write the docstring of a class without one; ~17M instructions with dis,
 # linecache, importlib.machinery) and copy (asdict); pathlib: ntpath (PureWindowsPath) and
@@ -126,6 +184,14 @@ def import_deferring(module: str, deferred: Mapping[str, Iterable[str]]) -> Modu
 RARELY_USED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
     "dataclasses": {"inspect": (), "copy": ()},
     "pathlib": {"ntpath": (), "urllib.parse": ("quote_from_bytes",)},
+}
+
+# The same for the PostgreSQL driver (psycopg 3 with its binary build; no-op apply of 200 tasks):
+# psycopg and psycopg_binary read their own version with importlib.metadata (~100M instructions
+# with email, zipfile, csv), which ``installed_version`` answers from the directory name.
+# A name psycopg stops importing is simply never loaded; one it reads at import time loads it then.
+DRIVER_RARELY_USED: Mapping[str, tuple[str, ...]] = {
+    "importlib.metadata": (),
 }
 
 
@@ -147,12 +213,15 @@ def forget_module(name: str) -> None:
 
 
 __all__ = [
+    "CHEAP",
+    "DRIVER_RARELY_USED",
     "RARELY_USED",
     "forget_module",
     "import_deferring",
     "import_for_the_full_way",
     "import_hiding",
     "install_module",
+    "installed_version",
     "lazy_attribute",
     "mark_absent",
 ]

@@ -31,12 +31,14 @@ CONNECT_TIMEOUT = "10"
 
 
 def import_psycopg(masked_url: str) -> Any:
+    """psycopg, imported without what a synchronous client never uses (``DRIVER_RARELY_USED``)."""
+    from rigcli.speed.imports import DRIVER_RARELY_USED, import_deferring
+
     try:
-        import psycopg
+        return import_deferring("psycopg", DRIVER_RARELY_USED)
     except ImportError:
         msg = f"State URL {masked_url} needs the PostgreSQL driver psycopg: {INSTALL_HINT}"
         raise StateError(msg) from None
-    return psycopg
 
 
 def one_line(error: BaseException, url: PostgresURL) -> str:
