@@ -164,13 +164,17 @@ import sys
 from rigcli.state.postgres.connection import import_psycopg
 
 psycopg = import_psycopg("postgresql://example/db")
-left_out = {"importlib.metadata", "email", "zipfile"} & set(sys.modules)
+left_out = {"importlib.metadata", "email", "zipfile", "ctypes", "ctypes.util"} & set(sys.modules)
 assert not left_out, left_out
 assert not [name for name, module in sys.modules.items() if type(module).__name__ == "_ImportedOnFirstUse"]
 import psycopg_binary
+import psycopg.pq.misc as misc
+
+assert "libc" in misc.ctypes.util.find_library("c")  # psycopg's own reference, imported when used
+import ctypes.util
 import importlib.metadata
 
-assert type(importlib.metadata).__name__ == "module"
+assert sys.modules["ctypes.util"] is ctypes.util and type(importlib.metadata).__name__ == "module"
 assert sys.modules["importlib.metadata"] is importlib.metadata and importlib.metadata.version("psycopg")
 assert (psycopg.__version__, psycopg_binary.__version__) == (
     importlib.metadata.version("psycopg"), importlib.metadata.version("psycopg-binary")

@@ -188,10 +188,13 @@ RARELY_USED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
 
 # The same for the PostgreSQL driver (psycopg 3 with its binary build; no-op apply of 200 tasks):
 # psycopg and psycopg_binary read their own version with importlib.metadata (~100M instructions
-# with email, zipfile, csv), which ``installed_version`` answers from the directory name.
+# with email, zipfile, csv), which ``installed_version`` answers from the directory name;
+# psycopg.pq.misc imports ctypes.util to find libpq for its pure-Python build only.
 # A name psycopg stops importing is simply never loaded; one it reads at import time loads it then.
 DRIVER_RARELY_USED: Mapping[str, tuple[str, ...]] = {
     "importlib.metadata": (),
+    "ctypes": (),
+    "ctypes.util": ("find_library",),
 }
 
 
