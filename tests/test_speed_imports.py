@@ -164,7 +164,7 @@ import sys
 from rigcli.state.postgres.connection import import_psycopg
 
 psycopg = import_psycopg("postgresql://example/db")
-left_out = {"importlib.metadata", "email", "zipfile", "ctypes", "ctypes.util"} & set(sys.modules)
+left_out = {"importlib.metadata", "email", "zipfile", "ctypes", "ctypes.util", "asyncio"} & set(sys.modules)
 assert not left_out, left_out
 assert not [name for name, module in sys.modules.items() if type(module).__name__ == "_ImportedOnFirstUse"]
 import psycopg_binary
@@ -183,8 +183,68 @@ try:
     psycopg.connect("host=127.0.0.1 port=1 dbname=x user=x connect_timeout=2")
 except psycopg.OperationalError as error:
     assert isinstance(error, psycopg.Error) and type(error).__module__ == "psycopg"
+assert "asyncio.base_events" not in sys.modules, "connecting needs no event loop"
+
+import asyncio  # user code (an async handler) gets the real package, with what psycopg took from it
+import ssl
+
+assert type(asyncio).__name__ == "module" and sys.modules["asyncio"] is asyncio and asyncio.__loader__
+assert asyncio.CancelledError is psycopg.errors.CancelledError
+assert asyncio.CancelledError in psycopg.connection_async._INTERRUPTED
+assert asyncio.tasks is sys.modules["asyncio.tasks"] and asyncio.events.get_running_loop is asyncio.get_running_loop
+assert issubclass(psycopg._acompat.AQueue, asyncio.Queue) and ssl.create_default_context()
+assert not [finder for finder in sys.meta_path if type(finder).__module__ == "rigcli.speed.imports"]
+
+
+async def refused() -> str:
+    try:
+        await psycopg.AsyncConnection.connect("host=127.0.0.1 port=1 dbname=x user=x connect_timeout=2")
+    except psycopg.OperationalError:
+        return "refused"
+    return "connected?"
+
+
+async def cancelled() -> str:
+    task = asyncio.create_task(asyncio.sleep(10))
+    await asyncio.sleep(0)
+    task.cancel()
+    try:
+        await task
+    except psycopg.errors.CancelledError:
+        return "cancelled"
+    return "not cancelled?"
+
+
+assert asyncio.run(refused()) == "refused" and asyncio.run(cancelled()) == "cancelled"
 print("ok")
 """
+
+
+_READ_WHOLE = """
+import sys
+from rigcli.speed.imports import import_deferring
+
+sys.path.insert(0, sys.argv[1])
+uses = import_deferring("uses_asyncio", {"asyncio": ()})
+asyncio = sys.modules["asyncio"]  # read a name it has no part for: the whole package, at once
+assert type(asyncio).__name__ == "module" and uses.gather is asyncio.gather
+assert uses.CancelledError is asyncio.CancelledError is asyncio.exceptions.CancelledError
+assert asyncio.exceptions is sys.modules["asyncio.exceptions"] and asyncio.base_events.BaseEventLoop
+print("ok")
+"""
+
+
+def test_a_package_read_for_a_name_it_has_no_part_for_is_imported_whole_with_its_parts(tmp_path: Path) -> None:
+    (tmp_path / "uses_asyncio.py").write_text("from asyncio import CancelledError, gather\n", encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", _READ_WHOLE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
 
 
 def test_the_driver_is_imported_without_what_a_sync_client_never_uses_which_still_works_after() -> None:
@@ -198,7 +258,7 @@ def test_the_driver_is_imported_without_what_a_sync_client_never_uses_which_stil
 def test_an_installed_version_is_what_importlib_metadata_says(distribution: str) -> None:
     import importlib.metadata
 
-    from rigcli.speed.imports import installed_version
+    from rigcli.speed.distributions import installed_version
 
     assert installed_version(distribution) == importlib.metadata.version(distribution)
 
@@ -208,7 +268,7 @@ def test_a_version_it_cannot_read_off_a_directory_name_is_asked_of_importlib_met
 ) -> None:
     import importlib.metadata
 
-    from rigcli.speed.imports import installed_version
+    from rigcli.speed.distributions import installed_version
 
     egg = tmp_path / "Old_Thing.egg-info"
     egg.mkdir()

@@ -24,10 +24,18 @@ These are the only writes to ``sys.modules`` in rig (tests/test_architecture.py 
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from types import ModuleType
+
+from rigcli.speed.distributions import installed_version
+
+# Not typing.TYPE_CHECKING: the lean paths (rig ls, logs, shell) import this module and no typing;
+# mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from importlib.abc import Loader
+    from importlib.machinery import ModuleSpec
 
 
 def lazy_attribute(package: str, name: str, table: Mapping[str, str], namespace: MutableMapping[str, object]) -> object:
@@ -92,6 +100,107 @@ class _ImportedOnFirstUse(ModuleType):
         return getattr(real, name)
 
 
+class _PackageInParts(_ImportedOnFirstUse):
+    """Stands in for a package whose importer reads a few names, each defined in one of its
+    submodules (``parts``, ``IN_PARTS``): reading one loads that submodule alone (with what it
+    imports), this stand-in as its package. Any other name imports the whole package. Once that
+    happens, ``_SetsLoadedParts`` gives the real package the submodules loaded before it, so
+    ``asyncio.CancelledError`` is the very class psycopg took and ``asyncio.tasks`` is there."""
+
+    def __init__(self, name: str, functions: Iterable[str], parts: Mapping[str, str], path: list[str]) -> None:
+        super().__init__(name, functions)
+        self.__path__ = path
+        self._rig_parts = parts
+        self._rig_loading = 0
+
+    def __getattr__(self, name: str) -> object:
+        if self._rig_loading or (name.startswith("__") and name.endswith("__")):
+            raise AttributeError(name)  # the import system asking whether a submodule is loaded yet
+        part = self._rig_parts.get(name)
+        if part is not None and sys.modules.get(self.__name__) is self:
+            _SetsLoadedParts.once(self.__name__)
+            self._rig_loading += 1
+            try:
+                __import__(f"{self.__name__}.{part}")
+            except ImportError:  # laid out otherwise (another Python): the whole package, below
+                pass
+            finally:
+                self._rig_loading -= 1
+            value = getattr(sys.modules.get(f"{self.__name__}.{part}"), name, _MISSING)
+            if value is not _MISSING:
+                setattr(self, name, value)
+                return value
+        return super().__getattr__(name)
+
+
+_MISSING = object()
+
+
+class _SetsLoadedParts:
+    """A ``sys.meta_path`` finder for one package, there until that package is imported: the
+    import system sets a submodule on its package only when it loads the submodule itself, so
+    when the real package runs, this sets those loaded earlier under a ``_PackageInParts``."""
+
+    def __init__(self, package: str) -> None:
+        self.package = package
+
+    @classmethod
+    def once(cls, package: str) -> None:
+        if not any(isinstance(finder, cls) and finder.package == package for finder in sys.meta_path):
+            sys.meta_path.insert(0, cls(package))
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> ModuleSpec | None:
+        if name != self.package:
+            return None
+        sys.meta_path.remove(self)
+        spec = _find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _ThenSetsParts(spec.loader, name)  # type: ignore[assignment]  # a Loader by its methods
+        return spec
+
+
+class _ThenSetsParts:
+    """The real package's loader, its submodules already loaded set on it first (and itself put back)."""
+
+    def __init__(self, loader: Loader, package: str) -> None:
+        self.loader = loader
+        self.package = package
+
+    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module: ModuleType) -> None:
+        module.__loader__ = self.loader
+        if module.__spec__ is not None:
+            module.__spec__.loader = self.loader
+        # Before it runs: its own code reads them (asyncio's __init__ sums ``coroutines.__all__`` …).
+        prefix = self.package + "."
+        for name, loaded in list(sys.modules.items()):
+            child = name[len(prefix) :]
+            if name.startswith(prefix) and loaded is not None and "." not in child:
+                setattr(module, child, loaded)
+        self.loader.exec_module(module)
+
+
+def _find_spec(name: str) -> ModuleSpec | None:
+    """What ``import name`` would find (the meta path's finders in turn), without importing it."""
+    for finder in sys.meta_path:
+        find = getattr(finder, "find_spec", None)
+        spec: ModuleSpec | None = find(name, None) if find is not None else None
+        if spec is not None:
+            return spec
+    return None
+
+
+def _stand_in(name: str, functions: Iterable[str]) -> ModuleType:
+    parts = IN_PARTS.get(name)
+    spec = _find_spec(name) if parts else None
+    path = getattr(spec, "submodule_search_locations", None)
+    if parts and path:
+        return _PackageInParts(name, functions, parts, list(path))
+    return _ImportedOnFirstUse(name, functions, CHEAP.get(name))
+
+
 def _calling_later(module: str, name: str) -> Callable[..., object]:
     def call(*args: object, **kwargs: object) -> object:
         __import__(module)
@@ -115,7 +224,7 @@ def import_deferring(module: str, deferred: Mapping[str, Iterable[str]]) -> Modu
         return sys.modules[module]
     standing = [name for name in deferred if name not in sys.modules]
     for name in standing:
-        sys.modules[name] = _ImportedOnFirstUse(name, deferred[name], CHEAP.get(name))
+        sys.modules[name] = _stand_in(name, deferred[name])
     for name in standing:
         _bind_to_parent(name)
     try:
@@ -137,44 +246,25 @@ def _bind_to_parent(name: str) -> None:
         setattr(holder, child, sys.modules[name])
 
 
-def installed_version(distribution: str) -> str:
-    """``importlib.metadata.version(distribution)`` read off the name of its ``<name>-<version>.dist-info``
-    directory (what pip writes), without importing importlib.metadata and the email parser it reads
-    ``METADATA`` with (~100M instructions). Like it, the first ``sys.path`` entry holding the
-    distribution wins; anything else there (an ``.egg-info``, a zip, none found) is asked of the real one."""
-    wanted = _normalized(distribution)
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except (FileNotFoundError, PermissionError):
-            continue
-        except OSError:  # a zip file or something else importlib.metadata may read and this does not
-            break
-        for name in names:
-            stem, dot, kind = name.rpartition(".")
-            project, _, version = stem.partition("-")
-            if dot and kind in ("dist-info", "egg-info") and _normalized(project) == wanted:
-                if kind == "dist-info" and version and "-" not in version:
-                    return version
-                return _real_version(distribution)
-    return _real_version(distribution)
-
-
-def _normalized(name: str) -> str:
-    """A distribution name as PEP 503 compares it (``psycopg_binary`` is ``psycopg-binary``)."""
-    return "-".join(part for part in name.lower().replace("_", "-").replace(".", "-").split("-") if part)
-
-
-def _real_version(distribution: str) -> str:
-    __import__("importlib.metadata")
-    version: str = sys.modules["importlib.metadata"].version(distribution)
-    return version
-
-
 # Names a stand-in gives as real values when the module it stands in for is read at import time
 # for them only, and they are to be had without that module.
 CHEAP: Mapping[str, Mapping[str, object]] = {
     "importlib.metadata": {"version": installed_version},
+}
+
+# Packages read for a few names only, each name with the submodule that defines it (``_PackageInParts``).
+# psycopg reads these of asyncio while it loads (errors, _acompat, waiting, connection_async), and
+# asyncio's __init__ would load all of it: event loops, streams, subprocesses, ssl.
+IN_PARTS: Mapping[str, Mapping[str, str]] = {
+    "asyncio": {
+        "CancelledError": "exceptions",
+        "Future": "futures",
+        "Lock": "locks",
+        "Queue": "queues",
+        "Task": "tasks",
+        "get_running_loop": "events",
+        "sleep": "tasks",
+    },
 }
 
 # What a module imports only for a rare branch (measured on a cached plan of 200 tasks, speed/__init__.py):
@@ -189,12 +279,14 @@ RARELY_USED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
 # The same for the PostgreSQL driver (psycopg 3 with its binary build; no-op apply of 200 tasks):
 # psycopg and psycopg_binary read their own version with importlib.metadata (~100M instructions
 # with email, zipfile, csv), which ``installed_version`` answers from the directory name;
-# psycopg.pq.misc imports ctypes.util to find libpq for its pure-Python build only.
+# psycopg.pq.misc imports ctypes.util to find libpq for its pure-Python build only (−14M);
+# asyncio is loaded in parts (``IN_PARTS``: −16M). 846.5 M -> 804.8 -> 791.0 -> 775.8.
 # A name psycopg stops importing is simply never loaded; one it reads at import time loads it then.
 DRIVER_RARELY_USED: Mapping[str, tuple[str, ...]] = {
     "importlib.metadata": (),
     "ctypes": (),
     "ctypes.util": ("find_library",),
+    "asyncio": (),
 }
 
 
@@ -218,13 +310,13 @@ def forget_module(name: str) -> None:
 __all__ = [
     "CHEAP",
     "DRIVER_RARELY_USED",
+    "IN_PARTS",
     "RARELY_USED",
     "forget_module",
     "import_deferring",
     "import_for_the_full_way",
     "import_hiding",
     "install_module",
-    "installed_version",
     "lazy_attribute",
     "mark_absent",
 ]
