@@ -88,8 +88,9 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
     else still asks ``inspect``), and rig's other uses of ``inspect`` are imported where a handler
     or provider runs. Cached plan of 200 tasks: 326.8 M instructions → 314.1 (``inspect``,
     ``copy``) → 293.0 after ``file_facts`` (``pathlib``'s: −11 M). The PostgreSQL backend imports
-    psycopg without importlib.metadata (its version read off the ``.dist-info`` directory name)
-    and ctypes.util: no-op apply of 200 tasks on PostgreSQL 846.5 M → 804.8 → 791.0.
+    psycopg without importlib.metadata (its version read off the ``.dist-info`` directory name),
+    ctypes.util and ssl, and with only the parts of asyncio it reads (``IN_PARTS``): no-op apply of
+    200 tasks on PostgreSQL 846.5 M → 804.8 → 791.0 → 775.8 → 758.1.
 ``file_facts``
     What fingerprinting works out from a handler's source file (its ``def`` found in the parsed
     file, digested, the names it reads) is kept across runs while the file keeps its ``stat``:
