@@ -133,6 +133,7 @@ GRAPH = Command(
             choices=("tree", "dot", "mermaid"),
         ),
     ),
+    needs="options",
     hot=True,
     examples=(
         ("rig graph", "the tree, with each task's cache status and reason"),

@@ -158,7 +158,7 @@ class ProjectEngine:
     def pictures(self) -> Pictures:
         from rigcli.engine.pictures import Pictures
 
-        return Pictures(self.project, self.planner, self.history)
+        return Pictures(self.project, self.history)
 
     # -- lifetime, events and the event loop ------------------------------------------------------
     async def load(self) -> None:
@@ -227,7 +227,8 @@ class ProjectEngine:
 
     # -- pictures -------------------------------------------------------------------------------------
     async def graph(self, workflow: str | None = None) -> WorkflowGraph:
-        return await self.pictures.graph(workflow)
+        plan = await self.listing_memo.plan(workflow)
+        return self.listing_memo.graph(plan.workflow)
 
     def timeline(self, run: str | None = None, workflow: str | None = None) -> Timeline:
         return self.pictures.timeline(run, workflow)

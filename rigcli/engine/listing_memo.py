@@ -26,8 +26,9 @@ from rigcli.engine.project import Project
 from rigcli.engine.provenance import plan_finals
 from rigcli.engine.results import WorkflowPlan
 from rigcli.engine.session import ProviderSession
+from rigcli.engine.shape import WorkflowGraph, workflow_graph
 from rigcli.engine.stores import LOCAL
-from rigcli.jsonutil import JsonValue
+from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.records import parse_timestamp
 from rigcli.speed.listing_memo import environment_stamp, normalized_checks
 
@@ -94,7 +95,25 @@ class ListingMemo:
             remember_project(self.project, plan=None)  # an older one must not answer for this plan
             return
         sole = len(self.project.workflows) == 1  # then a plan without --workflow means this one
-        remember_project(self.project, plan={"gates": gates, "document": document, "hint": hint, "sole": sole})
+        drawing = self.drawing(name)  # rig graph draws the kept plan with these
+        remember_project(
+            self.project,
+            plan={
+                "gates": gates,
+                "document": document,
+                "hint": hint,
+                "sole": sole,
+                "edges": drawing["edges"],
+                "layout": drawing["layout"],
+            },
+        )
+
+    def graph(self, name: str) -> WorkflowGraph:
+        """After ``plan(name)``: that plan laid on the workflow's shape (``rig graph``)."""
+        return workflow_graph(name, self.project.workflows[name].steps, self._planned[name][0].nodes)
+
+    def drawing(self, name: str) -> JsonObject:
+        return self.graph(name).drawing()
 
     def _gates(self, names: Sequence[str]) -> JsonValue:
         """What the plans of ``names`` read that a later command can read again without the config

@@ -1,19 +1,19 @@
-"""Pictures of a project: the workflow as a graph (``rig graph``), an apply as a timeline and tasks
-across applies (``rig runs --timeline`` and ``--stats``).
+"""Pictures of a project's applies: one as a timeline and tasks across them (``rig runs --timeline`` and
+``--stats``). (``rig graph``, the plan laid on the workflow's shape, is ``listing_memo.py`` and
+``shape.py``: it is kept with the plan for the next ``rig graph``.)
 
-The graph is the plan (each task's verdict) laid on the compiled workflow's shape (shape.py); the
-timeline and statistics are computed (timing.py) from the applies the history recorded (history.py:
-``apply_runs`` and the node runs that carry their ``apply_id``), the timeline's critical path along
-the workflow's edges. Node runs from before the history have no apply and are not in either.
+The timeline and statistics are computed (timing.py) from the applies the history recorded
+(history.py: ``apply_runs`` and the node runs that carry their ``apply_id``), the timeline's
+critical path along the workflow's edges. Node runs from before the history have no apply and are
+not in either.
 """
 
 from __future__ import annotations
 
 from rigcli.engine.history import LOOK_BACK, History
 from rigcli.engine.history_views import AppliedRun
-from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
-from rigcli.engine.shape import WorkflowGraph, execution_edges, workflow_graph
+from rigcli.engine.shape import execution_edges
 from rigcli.engine.timing import ApplyTimes, NodeTimes, RunStats, Timeline, run_stats, timeline
 from rigcli.errors import NotFoundError
 from rigcli.graph import CompiledWorkflow
@@ -21,17 +21,11 @@ from rigcli.records import parse_timestamp, utc_datetime
 
 
 class Pictures:
-    """What ``rig graph`` and ``rig runs --timeline/--stats`` ask."""
+    """What ``rig runs --timeline/--stats`` ask."""
 
-    def __init__(self, project: Project, planner: Planner, history: History) -> None:
+    def __init__(self, project: Project, history: History) -> None:
         self.project = project
-        self.planner = planner
         self.history = history
-
-    async def graph(self, workflow: str | None = None) -> WorkflowGraph:
-        selected = self.project.select(workflow)
-        plan = await self.planner.plan_with(selected, await self.project.session(selected, "plan"))
-        return workflow_graph(selected.name, selected.steps, plan.nodes)
 
     def _applies(self, selected: CompiledWorkflow, last: int | None = None) -> list[ApplyTimes]:
         """The workflow's recorded applies, newest first (at most ``last``): the one place the timeline

@@ -17,6 +17,7 @@ from typing import Literal, Union
 
 from rigcli.engine.results import JsonObject, PlanNode
 from rigcli.graph import ParallelSpec, StepSpec, TaskSpec
+from rigcli.jsonutil import JsonValue
 from rigcli.speed.records import lazy_dataclass
 
 GroupKind = Literal["sequence", "parallel", "branch"]
@@ -45,25 +46,24 @@ class WorkflowGraph:
     nodes: tuple[PlanNode, ...]  # plan order, which is an order of execution (edges only go forward)
     edges: tuple[Edge, ...]
 
-    @property
-    def cached_node_count(self) -> int:
-        return sum(1 for node in self.nodes if node.status == "cached")
-
-    def predecessors(self) -> dict[str, list[str]]:
-        before: dict[str, list[str]] = {node.path: [] for node in self.nodes}
-        for source, target in self.edges:
-            before.setdefault(target, []).append(source)
-        return before
-
-    def to_json(self) -> JsonObject:
+    def drawing(self) -> JsonObject:
+        """What ``render/graph.py`` draws: the plan's nodes (as ``rig plan --json`` writes them), the
+        edges, and the groups as a ``layout`` (``layout_json``), plain data that ``rig plan`` keeps for
+        a later ``rig graph`` to draw without the config."""
         return {
             "workflow": self.workflow,
-            "nodes": [
-                {"path": node.path, "name": node.name, "status": node.status, "reason": node.reason.to_json()}
-                for node in self.nodes
-            ],
+            "nodes": [node.to_json() for node in self.nodes],
             "edges": [[source, target] for source, target in self.edges],
+            "layout": layout_json(self.root.children),
         }
+
+
+def layout_json(items: Sequence[GraphItem]) -> list[JsonValue]:
+    """The groups of a graph as plain data: a task is its path, a group ``[kind, name, path, items]``."""
+    return [
+        item.path if isinstance(item, PlanNode) else [item.kind, item.name, item.path, layout_json(item.children)]
+        for item in items
+    ]
 
 
 def workflow_graph(workflow: str, steps: Sequence[StepSpec], plan: Sequence[PlanNode]) -> WorkflowGraph:
@@ -146,4 +146,4 @@ def _parallel(step: ParallelSpec, plan: Mapping[str, PlanNode]) -> GraphGroup:
     return GraphGroup("parallel", "", step.path, tuple(branches))
 
 
-__all__ = ["Edge", "GraphGroup", "GraphItem", "WorkflowGraph", "execution_edges", "workflow_graph"]
+__all__ = ["Edge", "GraphGroup", "GraphItem", "WorkflowGraph", "execution_edges", "layout_json", "workflow_graph"]

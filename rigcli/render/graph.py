@@ -1,8 +1,10 @@
-"""``rig graph`` drawn: a tree for people (Rich on a terminal, plain text elsewhere), DOT and Mermaid.
+"""``rig graph`` drawn: a tree for people (Rich on a terminal, plain text elsewhere), DOT, Mermaid and JSON.
 
+Everything here draws a ``render/drawing.py:Drawing``, so the graph the full way just planned
+and the one ``rig plan`` kept (``cli/commands/lean_plan.py``) print through these same writers.
 The tree's rows are laid out here once and only styled for a terminal, so a pipe gets the same
-columns without escapes (and without importing Rich). DOT and Mermaid are documents: always
-plain, whatever stdout is. Every name is the project's, so each is sanitized on its way out.
+columns without escapes (and without importing Rich). DOT and Mermaid are documents: always plain,
+whatever stdout is. Every name is the project's, so each is sanitized on its way out.
 """
 
 from __future__ import annotations
@@ -10,10 +12,9 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 
-from rigcli.engine.results import PlanNode
-from rigcli.engine.shape import GraphItem, WorkflowGraph
 from rigcli.masking import mask_text
 from rigcli.records import short_run_id
+from rigcli.render.drawing import Drawing, DrawnItem, DrawnNode
 from rigcli.render.plain import plain_stdout
 from rigcli.sanitize import sanitize
 from rigcli.speed.records import lazy_dataclass
@@ -36,7 +37,7 @@ class TreeRow:
     guides: str
     label: str
     kind: str  # "task", "sequence", "parallel" or "branch"
-    node: PlanNode | None = None
+    node: DrawnNode | None = None
 
     @property
     def detail(self) -> str:
@@ -45,37 +46,37 @@ class TreeRow:
             return ""
         if self.node.status == "cached":
             return f"run {short_run_id(self.node.run_id)}" if self.node.run_id else "cached"
-        return self.node.reason.code
+        return self.node.code
 
 
-def tree_rows(graph: WorkflowGraph, *, unicode: bool = True) -> list[TreeRow]:
+def tree_rows(graph: Drawing, *, unicode: bool = True) -> list[TreeRow]:
     """The tree below the heading, one row per task and group, in execution order."""
     guides = UNICODE_GUIDES if unicode else ASCII_GUIDES
-    return list(_rows(graph.root.children, "", guides))
+    return list(_rows(graph.items, "", guides))
 
 
-def _rows(items: Sequence[GraphItem], indent: str, guides: tuple[str, ...]) -> Iterator[TreeRow]:
+def _rows(items: Sequence[DrawnItem], indent: str, guides: tuple[str, ...]) -> Iterator[TreeRow]:
     tee, last, down, blank = guides
     for position, item in enumerate(items):
         final = position == len(items) - 1
         here = indent + (last if final else tee)
         below = indent + (blank if final else down)
-        if isinstance(item, PlanNode):
+        if isinstance(item, DrawnNode):
             yield TreeRow(here, _text(item.name), "task", item)
             continue
         only = item.children[0] if len(item.children) == 1 else None
-        if item.kind == "branch" and isinstance(only, PlanNode) and only.name == item.name:
+        if item.kind == "branch" and isinstance(only, DrawnNode) and only.name == item.name:
             yield TreeRow(here, _text(only.name), "task", only)  # a branch that is one task of its name
             continue
         yield TreeRow(here, _text(item.name) if item.kind != "parallel" else "parallel", item.kind)
         yield from _rows(item.children, below, guides)
 
 
-def heading(graph: WorkflowGraph) -> str:
+def heading(graph: Drawing) -> str:
     return f"{_text(graph.workflow)}  {graph.cached_node_count}/{len(graph.nodes)} cached"
 
 
-def tree_lines(graph: WorkflowGraph, *, unicode: bool = True) -> list[str]:
+def tree_lines(graph: Drawing, *, unicode: bool = True) -> list[str]:
     """The tree as plain text: the heading, then every row with its verdict in aligned columns."""
     rows = tree_rows(graph, unicode=unicode)
     left = max((cell_width(row.guides + row.label) for row in rows), default=0)
@@ -90,7 +91,7 @@ def tree_lines(graph: WorkflowGraph, *, unicode: bool = True) -> list[str]:
     return lines
 
 
-def print_tree(graph: WorkflowGraph) -> None:
+def print_tree(graph: Drawing) -> None:
     """On a terminal in colour (Rich), elsewhere as plain lines."""
     plain = plain_stdout()
     if plain is not None:
@@ -107,12 +108,13 @@ def print_tree(graph: WorkflowGraph) -> None:
     status = max((len(row.node.status) for row in rows if row.node), default=0)
     workflow = _text(graph.workflow)
     out.print(Text.assemble((workflow, "bold"), heading(graph)[len(workflow) :]))
+    status_styles: dict[str, str] = {status: style for status, style in STATUS_STYLES.items()}
     styles = {"sequence": "bold", "parallel": "dim italic", "branch": "cyan"}
     for row in rows:
         line = Text.assemble((row.guides, "dim"), (row.label, styles.get(row.kind, "")))
         if row.node is not None:
             line.append(" " * (left - cell_width(row.guides + row.label)) + "  ")
-            line.append(row.node.status.ljust(status), style=STATUS_STYLES.get(row.node.status, ""))
+            line.append(row.node.status.ljust(status), style=status_styles.get(row.node.status, ""))
             line.append("  " + row.detail, style="dim")
         out.print(line, soft_wrap=True)
 
@@ -128,12 +130,12 @@ def _dot_string(value: str) -> str:
     return '"' + _text(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
-def _node_label(node: PlanNode, separator: str) -> str:
-    verdict = node.status if node.status == "cached" else f"{node.status}: {node.reason.code}"
+def _node_label(node: DrawnNode, separator: str) -> str:
+    verdict = node.status if node.status == "cached" else f"{node.status}: {node.code}"
     return f"{node.path}{separator}{verdict}"
 
 
-def dot(graph: WorkflowGraph) -> str:
+def dot(graph: Drawing) -> str:
     """A Graphviz digraph: tasks coloured by status, each parallel branch a ``cluster_…`` subgraph."""
     lines = [
         f"digraph {_dot_string(graph.workflow)} {{",
@@ -143,13 +145,13 @@ def dot(graph: WorkflowGraph) -> str:
     ]
     clusters = itertools.count()
 
-    def place(items: Sequence[GraphItem], indent: str) -> None:
+    def place(items: Sequence[DrawnItem], indent: str) -> None:
         for item in items:
-            if isinstance(item, PlanNode):
+            if isinstance(item, DrawnNode):
                 fill, border = COLOURS.get(item.status, ("white", "black"))
                 attributes = (
                     f"label={_dot_string(_node_label(item, chr(10)))}, "
-                    f'fillcolor="{fill}", color="{border}", tooltip={_dot_string(item.reason.message)}'
+                    f'fillcolor="{fill}", color="{border}", tooltip={_dot_string(item.message)}'
                 )
                 lines.append(f"{indent}{_dot_string(item.path)} [{attributes}];")
             elif item.kind == "branch":
@@ -160,7 +162,7 @@ def dot(graph: WorkflowGraph) -> str:
             else:
                 place(item.children, indent)
 
-    place(graph.root.children, "  ")
+    place(graph.items, "  ")
     lines.extend(f"  {_dot_string(source)} -> {_dot_string(target)};" for source, target in graph.edges)
     lines.append("}")
     return "\n".join(lines)
@@ -175,7 +177,7 @@ def _mermaid_text(value: str) -> str:
     return _text(value).replace("\n", " ").translate(_MERMAID_ESCAPES)
 
 
-def mermaid(graph: WorkflowGraph) -> str:
+def mermaid(graph: Drawing) -> str:
     """A Mermaid ``flowchart``: it renders where Markdown does (a README, a pull request)."""
     ids = {node.path: f"n{index}" for index, node in enumerate(graph.nodes)}
     lines = ["flowchart TD"]
@@ -183,9 +185,9 @@ def mermaid(graph: WorkflowGraph) -> str:
         lines.append(f"  classDef {status} fill:{fill},stroke:{border},color:#1a1a1a")
     branches = itertools.count()
 
-    def place(items: Sequence[GraphItem], indent: str) -> None:
+    def place(items: Sequence[DrawnItem], indent: str) -> None:
         for item in items:
-            if isinstance(item, PlanNode):
+            if isinstance(item, DrawnNode):
                 label = _mermaid_text(item.path) + "<br/>" + _mermaid_text(_node_label(item, "")[len(item.path) :])
                 lines.append(f'{indent}{ids[item.path]}["{label}"]')
             elif item.kind == "branch":
@@ -195,7 +197,7 @@ def mermaid(graph: WorkflowGraph) -> str:
             else:
                 place(item.children, indent)
 
-    place(graph.root.children, "  ")
+    place(graph.items, "  ")
     lines.extend(f"  {ids[source]} --> {ids[target]}" for source, target in graph.edges)
     for status in COLOURS:
         members = [ids[node.path] for node in graph.nodes if node.status == status]
@@ -204,4 +206,13 @@ def mermaid(graph: WorkflowGraph) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["ASCII_GUIDES", "UNICODE_GUIDES", "dot", "heading", "mermaid", "print_tree", "tree_lines", "tree_rows"]
+__all__ = [
+    "ASCII_GUIDES",
+    "UNICODE_GUIDES",
+    "dot",
+    "heading",
+    "mermaid",
+    "print_tree",
+    "tree_lines",
+    "tree_rows",
+]

@@ -48,9 +48,13 @@ def normalized_checks(checks: object) -> list[object]:
 
 
 def environment_stamp() -> str:
-    """A digest of every environment variable and its value (never the values themselves: secrets)."""
+    """A digest of every environment variable and its value (never the values themselves: secrets), but
+    ``RIG_RENDER``: rig's own switch for how output is drawn, which no plan reads (a piped ``rig graph``
+    and a ``rig --json plan`` beside it would otherwise take turns planning again)."""
     digest = sha256(b"rig.ls-environment/1")
     for name, value in sorted(os.environ.items()):
+        if name == "RIG_RENDER":
+            continue
         digest.update(f"\0{name}={value}".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 

@@ -1,4 +1,4 @@
-"""``rig plan`` without the config or the engine: the last full plan printed again while its inputs read the same.
+"""``rig plan`` and ``rig graph`` without the config or the engine: the last full plan, while its inputs read the same.
 
 A plan is a function of its inputs, and the full way keeps them as ``rig ls`` does
 (``engine/listing_memo.py``, read back with ``speed/listing_memo.py:Listed``): the project's
@@ -6,7 +6,8 @@ files, the run journal's stamp, the clock (a ``cache_ttl`` that runs out), the e
 provider definition in the workflow's scopes (resolved again, its plugin and checks asked through
 ``SupportsDirectStatus``) and each artifact the plan validated. With the plan's JSON document
 beside them, this prints what the full way would: the same document through ``emit_json``, or
-the same table through ``render/tables.py:print_plan``. Anything else — the lock held (the plan
+the same table through ``render/tables.py:print_plan``; with the graph's groups and edges kept
+beside it, ``rig graph`` draws it through ``render/graph.py``. Anything else — the lock held (the plan
 would name who runs what), a workspace due to expire (every command that opens the state reaps),
 a workflow the memo is not for, ``--json-stream`` (its events) — returns None before a byte is
 written, and the full way runs.
@@ -28,31 +29,11 @@ if TYPE_CHECKING:
 
 def plan_lean(opts: GlobalOptions, *, detailed_exitcode: bool) -> int | None:
     """Print ``rig plan``'s answer and return its exit code, or print nothing and return None."""
-    from rigcli._version import __version__
-    from rigcli.cli.commands.lean_ls import lock_held
-    from rigcli.cli.commands.lean_start import lean_start
-    from rigcli.speed.listing_memo import PLAN_SECTION, Listed, environment_stamp
-    from rigcli.speed.task_names import recall_section
-
-    start = lean_start(opts)
-    if start is None or lock_held(start.state_path):
+    section = _current_plan(opts)
+    if section is None:
         return None
-    section = recall_section(start.cache_dir, version=__version__, config_path=start.config_path, section=PLAN_SECTION)
-    if not isinstance(section, dict):
-        return None
-    document, hint, sole = section.get("document"), section.get("hint"), section.get("sole")
-    listed = Listed.read(section.get("gates"))
-    if listed is None or len(listed.workflows) != 1 or not isinstance(document, dict):
-        return None
-    if not (hint is None or isinstance(hint, str)):
-        return None
-    if opts.workflow != listed.workflows[0] and not (opts.workflow is None and sole is True):
-        return None
-    if listed.until is not None and time.time() >= listed.until:
-        return None
-    if listed.environment != environment_stamp() or not _journal_as_planned(start.state_path, listed.state):
-        return None
-    if not _providers_as_planned(listed):
+    document, hint = section["document"], section.get("hint")
+    if not isinstance(document, dict) or not (hint is None or isinstance(hint, str)):
         return None
     pending = document.get("cached_node_count") != document.get("node_count")
     if opts.json:
@@ -66,6 +47,51 @@ def plan_lean(opts: GlobalOptions, *, detailed_exitcode: bool) -> int | None:
         if pending and hint:
             print_message(hint, style="dim", err=False)
     return 2 if detailed_exitcode and pending else 0
+
+
+def drawing_lean(opts: GlobalOptions) -> dict[str, object] | None:
+    """What ``rig graph`` draws (``engine/shape.py:WorkflowGraph.drawing``) from the plan ``rig plan``
+    kept, while it is current; else None."""
+    section = _current_plan(opts)
+    if section is None:
+        return None
+    document = section["document"]
+    if not isinstance(document, dict) or "layout" not in section or "edges" not in section:
+        return None
+    return {
+        "workflow": document.get("workflow"),
+        "nodes": document.get("nodes"),
+        "edges": section["edges"],
+        "layout": section["layout"],
+    }
+
+
+def _current_plan(opts: GlobalOptions) -> dict[str, object] | None:
+    """The ``plan`` section of the project's memo when every input the plan read reads the same now."""
+    from rigcli._version import __version__
+    from rigcli.cli.commands.lean_ls import lock_held
+    from rigcli.cli.commands.lean_start import lean_start
+    from rigcli.speed.listing_memo import PLAN_SECTION, Listed, environment_stamp
+    from rigcli.speed.task_names import recall_section
+
+    start = lean_start(opts)
+    if start is None or lock_held(start.state_path):
+        return None
+    section = recall_section(start.cache_dir, version=__version__, config_path=start.config_path, section=PLAN_SECTION)
+    if not isinstance(section, dict) or "document" not in section:
+        return None
+    listed = Listed.read(section.get("gates"))
+    if listed is None or len(listed.workflows) != 1:
+        return None
+    if opts.workflow != listed.workflows[0] and not (opts.workflow is None and section.get("sole") is True):
+        return None
+    if listed.until is not None and time.time() >= listed.until:
+        return None
+    if listed.environment != environment_stamp() or not _journal_as_planned(start.state_path, listed.state):
+        return None
+    if not _providers_as_planned(listed):
+        return None
+    return section
 
 
 def _journal_as_planned(state_path: str, stamp: list[object]) -> bool:
@@ -98,4 +124,4 @@ def _providers_as_planned(listed: Listed) -> bool:
             daemon.close()
 
 
-__all__ = ["plan_lean"]
+__all__ = ["drawing_lean", "plan_lean"]

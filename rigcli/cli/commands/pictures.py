@@ -3,31 +3,69 @@
 from __future__ import annotations
 
 from rigcli.cli.output import emit_json
-from rigcli.cli.session import Session
+from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import InputError, UsageError
 from rigcli.records import short_run_id
 from rigcli.streams import real_stdout
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rigcli.cli.session import Session
+    from rigcli.render.drawing import Drawing
+
 GRAPH_FORMATS = ("tree", "dot", "mermaid")
 
 
-def graph(session: Session, *, format: str | None = None) -> int:
-    if session.opts.json and format not in (None, "tree"):
+def graph(opts: GlobalOptions, *, format: str | None = None) -> int:
+    """Drawn from the plan ``rig plan`` kept while it is current (``lean_plan.py``), else planned here and
+    kept likewise."""
+    if opts.json and format not in (None, "tree"):
         raise UsageError(f"--format {format} prints a {format} document; --json prints JSON: choose one")
-    engine = session.engine
-    drawn = session.with_workflow(lambda workflow: session.run(engine.graph(workflow=workflow)))
-    if session.opts.json:
-        emit_json(drawn.to_json())
-        return 0
+    if not opts.json_stream:
+        from rigcli.cli.commands.lean_plan import drawing_lean
+
+        kept = drawing_lean(opts)
+        if kept is not None:
+            drawing = _drawing(kept)
+            if drawing is not None:
+                return _draw(opts, drawing, format)
+    from rigcli.speed.imports import import_for_the_full_way
+
+    import_for_the_full_way()
+    from rigcli.cli.commands.workflow import plan_hint
+    from rigcli.cli.session import Session as FullSession
+    from rigcli.render.drawing import Drawing
+
+    with FullSession(opts) as session:
+        engine = session.engine
+        drawn = session.with_workflow(lambda workflow: session.run(engine.graph(workflow=workflow)))
+        if not opts.json_stream:
+            engine.remember_plan(drawn.workflow, plan_hint(session, drawn.workflow))
+        return _draw(opts, Drawing(drawn.drawing()), format)
+
+
+def _drawing(kept: dict[str, object]) -> Drawing | None:
+    from rigcli.render.drawing import Drawing
+
+    try:
+        return Drawing(kept)  # type: ignore[arg-type]  # read back from the memo: checked as it is read
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _draw(opts: GlobalOptions, drawing: Drawing, format: str | None) -> int:
     from rigcli.render import graph as pictures
 
-    if format in (None, "tree"):
-        pictures.print_tree(drawn)
-        return 0
-    document = pictures.dot(drawn) if format == "dot" else pictures.mermaid(drawn)
-    stdout = real_stdout()
-    stdout.write(document + "\n")
-    stdout.flush()
+    if opts.json:
+        from rigcli.render.drawing import graph_json
+
+        emit_json(graph_json(drawing))
+    elif format in (None, "tree"):
+        pictures.print_tree(drawing)
+    else:
+        stdout = real_stdout()
+        stdout.write((pictures.dot(drawing) if format == "dot" else pictures.mermaid(drawing)) + "\n")
+        stdout.flush()
     return 0
 
 

@@ -20,6 +20,11 @@ def _workflow_flag(session: Session, workflow: str) -> str:
     return f" --workflow {workflow}" if len(session.workflow_names()) > 1 else ""
 
 
+def plan_hint(session: Session, workflow: str) -> str:
+    """The line under a plan with something pending; kept with the plan, for the next ``rig plan``."""
+    return f"For cache details, run: rig cache explain{_workflow_flag(session, workflow)}"
+
+
 def plan(session: Session, *, detailed_exitcode: bool = False) -> int:
     try:
         return _plan(session, detailed_exitcode)
@@ -35,7 +40,7 @@ def _plan(session: Session, detailed_exitcode: bool) -> int:
     # Planned as rig ls plans, keeping its inputs: the next rig plan may print it without the config.
     result = session.with_workflow(lambda workflow: session.run(engine.plan_listed(workflow)))
     pending = 2 if detailed_exitcode and result.cached_node_count < result.node_count else 0
-    hint = f"For cache details, run: rig cache explain{_workflow_flag(session, result.workflow)}"
+    hint = plan_hint(session, result.workflow)
     if session.opts.json:
         emit_json(result.to_json())
     else:
