@@ -162,12 +162,6 @@ class NodeRun:
         return data
 
 
-def short_run_id(run_id: str) -> str:
-    """A run id as people see it: its last 8 characters. Run ids start with their creation time
-    (so they sort in creation order, state/runs.py) and end with random ones."""
-    return run_id[-8:]
-
-
 @lazy_dataclass(frozen=True)
 class FingerprintParts:
     """A row of ``fingerprint_parts``: the parts of one cache key or provider fingerprint, by name."""
@@ -407,7 +401,6 @@ __all__ = [
     "held_for",
     "holder_from_json",
     "parse_timestamp",
-    "short_run_id",
     "timestamp",
     "unknown_holder",
     "utc_datetime",

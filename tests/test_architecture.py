@@ -2,8 +2,8 @@
 
 Rooms, lowest first (a module may import its own room and the rooms below it):
 
-    foundation  speed/, errors, jsonutil, statuses, records, events, event_bus, streams, children, layout, masking,
-                sanitize, state_location, _version
+    foundation  speed/, errors, jsonutil, statuses, records, run_ids, events, event_bus, streams, children, layout,
+                masking, sanitize, state_location, _version
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
     keys        graph, fingerprint/, cachekeys
     state       state/
@@ -40,6 +40,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.jsonutil",
             "rigcli.statuses",
             "rigcli.records",
+            "rigcli.run_ids",
             "rigcli.events",
             "rigcli.event_bus",
             "rigcli.streams",

@@ -15,7 +15,8 @@ from rigcli.engine.history_views import AppliedRun, HistoryNode, LogSelection, L
 from rigcli.engine.project import Project
 from rigcli.engine.stores import LOCAL
 from rigcli.errors import InputError, NotFoundError
-from rigcli.records import ApplyRun, NodeRun, OutputChunk, short_run_id
+from rigcli.records import ApplyRun, NodeRun, OutputChunk
+from rigcli.run_ids import short_run_id
 from rigcli.state.api import StateStore
 from rigcli.statuses import HistoryNodeStatus, ShownRunStatus
 

@@ -7,7 +7,8 @@ shows them (``rig runs``, ``rig logs``) and ``to_json`` gives their documented `
 from __future__ import annotations
 
 from rigcli.jsonutil import JsonValue
-from rigcli.records import ApplyRun, NodeRun, OutputChunk, OutputPiece, parse_timestamp, short_run_id
+from rigcli.records import ApplyRun, NodeRun, OutputChunk, OutputPiece, parse_timestamp
+from rigcli.run_ids import short_run_id
 from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import HistoryNodeStatus, ShownRunStatus
 

@@ -23,7 +23,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from rigcli.engine.results import JsonObject
-from rigcli.records import parse_timestamp, short_run_id
+from rigcli.records import parse_timestamp
+from rigcli.run_ids import short_run_id
 from rigcli.speed.records import lazy_dataclass
 
 SLOWEST = 5  # the slowest tasks a timeline names

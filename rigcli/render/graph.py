@@ -13,9 +13,9 @@ import itertools
 from collections.abc import Iterator, Sequence
 
 from rigcli.masking import mask_text
-from rigcli.records import short_run_id
 from rigcli.render.drawing import Drawing, DrawnItem, DrawnNode
 from rigcli.render.plain import plain_stdout
+from rigcli.run_ids import short_run_id
 from rigcli.sanitize import sanitize
 from rigcli.speed.records import lazy_dataclass
 from rigcli.speed.tables import cell_width, write_lines

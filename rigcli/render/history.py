@@ -6,12 +6,13 @@ import contextlib
 from typing import TextIO
 
 from rigcli.engine.history_views import AppliedRun, HistoryNode, LogUpdate, RunLog
-from rigcli.records import parse_timestamp, short_run_id
+from rigcli.records import parse_timestamp
 from rigcli.render.console import no_color
 from rigcli.render.lines import format_duration
 from rigcli.render.plain import is_terminal
 from rigcli.render.stored_bytes import StoredBytes
 from rigcli.render.tables import print_message, print_table
+from rigcli.run_ids import short_run_id
 from rigcli.sanitize import sanitize
 from rigcli.speed.pipes import widen_pipe
 from rigcli.streams import real_stdout, write_bytes

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 from rigcli.masking import mask_text
 from rigcli.render.plain import plain_stderr, plain_stdout
+from rigcli.run_ids import short_run_id
 from rigcli.sanitize import sanitize
 from rigcli.speed.tables import Line, Table, View, plain_lines, write_lines
 from rigcli.speed.timestamps import stored_epoch
@@ -116,7 +117,7 @@ def print_plan(plan: JsonObject, *, console: Console | None = None) -> None:
         run_id, reason = node.get("run_id"), node.get("reason")
         why: object = None
         if node.get("status") == "cached":
-            why = f"run {run_id[-8:]}" if isinstance(run_id, str) and run_id else "cached"  # records.short_run_id
+            why = f"run {short_run_id(run_id)}" if isinstance(run_id, str) and run_id else "cached"
         elif isinstance(reason, dict):
             why = reason.get("message") or reason.get("code")
         rows.append([str(node.get("index")), _text(node.get("status")), _text(node.get("path")), _text(why)])

@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 from rigcli.engine.timing import RunStats, Timeline, TimelineNode
 from rigcli.masking import mask_text
-from rigcli.records import parse_timestamp, short_run_id
+from rigcli.records import parse_timestamp
 from rigcli.render.lines import format_duration
+from rigcli.run_ids import short_run_id
 from rigcli.sanitize import sanitize
 from rigcli.speed.tables import cell_width, table_lines, write_lines
 from rigcli.streams import real_stdout

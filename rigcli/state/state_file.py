@@ -70,6 +70,12 @@ def runs_stamp(db: sqlite3.Connection) -> list[object] | None:
     return None if row is None else list(row)
 
 
+def journal_as_read(db: sqlite3.Connection, stamp: object) -> bool:
+    """Whether the run journal reads as it did when ``stamp`` was taken (``runs_stamp``), with no
+    workspace due to expire: what a lean answer remembered from a plan needs of the state."""
+    return not expiry_due(db) and runs_stamp(db) == stamp
+
+
 def utc_now() -> str:
     """``records.utc_now()`` (``2026-05-10T00:00:00.000000+00:00``) without importing datetime."""
     seconds, nanoseconds = divmod(time.time_ns(), 1_000_000_000)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rigcli.errors import StateError
-from rigcli.records import OutputChunk, short_run_id
+from rigcli.records import OutputChunk
+from rigcli.run_ids import short_run_id
 from rigcli.state import StateStore
 from rigcli.state.run_output import PIECE_BYTES, OutputBatch
 from tests.backends import rows

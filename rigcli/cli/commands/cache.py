@@ -7,7 +7,7 @@ from rigcli.cli.commands.workspace import confirm_destructive
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import Declined, UsageError
-from rigcli.records import short_run_id
+from rigcli.run_ids import short_run_id
 
 
 def _plural(count: int) -> str:

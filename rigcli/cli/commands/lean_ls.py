@@ -110,13 +110,13 @@ def lock_held(state_path: str) -> bool:
 def _read_state(path: str, stamp: list[object]) -> list[Record] | None:
     """Every workspace with its live effects, when nothing is due to expire and the run journal is as
     the plans read it; else None."""
-    from rigcli.state.state_file import Error, expiry_due, open_current, runs_stamp
+    from rigcli.state.state_file import Error, journal_as_read, open_current
 
     db = open_current(path)
     if db is None:
         return None
     try:
-        if expiry_due(db) or runs_stamp(db) != stamp:
+        if not journal_as_read(db, stamp):
             return None
         from rigcli.state.workspace_file import listed_workspaces
 

@@ -96,13 +96,13 @@ def _current_plan(opts: GlobalOptions) -> dict[str, object] | None:
 
 def _journal_as_planned(state_path: str, stamp: list[object]) -> bool:
     """Whether the run journal reads as the plan read it, with no workspace due to expire."""
-    from rigcli.state.state_file import expiry_due, open_current, runs_stamp
+    from rigcli.state.state_file import journal_as_read, open_current
 
     db = open_current(state_path)
     if db is None:
         return False
     try:
-        return not expiry_due(db) and runs_stamp(db) == stamp
+        return journal_as_read(db, stamp)
     finally:
         db.close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rigcli.cli.output import emit_json
 from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import InputError, UsageError
-from rigcli.records import short_run_id
+from rigcli.run_ids import short_run_id
 from rigcli.streams import real_stdout
 
 TYPE_CHECKING = False
