@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rigcli.errors import StateError
+from rigcli.speed.digests import sha256
 from rigcli.state.dialect import Column, Connection, Cursor, Params
 from rigcli.state.postgres.url import PostgresURL
 
@@ -158,7 +158,7 @@ def connect(url: PostgresURL, schema: str, *, application_name: str = "rig") -> 
 
 
 def _key31(text: str) -> int:
-    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
+    return int.from_bytes(sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
 
 
 def advisory_key(schema: str, scope: str) -> tuple[int, int]:
