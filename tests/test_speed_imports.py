@@ -124,7 +124,8 @@ def test_a_deferred_import_loads_on_first_use_and_is_the_real_module_after() -> 
 
 _PATHS = """
 import sys
-from rigcli.speed.imports import RARELY_USED, import_deferring
+from rigcli.speed.deferred import RARELY_USED
+from rigcli.speed.imports import import_deferring
 
 pathlib = import_deferring("pathlib", RARELY_USED["pathlib"])
 assert not {"urllib.parse", "ipaddress", "ntpath"} & set(sys.modules), "deferred, and not left standing in"

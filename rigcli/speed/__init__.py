@@ -79,7 +79,7 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
     ~0.3 ms here, where it is not); ``import_hiding`` keeps httpcore from importing trio while it
     loads (not installed here, so not re-measured; a third of a docker fork where it was); and the
     config loader's fresh imports. The only writes to ``sys.modules`` in rig.
-``imports`` (``import_deferring``) and ``parameters``
+``imports`` (``import_deferring``, its tables in ``deferred``) and ``parameters``
     ``dataclasses`` imports ``inspect`` (with ``dis``, ``linecache``, ``importlib.machinery``) to
     write the docstring of a class without one, and ``copy`` for ``asdict``; ``pathlib`` imports
     ``urllib.parse`` (and ``ipaddress``) for ``as_uri`` and ``ntpath`` for Windows paths. A

@@ -11,11 +11,12 @@ local import, and they live here:
   Pygments; httpcore imports trio when installed), then the name is importable again where that
   matters (a handler may use trio);
 - ``import_deferring``: a module is imported with some of *its* imports left for first use
-  (``RARELY_USED``: ``dataclasses`` imports ``inspect`` only to write the docstring of a class
+  (``deferred.py:RARELY_USED``: ``dataclasses`` imports ``inspect`` only to write the docstring of a class
   that has none; ``pathlib`` imports ``urllib.parse`` only for ``as_uri``); a command that loads
   a project imports both this way first (``import_for_the_full_way``), and the PostgreSQL
   backend imports psycopg this way (``DRIVER_RARELY_USED``). A stand-in may carry a few real
-  values its importer reads at once (``CHEAP``: ``installed_version`` for importlib.metadata);
+  values its importer reads at once (``CHEAP``: ``installed_version`` for importlib.metadata).
+  The tables of what is deferred, and why each, are ``deferred.py``;
 - ``install_module`` / ``forget_module``: the config loader imports ``rig_config.py`` and the
   project's helper modules afresh on every load (an edited helper must be seen).
 
@@ -28,7 +29,7 @@ import sys
 from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from types import ModuleType
 
-from rigcli.speed.distributions import installed_version
+from rigcli.speed.deferred import CHEAP, IN_PARTS, RARELY_USED
 
 # Not typing.TYPE_CHECKING: the lean paths (rig ls, logs, shell) import this module and no typing;
 # mypy treats any name TYPE_CHECKING as true.
@@ -246,52 +247,6 @@ def _bind_to_parent(name: str) -> None:
         setattr(holder, child, sys.modules[name])
 
 
-# Names a stand-in gives as real values when the module it stands in for is read at import time
-# for them only, and they are to be had without that module.
-CHEAP: Mapping[str, Mapping[str, object]] = {
-    "importlib.metadata": {"version": installed_version},
-}
-
-# Packages read for a few names only, each name with the submodule that defines it (``_PackageInParts``).
-# psycopg reads these of asyncio while it loads (errors, _acompat, waiting, connection_async), and
-# asyncio's __init__ would load all of it: event loops, streams, subprocesses, ssl.
-IN_PARTS: Mapping[str, Mapping[str, str]] = {
-    "asyncio": {
-        "CancelledError": "exceptions",
-        "Future": "futures",
-        "Lock": "locks",
-        "Queue": "queues",
-        "Task": "tasks",
-        "get_running_loop": "events",
-        "sleep": "tasks",
-    },
-}
-
-# What a module imports only for a rare branch (measured on a cached plan of 200 tasks, speed/__init__.py):
-# dataclasses: inspect (to write the docstring of a class without one; ~17M instructions with dis,
-# linecache, importlib.machinery) and copy (asdict); pathlib: ntpath (PureWindowsPath) and
-# urllib.parse with ipaddress (Path.as_uri; ~12M).
-RARELY_USED: Mapping[str, Mapping[str, tuple[str, ...]]] = {
-    "dataclasses": {"inspect": (), "copy": ()},
-    "pathlib": {"ntpath": (), "urllib.parse": ("quote_from_bytes",)},
-}
-
-# The same for the PostgreSQL driver (psycopg 3 with its binary build; no-op apply of 200 tasks):
-# psycopg and psycopg_binary read their own version with importlib.metadata (~100M instructions
-# with email, zipfile, csv), which ``installed_version`` answers from the directory name;
-# psycopg.pq.misc imports ctypes.util to find libpq for its pure-Python build only (−14M);
-# asyncio is loaded in parts (``IN_PARTS``: −16M) and the binary build's ``import ssl`` is left
-# for first use (−18M; libpq does TLS itself). 846.5 M -> 804.8 -> 791.0 -> 775.8 -> 758.1.
-# A name psycopg stops importing is simply never loaded; one it reads at import time loads it then.
-DRIVER_RARELY_USED: Mapping[str, tuple[str, ...]] = {
-    "importlib.metadata": (),
-    "ctypes": (),
-    "ctypes.util": ("find_library",),
-    "asyncio": (),
-    "ssl": (),
-}
-
-
 def import_for_the_full_way() -> None:
     """Import what any command that loads a project uses (records, paths), each without what it
     imports only for a rare branch (``RARELY_USED``); before anything else imports them."""
@@ -310,10 +265,6 @@ def forget_module(name: str) -> None:
 
 
 __all__ = [
-    "CHEAP",
-    "DRIVER_RARELY_USED",
-    "IN_PARTS",
-    "RARELY_USED",
     "forget_module",
     "import_deferring",
     "import_for_the_full_way",

@@ -32,7 +32,8 @@ CONNECT_TIMEOUT = "10"
 
 def import_psycopg(masked_url: str) -> Any:
     """psycopg, imported without what a synchronous client never uses (``DRIVER_RARELY_USED``)."""
-    from rigcli.speed.imports import DRIVER_RARELY_USED, import_deferring
+    from rigcli.speed.deferred import DRIVER_RARELY_USED
+    from rigcli.speed.imports import import_deferring
 
     try:
         return import_deferring("psycopg", DRIVER_RARELY_USED)
