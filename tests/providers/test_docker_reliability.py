@@ -3,6 +3,7 @@ removes only the containers and images rig made that nothing refers to."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,10 +96,11 @@ def test_gc_removes_unreferenced_containers_and_images_and_never_foreign_ones(
     build_machines = _ours(api, project)[0] - {workspace_machine}
     assert len(build_machines) == 2
     # By hand, from rig's image: it inherits rig's labels but rig did not make it, nor the image
-    # committed from it.
-    by_hand = api.post("/containers/create", params={"name": "by-hand"}, json={"Image": second_image, "Cmd": ["true"]})
+    # committed from it. Named uniquely: the tls and ssh variants share one daemon and run at once.
+    foreign = f"by-hand-{uuid.uuid4().hex[:8]}"
+    by_hand = api.post("/containers/create", params={"name": foreign}, json={"Image": second_image, "Cmd": ["true"]})
     assert by_hand.status_code == 201, by_hand.text
-    committed = api.post("/commit", params={"container": "by-hand"}, json={})
+    committed = api.post("/commit", params={"container": foreign}, json={})
     assert committed.status_code == 201, committed.text
     foreign_image = full_image_id(committed.json()["Id"])  # Podman answers the bare hex id
 
@@ -108,12 +110,12 @@ def test_gc_removes_unreferenced_containers_and_images_and_never_foreign_ones(
     removed = {(item["kind"], item["id"]) for item in collected.json["removed"]}
     assert removed == {("container", name) for name in build_machines}
     containers, images = _ours(api, project)
-    assert containers == {workspace_machine, "by-hand"}
+    assert containers == {workspace_machine, foreign}
     assert {first_image, second_image, foreign_image} <= images  # the workspace was made from the first
 
     assert _rig(project, "rm", "dev", "--yes").returncode == 0
     again = _rig(project, "--json", "gc")
     assert [(item["kind"], item["resource"]["image_id"]) for item in again.json["removed"]] == [("image", first_image)]
     containers, images = _ours(api, project)
-    assert containers == {"by-hand"} and first_image not in images
+    assert containers == {foreign} and first_image not in images
     assert {second_image, foreign_image} <= images
