@@ -28,7 +28,7 @@ from rigcli.engine.results import WorkflowPlan
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.shape import WorkflowGraph, workflow_graph
 from rigcli.engine.stores import LOCAL
-from rigcli.jsonutil import JsonObject, JsonValue
+from rigcli.jsonutil import JsonValue
 from rigcli.records import parse_timestamp
 from rigcli.speed.listing_memo import environment_stamp, normalized_checks
 
@@ -42,6 +42,7 @@ class ListingMemo:
         self._stamp: list[object] | None = None
         self._stamped = False
         self._planned: dict[str, tuple[WorkflowPlan, Evaluation, ProviderSession]] = {}
+        self._graphs: dict[str, WorkflowGraph] = {}  # laid out once for rig graph and the memo
 
     async def plan(self, name: str | None) -> WorkflowPlan:
         """``name``'s plan (None: the one ``Project.select`` picks), as ``Engine.plan`` makes it; the run
@@ -53,6 +54,7 @@ class ListingMemo:
         session = await self.project.session(selected, "plan")
         plan, evaluation = await self.planner.plan_judged(selected, session)
         self._planned[selected.name] = (plan, evaluation, session)
+        self._graphs.pop(selected.name, None)
         return plan
 
     def _runs_stamp(self) -> list[object] | None:
@@ -95,7 +97,7 @@ class ListingMemo:
             remember_project(self.project, plan=None)  # an older one must not answer for this plan
             return
         sole = len(self.project.workflows) == 1  # then a plan without --workflow means this one
-        drawing = self.drawing(name)  # rig graph draws the kept plan with these
+        drawing = self.graph(name).drawing()  # rig graph draws the kept plan with these
         remember_project(
             self.project,
             plan={
@@ -110,10 +112,10 @@ class ListingMemo:
 
     def graph(self, name: str) -> WorkflowGraph:
         """After ``plan(name)``: that plan laid on the workflow's shape (``rig graph``)."""
-        return workflow_graph(name, self.project.workflows[name].steps, self._planned[name][0].nodes)
-
-    def drawing(self, name: str) -> JsonObject:
-        return self.graph(name).drawing()
+        if name not in self._graphs:
+            nodes = self._planned[name][0].nodes
+            self._graphs[name] = workflow_graph(name, self.project.workflows[name].steps, nodes)
+        return self._graphs[name]
 
     def _gates(self, names: Sequence[str]) -> JsonValue:
         """What the plans of ``names`` read that a later command can read again without the config

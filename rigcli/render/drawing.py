@@ -9,9 +9,14 @@ that is not such data raises ValueError, KeyError or TypeError as it is read, an
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Union
 
-from rigcli.jsonutil import JsonObject, JsonValue
+# Not typing.TYPE_CHECKING: `rig graph` draws a kept plan on a lean path that imports neither typing
+# nor json (rigcli/__init__.py says why); mypy treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    from rigcli.jsonutil import JsonObject
 
 
 class DrawnNode:
@@ -19,7 +24,7 @@ class DrawnNode:
 
     __slots__ = ("code", "message", "name", "path", "reason", "run_id", "status")
 
-    def __init__(self, node: Mapping[str, JsonValue]) -> None:
+    def __init__(self, node: Mapping[str, object]) -> None:
         reason = node["reason"]
         run_id = node.get("run_id")
         if not isinstance(reason, dict) or not (run_id is None or isinstance(run_id, str)):
@@ -39,7 +44,8 @@ class DrawnGroup:
         self.kind, self.name, self.path, self.children = kind, name, path, children
 
 
-DrawnItem = Union[DrawnNode, DrawnGroup]  # noqa: UP007 - referenced before DrawnGroup is complete
+if TYPE_CHECKING:
+    DrawnItem: TypeAlias = DrawnNode | DrawnGroup
 
 
 class Drawing:
@@ -47,7 +53,7 @@ class Drawing:
 
     __slots__ = ("edges", "items", "nodes", "workflow")
 
-    def __init__(self, drawing: Mapping[str, JsonValue]) -> None:
+    def __init__(self, drawing: Mapping[str, object]) -> None:
         """Raises ValueError, KeyError or TypeError for data that is not a drawing."""
         nodes, edges, layout = drawing["nodes"], drawing["edges"], drawing["layout"]
         if not isinstance(nodes, list) or not isinstance(edges, list) or not isinstance(layout, list):
@@ -63,7 +69,7 @@ class Drawing:
         return sum(1 for node in self.nodes if node.status == "cached")
 
 
-def _items(layout: list[JsonValue], by_path: Mapping[str, DrawnNode]) -> list[DrawnItem]:
+def _items(layout: list[object], by_path: Mapping[str, DrawnNode]) -> list[DrawnItem]:
     items: list[DrawnItem] = []
     for entry in layout:
         if isinstance(entry, str):
@@ -78,19 +84,19 @@ def _items(layout: list[JsonValue], by_path: Mapping[str, DrawnNode]) -> list[Dr
     return items
 
 
-def _str(value: JsonValue) -> str:
+def _str(value: object) -> str:
     if not isinstance(value, str):
         raise ValueError("not a string")
     return value
 
 
-def _object(value: JsonValue) -> Mapping[str, JsonValue]:
+def _object(value: object) -> Mapping[str, object]:
     if not isinstance(value, dict):
         raise ValueError("not an object")
     return value
 
 
-def _pair(value: JsonValue) -> tuple[JsonValue, JsonValue]:
+def _pair(value: object) -> tuple[object, object]:
     if not isinstance(value, list) or len(value) != 2:
         raise ValueError("not an edge")
     return value[0], value[1]
@@ -108,4 +114,4 @@ def graph_json(drawing: Drawing) -> JsonObject:
     }
 
 
-__all__ = ["Drawing", "DrawnGroup", "DrawnItem", "DrawnNode", "graph_json"]
+__all__ = ["Drawing", "DrawnGroup", "DrawnNode", "graph_json"]

@@ -13,12 +13,15 @@ import itertools
 from collections.abc import Iterator, Sequence
 
 from rigcli.masking import mask_text
-from rigcli.render.drawing import Drawing, DrawnItem, DrawnNode
+from rigcli.render.drawing import Drawing, DrawnNode
 from rigcli.render.plain import plain_stdout
 from rigcli.run_ids import short_run_id
 from rigcli.sanitize import sanitize
-from rigcli.speed.records import lazy_dataclass
 from rigcli.speed.tables import cell_width, write_lines
+
+TYPE_CHECKING = False  # not typing's: see render/drawing.py
+if TYPE_CHECKING:
+    from rigcli.render.drawing import DrawnItem
 
 UNICODE_GUIDES = ("├── ", "└── ", "│   ", "    ")
 ASCII_GUIDES = ("|-- ", "`-- ", "|   ", "    ")
@@ -30,14 +33,16 @@ def _text(value: str) -> str:
     return sanitize(mask_text(value))
 
 
-@lazy_dataclass(frozen=True)
 class TreeRow:
-    """One line of the tree: its guides, label and, for a task, the verdict."""
+    """One line of the tree: its guides, label and, for a task, the verdict. (A plain class: a kept
+    plan is drawn without importing dataclasses.)"""
 
-    guides: str
-    label: str
-    kind: str  # "task", "sequence", "parallel" or "branch"
-    node: DrawnNode | None = None
+    __slots__ = ("guides", "kind", "label", "node")
+
+    def __init__(self, guides: str, label: str, kind: str, node: DrawnNode | None = None) -> None:
+        self.guides, self.label = guides, label
+        self.kind = kind  # "task", "sequence", "parallel" or "branch"
+        self.node = node
 
     @property
     def detail(self) -> str:

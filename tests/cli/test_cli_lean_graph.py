@@ -11,6 +11,7 @@ import pytest
 
 from tests.cli.cli_support import Result, run_rig, write_project
 from tests.cli.test_cli_graph import NESTED_CONFIG, PATHS
+from tests.helpers import imported_by_rig
 
 # Each import of the config appends a line to loads.txt: how a test sees whether rig loaded it.
 COUNTED_CONFIG = (
@@ -105,3 +106,14 @@ def test_rigs_own_render_switch_is_not_an_input_of_the_plan_but_another_variable
     assert not loaded, "RIG_RENDER=0 made rig graph plan again"
     _, loaded = answer(project, "graph", RIG_TEST_ANY_OTHER="1")
     assert loaded, "a variable the config may read did not make rig graph plan again"
+
+
+def test_a_kept_plan_is_drawn_without_the_engine_records_or_typing(project: Path) -> None:
+    rig(project, "graph", PYTHONPROFILEIMPORTTIME="1")  # the full way, which keeps it (this environment)
+    rig(project, "graph", PYTHONPROFILEIMPORTTIME="1")  # the first lean one indexes the installed plugins
+    lean, loaded = answer(project, "graph", PYTHONPROFILEIMPORTTIME="1")
+    assert not loaded
+    imported = imported_by_rig(lean.stderr)
+    assert "rigcli.render.drawing" in imported
+    heavy = {"typing", "dataclasses", "json", "threading", "rigcli.records", "rigcli.engine", "rigcli.cli.session"}
+    assert not imported & heavy, imported & heavy

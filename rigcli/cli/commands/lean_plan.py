@@ -24,6 +24,7 @@ from rigcli.cli.spec import GlobalOptions
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from rigcli.render.drawing import Drawing
     from rigcli.speed.listing_memo import Listed
 
 
@@ -49,21 +50,27 @@ def plan_lean(opts: GlobalOptions, *, detailed_exitcode: bool) -> int | None:
     return 2 if detailed_exitcode and pending else 0
 
 
-def drawing_lean(opts: GlobalOptions) -> dict[str, object] | None:
-    """What ``rig graph`` draws (``engine/shape.py:WorkflowGraph.drawing``) from the plan ``rig plan``
-    kept, while it is current; else None."""
+def drawing_lean(opts: GlobalOptions) -> Drawing | None:
+    """What ``rig graph`` draws, read back from the plan ``rig plan`` kept with the workflow's groups
+    and edges, while it is current; else None."""
     section = _current_plan(opts)
     if section is None:
         return None
     document = section["document"]
-    if not isinstance(document, dict) or "layout" not in section or "edges" not in section:
+    if not isinstance(document, dict):
         return None
-    return {
+    from rigcli.render.drawing import Drawing
+
+    kept = {
         "workflow": document.get("workflow"),
         "nodes": document.get("nodes"),
-        "edges": section["edges"],
-        "layout": section["layout"],
+        "edges": section.get("edges"),
+        "layout": section.get("layout"),
     }
+    try:  # read back from the memo: checked as it is read
+        return Drawing(kept)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def _current_plan(opts: GlobalOptions) -> dict[str, object] | None:

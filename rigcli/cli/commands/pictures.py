@@ -6,7 +6,6 @@ from rigcli.cli.output import emit_json
 from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import InputError, UsageError
 from rigcli.run_ids import short_run_id
-from rigcli.streams import real_stdout
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -26,9 +25,7 @@ def graph(opts: GlobalOptions, *, format: str | None = None) -> int:
 
         kept = drawing_lean(opts)
         if kept is not None:
-            drawing = _drawing(kept)
-            if drawing is not None:
-                return _draw(opts, drawing, format)
+            return _draw(opts, kept, format)
     from rigcli.speed.imports import import_for_the_full_way
 
     import_for_the_full_way()
@@ -44,15 +41,6 @@ def graph(opts: GlobalOptions, *, format: str | None = None) -> int:
         return _draw(opts, Drawing(drawn.drawing()), format)
 
 
-def _drawing(kept: dict[str, object]) -> Drawing | None:
-    from rigcli.render.drawing import Drawing
-
-    try:
-        return Drawing(kept)  # type: ignore[arg-type]  # read back from the memo: checked as it is read
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
 def _draw(opts: GlobalOptions, drawing: Drawing, format: str | None) -> int:
     from rigcli.render import graph as pictures
 
@@ -63,6 +51,8 @@ def _draw(opts: GlobalOptions, drawing: Drawing, format: str | None) -> int:
     elif format in (None, "tree"):
         pictures.print_tree(drawing)
     else:
+        from rigcli.streams import real_stdout
+
         stdout = real_stdout()
         stdout.write((pictures.dot(drawing) if format == "dot" else pictures.mermaid(drawing)) + "\n")
         stdout.flush()
