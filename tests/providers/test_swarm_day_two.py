@@ -9,6 +9,7 @@ import os
 import signal
 import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from contextlib import closing, suppress
 from pathlib import Path
@@ -213,6 +214,15 @@ def test_shell_in_a_terminal_runs_in_the_task_on_the_worker_and_exits_with_its_c
     )
     try:
         child.sendline("export PS1='in-task$ '")
+        child.expect_exact("in-task$ ")
+        # The docker CLI (`docker exec -t`, which runs the shell on the task's node) sizes the pty
+        # just after the shell starts, as it does for `docker exec -it` by hand: a command typed at
+        # once may still find no size (busybox: "stty: standard input"). Ask until the size lands.
+        for _ in range(50):
+            child.sendline("stty size")
+            if child.expect_exact(["31 97\r\n", "stty: standard input\r\n"]) == 0:
+                break
+            time.sleep(0.1)
         child.expect_exact("in-task$ ")
         child.sendline("stty size; hostname; cat app/VERSION")
         child.expect_exact(f"31 97\r\n{container[:12]}\r\n1\r\n")
