@@ -139,9 +139,10 @@ class Project:
         )
         for warning in store.sync_schema().warnings:
             self.emit(StateWarning(message=warning))
-        for key, value in (("project.dir", str(self.project_dir)), ("config.path", str(self.config_path))):
-            if store.get_metadata(key) != value:  # plan and ls must not write on every load
-                store.set_metadata(key, value)
+        if self._state is not None:  # a store opened above noted these itself, in sync_schema
+            for key, value in (("project.dir", str(self.project_dir)), ("config.path", str(self.config_path))):
+                if store.get_metadata(key) != value:  # plan and ls must not write on every load
+                    store.set_metadata(key, value)
         stores = Stores(
             store,
             open_store=lambda path: open_state(SQLiteState(str(path)), project_dir=str(self.project_dir)),

@@ -111,7 +111,7 @@ def stats_table(stats: RunStats) -> list[str]:
 def tick_step(total: float, cells: int) -> float:
     """A round step (1, 2 or 5 times a power of ten, in seconds) giving a label every ~10 cells."""
     wanted = max(total, 1e-3) / max(1, cells // 10)
-    power = 10 ** math.floor(math.log10(wanted))
+    power = 10.0 ** math.floor(math.log10(wanted))  # a float: the exponent may be negative
     return next(step * power for step in (1, 2, 5, 10) if step * power >= wanted)
 
 

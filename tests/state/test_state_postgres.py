@@ -5,6 +5,8 @@ Everything both backends share is in the parametrized conformance tests beside t
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -146,6 +148,67 @@ def test_a_foreign_schema_is_refused_naming_state_copy_and_never_moved(schema_ur
     assert rows(schema_url, "SELECT precious FROM workspaces") == [("keep me",)]
     tables = rows(schema_url, "SELECT tablename FROM pg_tables WHERE schemaname = ?", (schema,))
     assert tables == [("workspaces",)]
+
+
+def _statements(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Every statement rig sends from now on (each one a round trip to the server)."""
+    from rigcli.state.postgres.connection import PgConnection
+
+    sent: list[str] = []
+    execute, executemany = PgConnection.execute, PgConnection.executemany
+
+    def counted(self: PgConnection, sql: str, parameters: Any = (), /) -> Any:
+        sent.append(sql)
+        return execute(self, sql, parameters)
+
+    def counted_many(self: PgConnection, sql: str, seq_of_parameters: Any, /) -> Any:
+        sent.append(sql)
+        return executemany(self, sql, seq_of_parameters)
+
+    monkeypatch.setattr(PgConnection, "execute", counted)
+    monkeypatch.setattr(PgConnection, "executemany", counted_many)
+    return sent
+
+
+def test_a_current_schema_opens_in_one_statement_and_notes_only_what_changed(
+    schema_url: str, project_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = _store(schema_url, project_dir)
+    assert first.sync_schema().applied == list(MIGRATION_NAMES)
+    first.close()
+    sent = _statements(monkeypatch)
+    again = _store(schema_url, project_dir)
+    assert again.sync_schema().applied == []
+    assert len(sent) == 1 and "runtime_metadata" in sent[0], sent  # no catalog listing, no second read
+    again.close()
+    elsewhere = tmp_path / "a-clone-elsewhere"
+    elsewhere.mkdir()
+    sent.clear()
+    clone = _store(schema_url, elsewhere)
+    clone.sync_schema()
+    clone.close()
+    assert [sql.split()[0] for sql in sent] == ["SELECT", "BEGIN", "INSERT", "COMMIT"]
+    noted = rows(schema_url, "SELECT value_json FROM runtime_metadata WHERE \"key\" = 'project.dir'")
+    assert noted == [(f'"{elsewhere}"',)]
+
+
+def test_the_lock_holder_says_who_it_is_in_one_statement_and_names_its_session(
+    schema_url: str, project_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(schema_url, project_dir)
+    store.sync_schema()
+    sent = _statements(monkeypatch)
+    with store.lock("apply"):
+        taking = list(sent)
+        stored = rows(schema_url, "SELECT value_json FROM runtime_metadata WHERE \"key\" = 'lock.holder'")
+        holder = json.loads(stored[0][0])
+        activity = "SELECT application_name FROM pg_stat_activity WHERE pid = ?"
+        named = rows(schema_url, activity, (holder["backend_pid"],))
+    store.close()
+    assert (holder["pid"], holder["command"]) == (os.getpid(), "apply")
+    assert named == [(f"rig apply pid {os.getpid()}",)]
+    assert [sql.split()[1] for sql in taking] == ["pg_try_advisory_lock(?,", "value_json", "INTO"], taking
+    assert rows(schema_url, "SELECT count(*) FROM runtime_metadata WHERE \"key\" = 'lock.holder'") == [(0,)]
 
 
 _SYNC = """

@@ -35,8 +35,11 @@ INFO_GRACE_SECONDS = 1.0  # a holder that has the lock but has not written its i
 # A holder process that is gone from this host: the server ends its session as soon as it reads
 # the closed socket, usually within milliseconds; waiting that out beats a spurious exit 4.
 DEAD_HOLDER_GRACE_SECONDS = 5.0
-_UPSERT = (
-    'INSERT INTO runtime_metadata ("key", value_json) VALUES (?, ?) '
+# The holder says who it is, in one statement (autocommit makes it a transaction of its own): its
+# info for other rigs, and its session's application_name for people looking at pg_stat_activity.
+_ANNOUNCE = (
+    'INSERT INTO runtime_metadata ("key", value_json) '
+    "SELECT ?, ? FROM (SELECT set_config('application_name', ?, false)) AS named "
     'ON CONFLICT("key") DO UPDATE SET value_json = excluded.value_json'
 )
 
@@ -158,11 +161,8 @@ def advisory_lock(
         mine = LockHolder(pid=os.getpid(), host=this_host(), user=this_user(), command=command, started_at=utc_now())
         backend = int(db.raw.info.backend_pid)
         info = json.dumps({**mine.to_json(), "backend_pid": backend})
-        db.execute("BEGIN")
-        db.execute(_UPSERT, (holder_key(scope), info))
-        db.execute("COMMIT")
-        # For people looking at pg_stat_activity: which rig session is this (63 bytes at most).
-        db.execute("SELECT set_config('application_name', ?, false)", (f"rig {command} pid {os.getpid()}"[:63],))
+        session_name = f"rig {command} pid {os.getpid()}"[:63]  # what pg_stat_activity shows: 63 bytes at most
+        db.execute(_ANNOUNCE, (holder_key(scope), info, session_name))
         try:
             yield db, mine
         finally:

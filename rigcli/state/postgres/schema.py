@@ -9,14 +9,52 @@ state it can read elsewhere (``rig state copy``).
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
+
 from rigcli.errors import StateError
-from rigcli.state.migrations import MIGRATION_NAMES, STATE_SCHEMA_VERSION, SchemaSyncResult, _apply_pending, _inspect
+from rigcli.state.migrations import (
+    MIGRATION_NAMES,
+    MIGRATIONS_KEY,
+    SCHEMA_VERSION_KEY,
+    STATE_SCHEMA_VERSION,
+    SchemaSyncResult,
+    _apply_pending,
+    _inspect,
+)
 from rigcli.state.postgres.connection import PgConnection, PostgresDialect, import_psycopg, one_line
 from rigcli.state.postgres.url import PostgresURL
 
 
 def _where(url: PostgresURL, schema: str) -> str:
     return f"{url.masked} (schema {schema})"
+
+
+def stored_metadata(db: PgConnection, keys: Sequence[str]) -> dict[str, str]:
+    """The stored JSON texts of those of ``keys`` that are set, in one statement."""
+    placeholders = ", ".join("?" * len(keys))
+    rows = db.execute(f'SELECT "key", value_json FROM runtime_metadata WHERE "key" IN ({placeholders})', tuple(keys))
+    return {str(row[0]): str(row[1]) for row in rows.fetchall()}
+
+
+def metadata_if_current(db: PgConnection, keys: Sequence[str], url: PostgresURL) -> dict[str, str] | None:
+    """``keys``' stored JSON texts, read with the schema's version and history in one statement, when
+    the schema is at this rig's migrations; None for anything else (no table yet, another version,
+    no access), which the full check, ``sync_postgres_schema``, then classifies.
+
+    The common case of every command on a team's schema: one round trip instead of listing the
+    schema's tables (a catalog view, the slowest statement of a fresh session) and reading twice.
+    """
+    psycopg = import_psycopg(url.masked)
+    try:
+        found = stored_metadata(db, (SCHEMA_VERSION_KEY, MIGRATIONS_KEY, *keys))
+        version = json.loads(found.get(SCHEMA_VERSION_KEY, "null"))
+        history = json.loads(found.get(MIGRATIONS_KEY, "null"))
+    except (psycopg.Error, ValueError):
+        return None  # an autocommit statement that failed leaves the session as it was
+    if version != STATE_SCHEMA_VERSION or not isinstance(history, list) or tuple(history) != MIGRATION_NAMES:
+        return None
+    return {key: found[key] for key in keys if key in found}
 
 
 def sync_postgres_schema(db: PgConnection, dialect: PostgresDialect, url: PostgresURL) -> SchemaSyncResult:
@@ -52,4 +90,4 @@ def sync_postgres_schema(db: PgConnection, dialect: PostgresDialect, url: Postgr
     return SchemaSyncResult(applied=applied, schema_version=STATE_SCHEMA_VERSION)
 
 
-__all__ = ["sync_postgres_schema"]
+__all__ = ["metadata_if_current", "stored_metadata", "sync_postgres_schema"]

@@ -27,7 +27,7 @@ from rigcli.state.lock import Cancelled, HolderCallback, in_process
 from rigcli.state.migrations import RIG_VERSION_KEY, SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION, SchemaSyncResult
 from rigcli.state.postgres.connection import PgConnection, PostgresDialect, connect, state_error
 from rigcli.state.postgres.lock import PROJECT_SCOPE, advisory_lock, current_holder
-from rigcli.state.postgres.schema import sync_postgres_schema
+from rigcli.state.postgres.schema import metadata_if_current, stored_metadata, sync_postgres_schema
 from rigcli.state.postgres.url import PostgresURL, parse_url
 from rigcli.state.queries import StoreQueries
 
@@ -68,9 +68,15 @@ class PostgresStateStore(StoreQueries):
         with self._mutex:
             self._close_pg()
             db = connect(self.url, self.schema)
+            wanted = self._location()
             try:
-                result = sync_postgres_schema(db, self.pg_dialect, self.url)
-                self._note_location(db)
+                have = metadata_if_current(db, tuple(wanted), self.url)
+                if have is None:
+                    result = sync_postgres_schema(db, self.pg_dialect, self.url)
+                    have = stored_metadata(db, tuple(wanted))
+                else:
+                    result = SchemaSyncResult(applied=[], schema_version=STATE_SCHEMA_VERSION)
+                self._note_location(db, wanted, have)
             except Exception as error:
                 db.close()
                 mapped = self._driver_error(error)
@@ -80,17 +86,17 @@ class PostgresStateStore(StoreQueries):
             self._pg, self.last_sync = db, result
             return result
 
-    def _note_location(self, db: PgConnection) -> None:
-        # Last writer's, not a check: clones at different paths share this schema (DESIGN §10).
+    def _location(self) -> dict[str, str]:
+        """The metadata a sync notes, as stored JSON texts. Last writer's, not a check: clones at
+        different paths share this schema (DESIGN §10)."""
         wanted: dict[str, str] = {"project.dir": self.project_dir, RIG_VERSION_KEY: _version()}
         if self.config_path is not None:
             wanted["config.path"] = self.config_path
-        keys = tuple(wanted)
-        rows = db.execute(
-            f'SELECT "key", value_json FROM runtime_metadata WHERE "key" IN ({", ".join("?" * len(keys))})', keys
-        ).fetchall()
-        have = {str(row[0]): str(row[1]) for row in rows}
-        stale = [(key, dumps(value)) for key, value in wanted.items() if have.get(key) != dumps(value)]
+        return {key: dumps(value) for key, value in wanted.items()}
+
+    @staticmethod
+    def _note_location(db: PgConnection, wanted: dict[str, str], have: dict[str, str]) -> None:
+        stale = [(key, value) for key, value in wanted.items() if have.get(key) != value]
         if stale:  # cached plans open the store often: write only what changed
             db.execute("BEGIN")
             db.executemany(_UPSERT, stale)
