@@ -6,13 +6,16 @@ import json
 import os
 import secrets
 import shutil
+import statistics
 import subprocess
+from pathlib import Path
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from benchmarks.cases import CACHED_TASKS, cached_project
-from benchmarks.fixtures import DOCKER_CONFIG, Project, base_env, chain_config
+from benchmarks.fixtures import DOCKER_CONFIG, Project, base_env, chain_config, python_executable, rig_argv
 from benchmarks.measure import Command, Invocation
-from benchmarks.suite import Case, Context, Row, Target
+from benchmarks.postgres_probe import MARKER
+from benchmarks.suite import Case, Context, Row, Side, Target
 
 DEFAULT_IMAGE = "rig/base:busybox"
 PROBE_TIMEOUT_S = 20.0
@@ -170,9 +173,37 @@ def run_apply_postgres(ctx: Context, case: Case) -> list[Row]:
             return case.skipped(f"rig does not accept a PostgreSQL --state here: {lines[-1].strip()[:160]}")
         rig = Command("rig apply, PostgreSQL", [project.invocation("--state", state, "apply", plain=True)])
         baseline = Command("rig apply, SQLite", [sqlite.invocation("apply", plain=True)])
-        return [ctx.compare(case, rig, baseline)]
+        row = ctx.compare(case, rig, baseline)
+        if row.baseline is not None:
+            row.note = _where_the_time_goes(project.invocation("--state", state, "apply", plain=True), row.baseline)
+        return [row]
     finally:
         _drop_schemas(url, schema)
+
+
+def _where_the_time_goes(apply: Invocation, sqlite: Side, runs: int = 5) -> str:
+    """The row's note: the medians of what postgres_probe.py reads inside rig, beside the SQLite apply."""
+    probe = Path(__file__).with_name("postgres_probe.py")
+    argv = [python_executable(), "-I", str(probe), *apply.argv[len(rig_argv()) :]]
+    found: list[dict[str, float]] = []
+    for _ in range(runs):
+        done = subprocess.run(
+            argv, cwd=apply.cwd, env=apply.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
+        )
+        lines = [line for line in done.stderr.splitlines() if line.startswith(MARKER)]
+        if done.returncode != 0 or not lines:
+            return f"no breakdown: the probe exited {done.returncode}"
+        found.append(json.loads(lines[-1][len(MARKER) :]))
+
+    def median(key: str) -> float:
+        return statistics.median(item[key] for item in found)
+
+    driver = median("import_ms")
+    return (
+        f"in rig: psycopg's import {driver:.0f} ms ({driver / 1000 / sqlite.median_s:.2f}× the SQLite apply), "
+        f"connecting {median('connect_ms'):.0f} ms, {median('statements'):.0f} statements "
+        f"{median('statements_ms'):.0f} ms"
+    )
 
 
 TEAM_CASES = [
