@@ -26,19 +26,19 @@ def graph(opts: GlobalOptions, *, format: str | None = None) -> int:
         kept = drawing_lean(opts)
         if kept is not None:
             return _draw(opts, kept, format)
-    from rigcli.speed.imports import import_for_the_full_way
+    from rigcli.cli.invoke import the_full_way
 
-    import_for_the_full_way()
-    from rigcli.cli.commands.workflow import plan_hint
-    from rigcli.cli.session import Session as FullSession
-    from rigcli.render.drawing import Drawing
+    def plan_and_draw(session: Session) -> int:
+        from rigcli.cli.commands.workflow import plan_hint
+        from rigcli.render.drawing import Drawing
 
-    with FullSession(opts) as session:
         engine = session.engine
         drawn = session.with_workflow(lambda workflow: session.run(engine.graph(workflow=workflow)))
         if not opts.json_stream:
             engine.remember_plan(drawn.workflow, plan_hint(session, drawn.workflow))
         return _draw(opts, Drawing(drawn.drawing()), format)
+
+    return the_full_way(opts, plan_and_draw)
 
 
 def _draw(opts: GlobalOptions, drawing: Drawing, format: str | None) -> int:

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from rigcli.cli.spec import GlobalOptions
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from rigcli.cli.session import Session
+
 
 def plan(opts: GlobalOptions, *, detailed_exitcode: bool = False) -> int:
     if not opts.json_stream:
@@ -12,14 +16,14 @@ def plan(opts: GlobalOptions, *, detailed_exitcode: bool = False) -> int:
         code = plan_lean(opts, detailed_exitcode=detailed_exitcode)
         if code is not None:
             return code
-    from rigcli.speed.imports import import_for_the_full_way
+    from rigcli.cli.invoke import the_full_way
 
-    import_for_the_full_way()  # before the full way imports the records and paths (cli/invoke.py)
-    from rigcli.cli.commands.workflow import plan as plan_fully
-    from rigcli.cli.session import Session
+    def plan_fully(session: Session) -> int:
+        from rigcli.cli.commands.workflow import plan as planned
 
-    with Session(opts) as session:
-        return plan_fully(session, detailed_exitcode=detailed_exitcode)
+        return planned(session, detailed_exitcode=detailed_exitcode)
+
+    return the_full_way(opts, plan_fully)
 
 
 __all__ = ["plan"]
