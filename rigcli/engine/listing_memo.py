@@ -97,18 +97,8 @@ class ListingMemo:
             remember_project(self.project, plan=None)  # an older one must not answer for this plan
             return
         sole = len(self.project.workflows) == 1  # then a plan without --workflow means this one
-        drawing = self.graph(name).drawing()  # rig graph draws the kept plan with these
-        remember_project(
-            self.project,
-            plan={
-                "gates": gates,
-                "document": document,
-                "hint": hint,
-                "sole": sole,
-                "edges": drawing["edges"],
-                "layout": drawing["layout"],
-            },
-        )
+        shape = self.graph(name).shape_json()  # with the document's nodes, what rig graph draws
+        remember_project(self.project, plan={"gates": gates, "document": document, "hint": hint, "sole": sole, **shape})
 
     def graph(self, name: str) -> WorkflowGraph:
         """After ``plan(name)``: that plan laid on the workflow's shape (``rig graph``)."""

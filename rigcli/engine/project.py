@@ -139,7 +139,7 @@ class Project:
         )
         for warning in store.sync_schema().warnings:
             self.emit(StateWarning(message=warning))
-        if self._state is not None:  # a store opened above noted these itself, in sync_schema
+        if self._state is not None:  # given, maybe made for another path (one made here noted these in sync)
             for key, value in (("project.dir", str(self.project_dir)), ("config.path", str(self.config_path))):
                 if store.get_metadata(key) != value:  # plan and ls must not write on every load
                     store.set_metadata(key, value)

@@ -50,12 +50,12 @@ class WorkflowGraph:
         """What ``render/graph.py`` draws: the plan's nodes (as ``rig plan --json`` writes them), the
         edges, and the groups as a ``layout`` (``layout_json``), plain data that ``rig plan`` keeps for
         a later ``rig graph`` to draw without the config."""
-        return {
-            "workflow": self.workflow,
-            "nodes": [node.to_json() for node in self.nodes],
-            "edges": [[source, target] for source, target in self.edges],
-            "layout": layout_json(self.root.children),
-        }
+        return {"workflow": self.workflow, "nodes": [node.to_json() for node in self.nodes], **self.shape_json()}
+
+    def shape_json(self) -> JsonObject:
+        """The edges and the ``layout`` alone: what ``rig plan`` keeps beside its document, whose
+        nodes are the drawing's."""
+        return {"edges": [[source, target] for source, target in self.edges], "layout": layout_json(self.root.children)}
 
 
 def layout_json(items: Sequence[GraphItem]) -> list[JsonValue]:

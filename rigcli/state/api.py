@@ -63,7 +63,9 @@ class StateStore(Protocol):
 
     # -- lifecycle ------------------------------------------------------------------------------
     def sync_schema(self) -> SchemaSyncResult:
-        """Create or migrate the schema; an unusable database is moved aside and the result says so."""
+        """Create or migrate the schema; an unusable database is moved aside and the result says so.
+        Then note, where they changed, the ``project.dir`` and ``config.path`` the store was made for and
+        ``rig.version`` (the last writer's, in ``runtime_metadata``)."""
         ...
 
     def close(self) -> None: ...

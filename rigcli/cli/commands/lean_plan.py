@@ -24,17 +24,19 @@ from rigcli.cli.spec import GlobalOptions
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from rigcli.jsonutil import JsonObject
     from rigcli.render.drawing import Drawing
     from rigcli.speed.listing_memo import Listed
 
 
 def plan_lean(opts: GlobalOptions, *, detailed_exitcode: bool) -> int | None:
     """Print ``rig plan``'s answer and return its exit code, or print nothing and return None."""
-    section = _current_plan(opts)
-    if section is None:
+    current = _current_plan(opts)
+    if current is None:
         return None
-    document, hint = section["document"], section.get("hint")
-    if not isinstance(document, dict) or not (hint is None or isinstance(hint, str)):
+    document, section = current
+    hint = section.get("hint")
+    if not (hint is None or isinstance(hint, str)):
         return None
     pending = document.get("cached_node_count") != document.get("node_count")
     if opts.json:
@@ -53,12 +55,10 @@ def plan_lean(opts: GlobalOptions, *, detailed_exitcode: bool) -> int | None:
 def drawing_lean(opts: GlobalOptions) -> Drawing | None:
     """What ``rig graph`` draws, read back from the plan ``rig plan`` kept with the workflow's groups
     and edges, while it is current; else None."""
-    section = _current_plan(opts)
-    if section is None:
+    current = _current_plan(opts)
+    if current is None:
         return None
-    document = section["document"]
-    if not isinstance(document, dict):
-        return None
+    document, section = current
     from rigcli.render.drawing import Drawing
 
     kept = {
@@ -73,8 +73,9 @@ def drawing_lean(opts: GlobalOptions) -> Drawing | None:
         return None
 
 
-def _current_plan(opts: GlobalOptions) -> dict[str, object] | None:
-    """The ``plan`` section of the project's memo when every input the plan read reads the same now."""
+def _current_plan(opts: GlobalOptions) -> tuple[JsonObject, dict[str, object]] | None:
+    """The plan's JSON document and the ``plan`` section of the project's memo that holds it, when every
+    input the plan read reads the same now."""
     from rigcli._version import __version__
     from rigcli.cli.commands.lean_ls import lock_held
     from rigcli.cli.commands.lean_start import lean_start
@@ -85,7 +86,8 @@ def _current_plan(opts: GlobalOptions) -> dict[str, object] | None:
     if start is None or lock_held(start.state_path):
         return None
     section = recall_section(start.cache_dir, version=__version__, config_path=start.config_path, section=PLAN_SECTION)
-    if not isinstance(section, dict) or "document" not in section:
+    document = section.get("document") if isinstance(section, dict) else None
+    if not isinstance(section, dict) or not isinstance(document, dict):
         return None
     listed = Listed.read(section.get("gates"))
     if listed is None or len(listed.workflows) != 1:
@@ -98,7 +100,7 @@ def _current_plan(opts: GlobalOptions) -> dict[str, object] | None:
         return None
     if not _providers_as_planned(listed):
         return None
-    return section
+    return document, section
 
 
 def _journal_as_planned(state_path: str, stamp: list[object]) -> bool:
