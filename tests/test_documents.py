@@ -159,3 +159,11 @@ def test_the_checker_finds_what_it_must(tmp_path: Path) -> None:
         "docs/page.md: absolute path /etc/passwd",
         "docs/page.md: img.png does not exist",
     ]
+
+
+def test_the_performance_page_has_a_row_for_every_benchmark_case() -> None:
+    from benchmarks.__main__ import CASES
+
+    page = (REPO / "docs" / "performance.md").read_text(encoding="utf-8")
+    rows = set(re.findall(r"^\| `([a-z0-9][a-z0-9-]*)` \|", page, flags=re.M))
+    assert rows == {case.name for case in CASES}
