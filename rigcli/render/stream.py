@@ -1,9 +1,10 @@
 """``--json-stream``: every engine event as one JSON object on its own line, as it happens.
 
-Each line is ``{"type", "time", ...the event's fields}`` (DESIGN §7 names, snake_case, the
-README lists them); ``time`` is when rig saw the event, ISO-8601 UTC. The command's document
-follows as the last line (``{"type": "summary", ...}``, written by ``cli/output.py``). Events reach
-here masked by the bus, and JSON escapes every control character, so nothing needs sanitizing.
+Each line is ``{"type", "time", ...the event's fields}`` (DESIGN §7 names, snake_case,
+docs/json-and-exit-codes.md lists them); ``time`` is when rig saw the event, ISO-8601 UTC. The
+command's document follows as the last line (``{"type": "summary", ...}``, written by
+``cli/output.py``). Events reach here masked by the bus, and JSON escapes every control
+character, so nothing needs sanitizing.
 """
 
 from __future__ import annotations

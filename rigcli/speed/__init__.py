@@ -1,6 +1,6 @@
 """The speed room: every start-up and hot-path technique rig uses, in one place, each with why it exists.
 
-The budget (DESIGN §9; the README's Performance table, measured by ``python -m benchmarks``
+The budget (DESIGN §9; the table of docs/performance.md, measured by ``python -m benchmarks``
 against a regular install — a wheel in a venv of its own, whose ``python -c pass`` is the
 Python baseline):
 
@@ -9,8 +9,8 @@ Python baseline):
 - no-op ``rig apply`` of 200 cached tasks ≤ 0.5× a no-op ``terraform apply`` of 200
   ``terraform_data``; ``rig apply`` of 200 pending trivial tasks ≤ 0.5× terraform creating them;
 - plan cost linear in nodes (20,000 vs 2,000 cached tasks ≤ 10×); a human plan of 20,000 nodes,
-  piped, ≤ 2× the same with ``--json``; the machine rows (exec output, forks, PostgreSQL) as the
-  README lists them.
+  piped, ≤ 2× the same with ``--json``; the machine rows (exec output, forks, PostgreSQL) as
+  docs/performance.md lists them.
 
 Where a cached plan's time goes: the interpreter's own start (the baseline), then imports — about
 two thirds of the rest — then loading the config, fingerprinting and one query per store. So the

@@ -266,7 +266,7 @@ def test_completion_knows_graph_and_its_formats(project: Path) -> None:
     assert "--format" in complete("rig", "graph", "-")
 
 
-def test_readme_mermaid_graph_is_what_rig_graph_prints_for_the_quickstart(tmp_path: Path) -> None:
+def test_the_docs_mermaid_graph_is_what_rig_graph_prints_for_the_quickstart(tmp_path: Path) -> None:
     project = tmp_path / "quickstart"
     shutil.copytree(
         REPO_ROOT / "examples" / "quickstart", project, ignore=shutil.ignore_patterns(".rig", "__pycache__")
@@ -275,6 +275,6 @@ def test_readme_mermaid_graph_is_what_rig_graph_prints_for_the_quickstart(tmp_pa
     assert run_rig("apply", cwd=project, env=env, subprocess=True).returncode == 0
     mermaid = run_rig("graph", "--format", "mermaid", cwd=project, env=env, subprocess=True)
     assert mermaid.returncode == 0, mermaid
-    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Seeing a workflow", 1)[1]
+    page = (REPO_ROOT / "docs" / "day-two.md").read_text(encoding="utf-8")
+    section = page.split("## Seeing a workflow", 1)[1]
     assert f"```mermaid\n{mermaid.stdout}```" in section

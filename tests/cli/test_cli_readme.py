@@ -1,4 +1,7 @@
-"""The README stays true: its two opening commands, its config example, and its list of commands."""
+"""The README stays true: its two opening commands and its config example.
+
+That every command is documented is checked on docs/commands.md (tests/cli/test_cli_reference.py).
+"""
 
 from __future__ import annotations
 
@@ -29,11 +32,3 @@ def test_readme_config_example_loads(tmp_path: Path) -> None:
     assert result.json["workflow"] == "dev"
     ops = run_rig("ls", "config", "--json", cwd=project, subprocess=True).json["workflows"][0]["workspace_operations"]
     assert ops == ["exec"]
-
-
-def test_readme_lists_every_command(tmp_path: Path) -> None:
-    help_text = run_rig("--help", cwd=tmp_path, subprocess=True).stdout
-    commands = re.findall(r"^  (\w+)\s{2,}", help_text.split("Commands:", 1)[1], flags=re.M)
-    assert len(commands) > 10
-    for command in commands:
-        assert f"`rig {command}" in README, command
