@@ -1,8 +1,10 @@
 """Find the project (rig_config.py upward from cwd, in a --chdir directory, or named by --config) and its state.
 
-``locate_state`` is how every command learns where the project's state lives: it loads the
-project's ``.env`` (never overriding variables already set) and asks the one rule,
-``rigcli.state_location.resolve_state_location``.
+The project's ``.env`` is read here and nowhere else, as soon as the project is found
+(``project_paths``, which every way of finding it goes through; ``config_loader`` asks again for a
+project the engine is given directly), never overriding variables already set. ``locate_state``
+is how every command learns where the project's state lives: the one rule,
+``rigcli.state_location.resolve_state_location``, after that.
 """
 
 from __future__ import annotations
@@ -85,23 +87,26 @@ def _base_path(chdir: str | None, cwd: str | os.PathLike[str] | None) -> str:
 def project_paths(
     *, chdir: str | None = None, config: str | None = None, cwd: str | os.PathLike[str] | None = None
 ) -> tuple[str, str, str]:
-    """The rule of DESIGN §2 on plain absolute paths: (the base directory, the project's directory,
-    its rig_config.py); raises ConfigError with the next step when there is none."""
+    """Where the project is, on plain absolute paths: (the base directory, the project's directory, its
+    rig_config.py), with its ``.env`` read; raises ConfigError with the next step when there is none."""
     base = _base_path(chdir, cwd)
     if config is not None:
         config_path = os.path.realpath(os.path.join(base, config))
         if not os.path.isfile(config_path):
             raise ConfigError(f"Config file {config_path} does not exist.")
-        return base, os.path.dirname(config_path), config_path
-    if chdir is not None:
+        project_dir = os.path.dirname(config_path)
+    elif chdir is not None:
         config_path = os.path.join(base, CONFIG_FILE)
         if not os.path.isfile(config_path):
             raise ConfigError(f'No {CONFIG_FILE} found in {base}. Run "rig init" to create one.')
-        return base, base, config_path
-    found = _search_upward(base)
-    if found is None:
-        raise ConfigError(f'No {CONFIG_FILE} found from {base} upward. Run "rig init" to create one.')
-    return base, found, os.path.join(found, CONFIG_FILE)
+        project_dir = base
+    else:
+        found = _search_upward(base)
+        if found is None:
+            raise ConfigError(f'No {CONFIG_FILE} found from {base} upward. Run "rig init" to create one.')
+        project_dir, config_path = found, os.path.join(found, CONFIG_FILE)
+    load_dotenv_file(project_dir)
+    return base, project_dir, config_path
 
 
 def given_state(state: str | None, base: str) -> StateGiven | None:
@@ -112,7 +117,7 @@ def given_state(state: str | None, base: str) -> StateGiven | None:
 def find_project(
     *, chdir: str | None = None, config: str | None = None, state: str | None = None, cwd: Path | None = None
 ) -> ProjectLocation:
-    """Locate rig_config.py the way DESIGN §2 says; raise ConfigError with the next step when absent."""
+    """Locate rig_config.py (``project_paths``); raise ConfigError with the next step when absent."""
     from pathlib import Path
 
     base, project_dir, config_path = project_paths(chdir=chdir, config=config, cwd=cwd)
@@ -123,8 +128,8 @@ def locate_state(project: ProjectLocation, environ: Mapping[str, str] | None = N
     """Where ``project``'s state lives: ``--state``, else ``RIG_STATE_URL`` from the environment or
     the project's ``.env``, else ``<project>/.rig/state.sqlite`` (see state_location.py).
 
-    Loads the project's ``.env`` into ``os.environ`` first (DESIGN §2: set variables win); the
-    config's import would load it anyway. Raises StateLocationError for a location that cannot be state.
+    The project's ``.env`` was read when the project was found (set variables win). Raises
+    StateLocationError for a location that cannot be state.
     """
     return state_of(project.project_dir, project.state_given, environ)
 
@@ -133,12 +138,12 @@ def state_of(
     project_dir: str | os.PathLike[str], given: StateGiven | None, environ: Mapping[str, str] | None = None
 ) -> StateLocation:
     """``locate_state`` for a project known by its directory alone."""
-    load_dotenv_file(project_dir)
     return resolve_state_location(project_dir, given=given, environ=environ)
 
 
 def load_dotenv_file(project_dir: str | os.PathLike[str]) -> None:
-    """Load ``<project>/.env`` into ``os.environ`` without overriding variables already set."""
+    """Load ``<project>/.env`` into ``os.environ`` without overriding variables already set (so reading
+    it again changes nothing: when it is read does not matter)."""
     env_file = os.path.join(project_dir, ".env")
     if os.path.isfile(env_file):
         from dotenv import load_dotenv

@@ -8,6 +8,7 @@ Rooms, lowest first (a module may import its own room and the rooms below it):
     keys        graph, fingerprint/, cachekeys
     state       state/
     engine      engine/
+    cache       cache/ (answers a load gave, remembered: it computes them with the engine)
     render      render/
     cli         cli/, __main__, the rigcli package itself
 
@@ -66,6 +67,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("keys", ("rigcli.graph", "rigcli.fingerprint", "rigcli.cachekeys")),
     ("state", ("rigcli.state",)),
     ("engine", ("rigcli.engine",)),
+    ("cache", ("rigcli.cache",)),
     ("render", ("rigcli.render",)),
     ("cli", ("rigcli.cli", "rigcli.__main__", "rigcli")),
 )

@@ -114,7 +114,7 @@ def _command_callback(path: tuple[str, ...], command: Command, invoke: Invoke) -
     def callback(ctx: typer.Context, **kwargs: object) -> int:
         opts = ctx.find_root().obj
         values = {name: _tuple(value) if name in many else value for name, value in kwargs.items()}
-        return invoke(Call(path, command.body, command.needs, values, opts))
+        return invoke(Call(path, command.body, command.needs, values, opts, command.cache))
 
     context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
     params = [_argument(item) for item in command.arguments] + [_option(item) for item in command.options]

@@ -83,7 +83,7 @@ def match(argv: Sequence[str], table: Table = TABLE) -> Call | None:
     kwargs = parse(command, words)
     if kwargs is None:
         return None
-    return Call(path, command.body, command.needs, kwargs, table.options_type(**globals_))
+    return Call(path, command.body, command.needs, kwargs, table.options_type(**globals_), command.cache)
 
 
 def _command(table: Table, words: list[str]) -> tuple[tuple[str, ...], Command, list[str]] | None:

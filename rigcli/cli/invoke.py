@@ -6,11 +6,9 @@ import sys
 from collections.abc import Callable
 
 from rigcli.cli.error_handler import run_guarded
-from rigcli.cli.spec import Call, GlobalOptions
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from rigcli.cli.session import Session
+from rigcli.cli.session import Session
+from rigcli.cli.spec import Call
+from rigcli.speed.imports import import_for_the_full_way
 
 
 def load_body(path: str) -> Callable[..., int]:
@@ -23,19 +21,6 @@ def load_body(path: str) -> Callable[..., int]:
     return body
 
 
-def the_full_way(opts: GlobalOptions, body: Callable[[Session], int]) -> int:
-    """``body`` given a Session over the loaded project: a command's full way, after its lean one
-    (if any) could not answer. Records and paths are imported first, without what they import
-    only for a rare branch (``import_for_the_full_way``), so ``body`` imports its modules after."""
-    from rigcli.speed.imports import import_for_the_full_way
-
-    import_for_the_full_way()
-    from rigcli.cli.session import Session
-
-    with Session(opts) as session:
-        return body(session)
-
-
 def run_call(call: Call, argv: list[str] | None = None) -> int:
     """Run the call's body inside the one error handler; its exit code (``finish`` is the caller's).
 
@@ -45,7 +30,11 @@ def run_call(call: Call, argv: list[str] | None = None) -> int:
     def guarded() -> int:
         if call.needs == "options":
             return load_body(call.body)(call.opts, **call.kwargs)
-        return the_full_way(call.opts, lambda session: load_body(call.body)(session, **call.kwargs))
+        if not call.cache:  # it loads the engine: records and paths first, without their rare branches
+            import_for_the_full_way()
+        body = load_body(call.body)
+        with Session(call.opts, cache=call.cache) as session:
+            return body(session, **call.kwargs)
 
     if not call.opts.json_stream:
         return run_guarded(guarded, argv=argv)
@@ -57,4 +46,4 @@ def run_call(call: Call, argv: list[str] | None = None) -> int:
     return code
 
 
-__all__ = ["load_body", "run_call", "the_full_way"]
+__all__ = ["load_body", "run_call"]

@@ -1,26 +1,34 @@
-"""One command's view of a project: global options, the loaded engine, signals, children and a user's picks."""
+"""One command's view of a project: global options, remembered answers, the loaded engine, signals, children.
+
+A Session costs nothing until it is asked for something: a command answered from the cache
+(``rigcli/cache/``) never loads the engine, and none of the engine's machinery (signal watcher,
+child guard, output relay, the host) is made or imported until it does.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import errno
-from collections.abc import Callable, Coroutine, Iterator
-from typing import TYPE_CHECKING, TypeVar
 
-from rigcli.children import ChildGuard
-from rigcli.cli.interrupts import Interrupted, Interrupts, interrupted_error
+from rigcli.cache.answers import Answers
 from rigcli.cli.spec import GlobalOptions  # the options reach a Session parsed by the command table
-from rigcli.cli.terminal_host import CliHost
 from rigcli.discovery import ProjectLocation, find_project, locate_state
 from rigcli.errors import AmbiguousWorkflowError, AmbiguousWorkspaceError, InterruptedRunError
-from rigcli.events import Event, StateLockTakeover, StateLockWaiting, StateWarning, WorkspaceReaped
-from rigcli.speed import signals
 
+# Not typing's: a command answered from the cache imports no typing (mypy reads any such name as True).
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import contextlib
+    from collections.abc import Callable, Coroutine
+    from typing import BinaryIO, TypeVar
+
+    from rigcli.children import ChildGuard
+    from rigcli.cli.interrupts import Interrupts
+    from rigcli.cli.terminal_host import CliHost
     from rigcli.engine.api import Engine
+    from rigcli.events import Event
     from rigcli.state_location import StateLocation
 
-T = TypeVar("T")
+    T = TypeVar("T")
 
 
 def _terminal_text(text: str) -> str:
@@ -34,30 +42,58 @@ def _terminal_text(text: str) -> str:
 class Session:
     """Finds the project and loads the engine on first use; closes both on exit."""
 
-    def __init__(self, opts: GlobalOptions, *, relay: bool = True) -> None:
+    def __init__(self, opts: GlobalOptions, *, relay: bool = True, cache: tuple[str, ...] = ()) -> None:
         self.opts = opts
         self._relay = relay  # False: fd 1 and 2 stay the process's own (rig shell/exec) until relay_output()
-        self.host = CliHost()
+        self._cache = cache  # the answers the command's row lets it take from the cache
         self._location: ProjectLocation | None = None
         self._state: StateLocation | None = None
         self._engine: Engine | None = None
+        self._answers: Answers | None = None
+        self._host: CliHost | None = None
+        self._interrupts: Interrupts | None = None
+        self._children: ChildGuard | None = None  # armed when the engine hands over to its event loop
         self._watching = False
         self._output_lost: int | None = None  # errno of a failed write of ours: nobody reads what we print
-        self._interrupts = Interrupts(self._interrupt, on_noticed=self._decide_stop)
-        self._children = ChildGuard()  # armed when the engine hands over to its event loop
-        self._stdout = contextlib.ExitStack()
+        self._stdout: contextlib.ExitStack | None = None  # what _open_output set up, undone on exit
+        self._output_open = False
         # Expiry: any command that loads the project first reaps what is due (engine/reaper.py),
         # unless its body says otherwise before it touches the engine (``rig reap`` does it itself).
         self.reap_on_load = True
 
     def __enter__(self) -> Session:
+        return self
+
+    def _open_output(self) -> None:
+        """Before the engine loads (project code may print, secrets become known): with --json, stdout is
+        the one document (``output.py``), and fd 1 and 2 pass the masker (unless relay=False)."""
+        if self._output_open:
+            return
+        self._output_open = True
+        import contextlib  # only a command that loads the engine sets its output up
+
+        self._stdout = contextlib.ExitStack()
         if self.opts.json:
             from rigcli.cli.output import json_stdout
 
-            self._stdout.enter_context(json_stdout())  # stdout is the one document (see output.py)
+            self._stdout.enter_context(json_stdout())
         if self._relay:
             self.relay_output()
-        return self
+
+    def leave_output_alone(self) -> None:
+        """fd 1 and 2 stay the process's own (a program attached by shell/exec) until ``relay_output``."""
+        self._relay = False
+
+    def stdout_bytes(self) -> BinaryIO:
+        """Where a body writes bytes that are already masked (stored output): past the output relay when
+        it runs, else the process's own stdout."""
+        if not self._output_open:
+            import sys
+
+            return sys.stdout.buffer
+        from rigcli.streams import real_stdout
+
+        return real_stdout().buffer
 
     def relay_output(self) -> None:
         """From now on fd 1 and 2 pass the secret masker, and reach a terminal without control
@@ -65,20 +101,67 @@ class Session:
         from rigcli.streams import relayed_output
 
         self._relay = True
+        if self._stdout is None:
+            import contextlib
+
+            self._stdout = contextlib.ExitStack()
         self._stdout.enter_context(relayed_output(_terminal_text))
 
     def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
         try:
             self.close()
         finally:
-            self._stdout.close()
-        if isinstance(exc, Interrupted):  # outside an engine call (a prompt, say): same line and code
-            raise interrupted_error(exc.signum) from None
+            if self._stdout is not None:
+                self._stdout.close()
+        if isinstance(exc, KeyboardInterrupt):
+            from rigcli.cli.interrupts import Interrupted, interrupted_error
+
+            if isinstance(exc, Interrupted):  # outside an engine call (a prompt, say): same line and code
+                raise interrupted_error(exc.signum) from None
+
+    @property
+    def host(self) -> CliHost:
+        if self._host is None:
+            from rigcli.cli.terminal_host import CliHost
+
+            self._host = CliHost()
+        return self._host
+
+    @property
+    def interrupts(self) -> Interrupts:
+        if self._interrupts is None:
+            from rigcli.cli.interrupts import Interrupts
+
+            self._interrupts = Interrupts(self._interrupt, on_noticed=self._decide_stop)
+        return self._interrupts
+
+    @property
+    def children(self) -> ChildGuard:
+        if self._children is None:
+            from rigcli.children import ChildGuard
+
+            self._children = ChildGuard()
+        return self._children
+
+    @property
+    def answers(self) -> Answers:
+        """The answers the command may take from the cache (its row's ``cache``), else computed."""
+        if self._answers is None:
+            opts = self.opts
+            self._answers = Answers(
+                self,
+                chdir=opts.chdir,
+                config=opts.config,
+                state=opts.state,
+                workflow=opts.workflow,
+                may_recall=bool(self._cache) and not opts.json_stream,
+            )
+        return self._answers
 
     def expect_project_code(self) -> None:
         """The command is sure to run project code (a hook, an operation): let the child guard's
         watchdog start now, while rig loads, rather than beside that code's first work."""
-        self._children.prepare()
+        self.children.prepare()
 
     @property
     def location(self) -> ProjectLocation:
@@ -96,8 +179,12 @@ class Session:
     @property
     def engine(self) -> Engine:
         if self._engine is None:
+            from rigcli.speed.imports import import_for_the_full_way
+
+            import_for_the_full_way()  # records and paths without their rare branches, before anything imports them
             from rigcli.engine import create_engine
 
+            self._open_output()
             location = self.location
             engine = create_engine(
                 location.project_dir,
@@ -136,9 +223,13 @@ class Session:
         """Reap what is due, if the lock is free at once: one query when nothing is (the usual case).
         A failure is reported and the command goes on; the workspace is marked ``reap-failed``."""
         from rigcli.errors import RigError
+        from rigcli.events import StateWarning
+        from rigcli.records import utc_now
 
+        if not engine.project.store.due_workspaces(utc_now()):
+            return  # the usual case of every command: one indexed query, and the reaper is never imported
         try:
-            self.run(engine.reap(implicit=True))
+            self.run(engine.reaper.reap(implicit=True))
         except (InterruptedRunError, KeyboardInterrupt):
             raise
         except RigError as exc:
@@ -146,15 +237,19 @@ class Session:
 
     def _notice(self, event: Event) -> None:
         """State warnings and lock waits and takeovers reach stderr in every command, even with no renderer."""
+        from rigcli.events import StateLockTakeover, StateLockWaiting, StateWarning, WorkspaceReaped
+
         noticed = (StateWarning, StateLockWaiting, StateLockTakeover, WorkspaceReaped)
         if self._watching or not isinstance(event, noticed):
             return
         from rigcli.render.lines import EventFormatter
         from rigcli.render.tables import print_message
 
-        with contextlib.suppress(OSError):  # a closed stderr must not fail the engine's work
+        try:
             for line in EventFormatter().lines(event):
                 print_message(line.text, style=line.style)
+        except OSError:  # a closed stderr must not fail the engine's work
+            pass
 
     def run(self, coro: Coroutine[object, object, T]) -> T:
         """Run one engine coroutine to its result (``Engine.run``: no event loop until it needs one).
@@ -164,9 +259,11 @@ class Session:
         lock ends, the running task is cancelled so its node is recorded ``interrupted``, nothing
         new starts), and the command exits 128 + the signal's number. A second signal leaves at once.
         """
+        from rigcli.cli.interrupts import Interrupted, interrupted_error
+        from rigcli.speed import signals
         from rigcli.speed.coroutines import is_cancellation
 
-        interrupts = self._interrupts
+        interrupts = self.interrupts
         interrupts.install()
         try:
             interrupts.check()
@@ -192,24 +289,25 @@ class Session:
     def interrupted_code(self) -> int | None:
         """128 + the signal that interrupted this command (None: none came), for a body that stops
         on its own when interrupted (``rig logs --follow``)."""
-        received = self._interrupts.received
+        received = None if self._interrupts is None else self._interrupts.received
         return None if received is None else 128 + received
 
     def foreground(self, coro: Coroutine[object, object, T]) -> T:
         """Run an engine coroutine that hands this process's stdio to a program (``Engine.attach``):
         rig's own signal handling is set aside first, so the program's provider decides what
         Ctrl-C, SIGTERM and SIGHUP do (they reach the program)."""
-        self._interrupts.uninstall()
-        return self.engine.run(coro)
+        engine = self.engine
+        self.interrupts.uninstall()
+        return engine.run(coro)
 
     def _on_loop(self, running: bool) -> None:
         """Project code may run from now on (on the engine's loop, or on a hook's thread while the
         runner waits for it), or no longer can."""
         if running:
             # From here on, what starts on this host is ours to stop when the command ends (children.py).
-            self._children.arm()
+            self.children.arm()
         # The watcher cancels the loop's task (or ends the runner's wait); the main thread is left alone.
-        self._interrupts.on_loop = running
+        self.interrupts.on_loop = running
 
     def _decide_stop(self, signum: int) -> None:
         """In the main thread, at once: whatever the running code returns now, the command was stopped."""
@@ -225,17 +323,22 @@ class Session:
             self._engine.interrupt()
 
     def close(self) -> None:
-        self._interrupts.quiet = True  # cleaning up must not be cut short; a second signal still leaves
+        if self._interrupts is not None:
+            self._interrupts.quiet = True  # cleaning up must not be cut short; a second signal still leaves
         engine, self._engine = self._engine, None
         if engine is not None:
+            import contextlib  # only a command that loaded the engine closes one
+
             with contextlib.suppress(Exception):
                 engine.close()  # its event loop too
-        self._children.close()
-        self._interrupts.uninstall()
+        if self._children is not None:
+            self._children.close()
+        if self._interrupts is not None:
+            self._interrupts.uninstall()
 
     # -- selection: the engine owns the rules and their messages; a terminal user may pick -------
     def workflow_names(self) -> list[str]:
-        return self.engine.workflow_names()
+        return self.engine.project.workflow_names()
 
     def with_workflow(self, call: Callable[[str | None], T]) -> T:
         """``call(--workflow)``: the engine selects the workflow. When it finds several and none named
@@ -253,18 +356,18 @@ class Session:
     def workflow(self) -> str:
         """The workflow the engine selects (or the user picks), for a command that must name it
         before it acts: in a confirmation, or a default workspace name."""
-        return self.with_workflow(self.engine.select_workflow)
+        return self.with_workflow(lambda workflow: self.engine.project.select(workflow).name)
 
     def workflow_filter(self) -> str | None:
         """For commands that cover every workflow unless --workflow narrows them."""
         if self.opts.workflow is not None:
-            self.engine.select_workflow(self.opts.workflow)  # rejects an unknown name
+            self.engine.project.select(self.opts.workflow)  # rejects an unknown name
         return self.opts.workflow
 
     def workspace_workflow(self, name: str) -> str:
         """The workflow of workspace ``name``; a terminal user picks when several workflows have one."""
         try:
-            return self.engine.workspace_workflow(name, self.workflow_filter())
+            return self.engine.workspaces.workspace_workflow(name, self.workflow_filter())
         except AmbiguousWorkspaceError as exc:
             if not self.opts.interactive:
                 raise
@@ -272,16 +375,29 @@ class Session:
 
             return select(f'Workspace "{name}" exists in several workflows', [(item, "") for item in exc.workflows])
 
-    @contextlib.contextmanager
-    def watch(self, *, stream_output: bool = False) -> Iterator[None]:
-        """Render the engine's events while the block runs (live, plain or silent)."""
+    def watch(self, *, stream_output: bool = False) -> Watching:
+        """Render the engine's events while the ``with`` block runs (live, plain or silent)."""
+        return Watching(self, stream_output)
+
+
+class Watching:
+    """``Session.watch``: a renderer subscribed to the engine's events for the block."""
+
+    def __init__(self, session: Session, stream_output: bool) -> None:
+        self.session = session
+        self.stream_output = stream_output
+        self._unsubscribe: Callable[[], None] | None = None
+
+    def __enter__(self) -> None:
         from rigcli.render.progress import create_renderer
 
-        engine = self.engine
-        renderer = create_renderer(json_mode=self.opts.json, stream_output=stream_output, progress=self.opts.progress)
+        session = self.session
+        engine = session.engine
+        opts = session.opts
+        renderer = create_renderer(json_mode=opts.json, stream_output=self.stream_output, progress=opts.progress)
 
         def render(event: Event) -> None:
-            if self._output_lost is not None:
+            if session._output_lost is not None:
                 return
             try:
                 renderer.handle(event)
@@ -289,21 +405,25 @@ class Session:
                 # Whoever read our output is gone (EPIPE: `rig apply | head`, exit 1; EIO: the
                 # terminal hung up, exit 129). Stop as a process killed by SIGPIPE or SIGHUP
                 # would, but in order: the running node is recorded interrupted, nothing new starts.
-                self._output_lost = exc.errno or errno.EPIPE
-                self._stop()
+                session._output_lost = exc.errno or errno.EPIPE
+                session._stop()
 
-        unsubscribe = engine.on_event(render)
-        self.host.pause = renderer.paused
+        self.renderer = renderer
+        self._unsubscribe = engine.on_event(render)
+        session.host.pause = renderer.paused
         renderer.start()
-        self._watching = not self.opts.json
-        try:
-            yield
-        finally:
-            self._watching = False
-            unsubscribe()
-            with contextlib.suppress(OSError):  # its last frame has nowhere to go once the output is gone
-                renderer.stop()
-            self.host.pause = None
+        session._watching = not opts.json
+
+    def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
+        session = self.session
+        session._watching = False
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        import contextlib  # watching needs the engine: it has been imported already
+
+        with contextlib.suppress(OSError):  # its last frame has nowhere to go once the output is gone
+            self.renderer.stop()
+        session.host.pause = None
 
 
 __all__ = ["GlobalOptions", "Session"]

@@ -142,6 +142,7 @@ class Command(Value):
         pass_through: bool = False,
         examples: tuple[tuple[str, str], ...] = (),
         commands: tuple[Command, ...] = (),
+        cache: tuple[str, ...] = (),
     ) -> None:
         self.name: Final = name
         self.help: Final = help  # one sentence: the help list, completion and `rig help --json` show it whole
@@ -157,6 +158,9 @@ class Command(Value):
         self.pass_through: Final = pass_through
         self.examples: Final = examples  # (command line, what it does), shown in the help
         self.commands: Final = commands  # a group's sub-commands
+        # The remembered answers (rigcli/cache/answers.py) the body may be given without loading the
+        # config, while their gates hold; a test runs the command both ways and compares.
+        self.cache: Final = cache
 
     @property
     def summary(self) -> str:
@@ -251,11 +255,18 @@ class Call(Value):
     """
 
     def __init__(
-        self, path: tuple[str, ...], body: str, needs: Needs, kwargs: dict[str, object], opts: GlobalOptions
+        self,
+        path: tuple[str, ...],
+        body: str,
+        needs: Needs,
+        kwargs: dict[str, object],
+        opts: GlobalOptions,
+        cache: tuple[str, ...] = (),
     ) -> None:
         self.path: Final = path  # the command's canonical names, e.g. ("cache", "invalidate")
         self.body: Final = body
         self.needs: Final = needs
+        self.cache: Final = cache  # the command's row's
         self.kwargs: Final = kwargs
         self.opts: Final = opts
 

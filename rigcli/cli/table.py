@@ -133,8 +133,8 @@ GRAPH = Command(
             choices=("tree", "dot", "mermaid"),
         ),
     ),
-    needs="options",
     hot=True,
+    cache=("plan",),
     examples=(
         ("rig graph", "the tree, with each task's cache status and reason"),
         ("rig graph --format dot | dot -Tsvg > graph.svg", "a picture with Graphviz"),
@@ -201,8 +201,8 @@ COMMANDS = (
                 "Exit 0 when nothing is pending, 2 when something is, 1 on an error.",
             ),
         ),
-        needs="options",
         hot=True,
+        cache=("plan",),
     ),
     Command(
         "apply",
@@ -298,7 +298,6 @@ COMMANDS = (
         "ls",
         "List workflows and workspaces, snapshots, or the project's configuration.",
         "rigcli.cli.commands.listing:ls",
-        needs="options",
         arguments=(
             Argument(
                 "target",
@@ -319,6 +318,7 @@ COMMANDS = (
             ),
         ),
         hot=True,
+        cache=("listing",),
     ),
     # -- a workspace's life after fork (DESIGN §11) ----------------------------------------------
     Command(
@@ -326,23 +326,23 @@ COMMANDS = (
         "Open a shell inside a workspace, on this terminal; rig exits with the shell's exit code "
         "(a project's own shell operation runs instead, when it defines one).",
         "rigcli.cli.commands.attach:shell",
-        needs="options",
         arguments=(WORKSPACE.replace(required=True, complete="workspaces"),),
         options=(START,),
         hot=True,
+        cache=("config",),
     ),
     Command(
         "exec",
         "Run a command inside a workspace (rig exec WS -- CMD ARGS) with this terminal or these "
         "streams, and exit with its exit code (a project's own exec operation runs instead, when it defines one).",
         "rigcli.cli.commands.attach:exec_",
-        needs="options",
         arguments=(
             WORKSPACE.replace(required=True, complete="workspaces"),
             Argument("argv", "CMD [ARG...]", "The program and its arguments, after --.", required=True, variadic=True),
         ),
         options=(START,),
         hot=True,
+        cache=("config",),
     ),
     Command(
         "stop",
@@ -453,7 +453,6 @@ COMMANDS = (
         "logs",
         "Show the stored output of a task's last run, or of every run of the last apply.",
         "rigcli.cli.commands.history:logs",
-        needs="options",  # it opens the Session itself, only when the state alone cannot answer
         arguments=(TASK,),
         options=(
             Option(
@@ -465,6 +464,7 @@ COMMANDS = (
             Option(("--follow", "-f"), "follow", "Keep printing a run in progress until it ends."),
         ),
         hot=True,
+        cache=("config",),
     ),
     # --
     Command(

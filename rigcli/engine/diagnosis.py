@@ -63,10 +63,7 @@ class Diagnosis:
         self.project = project
 
     def diagnose(self) -> ProjectDiagnosis:
-        from rigcli.discovery import load_dotenv_file
-
-        project = self.project
-        load_dotenv_file(project.project_dir)  # RIG_STATE_URL may live in the project's .env
+        project = self.project  # its .env was read when it was found (discovery.py)
         state = self._state()
         where, config = str(project.project_dir), str(project.config_path)
         try:

@@ -166,7 +166,6 @@ class History:
         return LogSelection(self._apply_logs(apply.record, self._stores(apply.record.workflow)), apply)
 
     def _last_run(self, workflow: str | None, task: str) -> RunLog:
-        self._remember_task_names()
         selected = self.project.select(workflow)
         matches = self.cache.require_tasks(selected, task)
         if len(matches) > 1:
@@ -179,13 +178,6 @@ class History:
         if not found:
             raise NotFoundError(f"Task {spec.path} has not run yet: rig apply runs it")
         return RunLog(found[0], spec.path, spec.store, shown_status(found[0].status, found[0].pid, found[0].host))
-
-    def _remember_task_names(self) -> None:
-        """What the config names, kept for the next ``rig logs TASK`` to find its run without loading
-        the config while the project's files stay the same (speed/task_names.py)."""
-        from rigcli.engine.memo import remember_project
-
-        remember_project(self.project)
 
     def _by_ref(self, workflow: str | None, task: str | None, ref: str) -> LogSelection:
         names = [self.project.select(workflow).name] if workflow is not None else list(self.project.workflows)

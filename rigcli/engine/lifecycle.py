@@ -122,10 +122,6 @@ class Lifecycle:
         start: bool = False,
     ) -> int:
         """Run ``argv`` (None: a shell) in the workspace's machine on rig's own stdio; its exit code."""
-        from rigcli.engine.memo import remember_project
-
-        # For the next one to start without loading the config (cli/commands/lean_attach.py).
-        remember_project(self.project)
         selected, record = self.workspaces.find_workspace(name, workflow)
         answers = await self._answers(selected, record)
         live = summarize(record, answers)

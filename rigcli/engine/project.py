@@ -268,6 +268,9 @@ class Project:
             await end_abandoned_sessions(loaded.store, session)
         return session
 
+    def workflow_names(self) -> list[str]:
+        return list(self.workflows)
+
     def summaries(self) -> list[WorkflowSummary]:
         return [
             WorkflowSummary(

@@ -19,67 +19,27 @@ something that is not).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import field
 from typing import TYPE_CHECKING
 
 from rigcli.cachekeys import judge_run, reason
-from rigcli.engine.outdated import outdated_against, recorded_finals
+from rigcli.engine.finals import is_outdated
+from rigcli.engine.outdated import recorded_finals
 from rigcli.engine.project import Project
 from rigcli.engine.results import PlanNode, WorkflowPlan
 from rigcli.engine.runindex import RunIndex
 from rigcli.errors import RigError
-from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
-from rigcli.jsonutil import JsonObject, JsonValue
+from rigcli.graph import CompiledWorkflow
+from rigcli.jsonutil import JsonObject
 from rigcli.records import NodeRun, Reason, WorkspaceRecord, utc_datetime
 from rigcli.speed.records import lazy_dataclass
 
-if TYPE_CHECKING:  # workspaces.py records provenance with this module's make_provenance
+if TYPE_CHECKING:
     from rigcli.engine.planner import Planner
     from rigcli.engine.workspaces import Workspaces
 
 # A pending task whose plan reason says only that something before it differs.
 _UPSTREAM_ONLY = frozenset({"upstream-pending", "upstream-changed"})
-
-
-def final_tasks(workflow: CompiledWorkflow) -> tuple[TaskSpec, ...]:
-    """The tasks whose output is the workflow's final context (several after a parallel step)."""
-
-    def last(steps: tuple[StepSpec, ...]) -> list[TaskSpec]:
-        for step in reversed(steps):
-            if isinstance(step, TaskSpec):
-                return [step]
-            found = [task for _, branch in step.branches for task in last(branch)]
-            if found:
-                return found
-        return []
-
-    return tuple(last(workflow.steps))
-
-
-def make_provenance(workflow: CompiledWorkflow, keys: Mapping[int, str], runs: Mapping[int, str]) -> JsonObject:
-    """``{"final": [{"path", "run_id", "node_key"}]}`` of an apply that used ``runs`` (task index → run id)."""
-    final: list[JsonValue] = [
-        {"path": task.path, "run_id": runs.get(task.index), "node_key": keys.get(task.index)}
-        for task in final_tasks(workflow)
-    ]
-    return {"final": final}
-
-
-def is_outdated(record: WorkspaceRecord, plan: WorkflowPlan, workflow: CompiledWorkflow) -> bool | None:
-    """Whether ``plan`` would give the workflow's final tasks other runs than ``record`` was made
-    from; None when the record has no provenance (made by an older rig)."""
-    return outdated_against(record.provenance, plan_finals(plan, workflow))
-
-
-def plan_finals(plan: WorkflowPlan, workflow: CompiledWorkflow) -> dict[str, str | None]:
-    """Each final task's path and the run ``plan`` reuses for it (None: pending)."""
-    nodes = {node.path: node for node in plan.nodes}
-    finals: dict[str, str | None] = {}
-    for task in final_tasks(workflow):
-        node = nodes.get(task.path)
-        finals[task.path] = node.run_id if node is not None and node.status == "cached" else None
-    return finals
 
 
 @lazy_dataclass(frozen=True)
@@ -185,4 +145,4 @@ class Drift:
         return WorkspaceDiff(record.name, workflow.name, bool(outdated) or bool(changes), changes)
 
 
-__all__ = ["Drift", "WorkspaceChange", "WorkspaceDiff", "final_tasks", "is_outdated", "make_provenance", "plan_finals"]
+__all__ = ["Drift", "WorkspaceChange", "WorkspaceDiff"]

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 from rigcli.authoring.project import check_workspace_name
 from rigcli.engine.effects import Owner
+from rigcli.engine.finals import make_provenance
 from rigcli.engine.hooks import run_hook
 from rigcli.engine.invoke import NamedContext, freeze, json_result
 from rigcli.engine.liveness import probe_records
 from rigcli.engine.project import Project
-from rigcli.engine.provenance import make_provenance
 from rigcli.engine.reconcile import remove_workspace_effects
 from rigcli.engine.results import ApplyResult
 from rigcli.engine.session import ProviderSession

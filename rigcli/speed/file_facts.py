@@ -16,7 +16,17 @@ from __future__ import annotations
 
 import os
 
-from rigcli.speed.task_names import file_stamp
+
+def file_stamp(path: str) -> list[int] | None:
+    """What says a file is as it was: mtime and ctime in ns, size, inode; None when it is not there."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    # ctime too: rsync -t, tar or `touch -r` can put an old mtime back on new bytes of the same
+    # size, but nothing sets the change time back.
+    return [found.st_mtime_ns, found.st_ctime_ns, found.st_size, found.st_ino]
+
 
 MAX_KEPT = 4_000  # facts of files long gone would pile up: past this, start afresh
 

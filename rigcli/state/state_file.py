@@ -1,12 +1,12 @@
-"""A SQLite state file opened for reading without the store: what every lean path (rig logs, rig exec) shares.
+"""A SQLite state file opened for reading without the store: what commands answered from the cache share.
 
-The store (``state/store.py``) checks, migrates and records itself when it opens; a lean path
-reads a few rows and must not pay for that. It reads only a file as this rig leaves it (no damage
-marker, the schema this rig writes) and returns None for anything else, so the caller goes the
-full way, which says what is wrong. The file is read through ``_sqlite3``, the extension module
-the ``sqlite3`` package re-exports (the same ``connect``, ``Connection`` and ``Error``): the
-package adds only default adapters and converters these queries do not use, and importing
-``datetime`` for them cost ~7M instructions.
+The store (``state/store.py``) checks, migrates and records itself when it opens; a command answered
+from the cache (``rigcli/cache/``) reads a few rows and must not pay for that. It reads only a file
+as this rig leaves it (no damage marker, the schema this rig writes) and returns None for anything
+else, so the caller goes through the store, which says what is wrong. The file is read through
+``_sqlite3``, the extension module the ``sqlite3`` package re-exports (the same ``connect``,
+``Connection`` and ``Error``): the package adds only default adapters and converters these queries
+do not use, and importing ``datetime`` for them cost ~7M instructions.
 """
 
 from __future__ import annotations
@@ -55,9 +55,11 @@ def expiry_due(db: sqlite3.Connection) -> bool:
 # invalidated or deleted (``rig cache clear``) changes at least one of these. A run is recorded
 # with a new rowid (max + 1; only deleting the newest row first lets an id come back, and then the
 # row count or the succeeded count differs), and finished ``succeeded`` with ``finished_at`` of now.
+# The last column counts runs left ``running``: their verdict changes when their process dies,
+# which no column shows, so a journal holding one never matches (``journal_as_read``).
 _RUNS_STAMP = (
-    "SELECT count(*), max(rowid), total(invalidated), total(status = 'succeeded'), max(finished_at) "
-    "FROM workflow_node_runs"
+    "SELECT count(*), max(rowid), total(invalidated), total(status = 'succeeded'), max(finished_at), "
+    "total(status = 'running') FROM workflow_node_runs"
 )
 
 
@@ -72,8 +74,10 @@ def runs_stamp(db: sqlite3.Connection) -> list[object] | None:
 
 def journal_as_read(db: sqlite3.Connection, stamp: object) -> bool:
     """Whether the run journal reads as it did when ``stamp`` was taken (``runs_stamp``), with no
-    workspace due to expire: what a lean answer remembered from a plan needs of the state."""
-    return not expiry_due(db) and runs_stamp(db) == stamp
+    workspace due to expire and no run left ``running``: what an answer remembered from a plan needs
+    of the state (``rigcli/cache/gates.py``)."""
+    found = runs_stamp(db)
+    return found is not None and found[-1] == 0 and found == stamp and not expiry_due(db)
 
 
 def utc_now() -> str:

@@ -19,7 +19,7 @@ def load(project: Path, source: str) -> object:
         engine = create_engine(project)
         try:
             await engine.load()
-            return engine.list_workflow_summaries()
+            return engine.project.summaries()
         finally:
             engine.close()
 

@@ -212,7 +212,7 @@ workflows = app.sequence("big").task("painted", painted)
     assert "\x1b" not in logs and "\ufffd" not in logs
     painted = [line for line in logs.splitlines() if "red" in line and not line.startswith("$ ")]  # not the command
     assert len(painted) == 400000 and set(painted) == {"ünï red end"}
-    # Again, now copied straight from the state file without loading the config (cli/commands/lean_logs.py).
+    # Again, now copied straight from the state file without loading the config (the config remembered).
     assert rig(project, "logs", "painted").stdout == logs
 
 

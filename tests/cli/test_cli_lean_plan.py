@@ -84,7 +84,7 @@ def loads(project: Path) -> int:
 
 
 def forget_memo() -> None:
-    for path in (Path(os.environ["RIG_HOME"]) / "cache" / "task-names").glob("*.marshal"):
+    for path in (Path(os.environ["RIG_HOME"]) / "cache" / "answers").glob("*.marshal"):
         path.unlink()
 
 

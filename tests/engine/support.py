@@ -78,7 +78,7 @@ async def resolve(value: Any) -> Any:
 
 async def reason_codes(engine: Any, workflow: str | None = None) -> dict[str, str]:
     """``{node path: reason code}`` from ``engine.explain``."""
-    explanations = await engine.explain(workflow=workflow)
+    explanations = await engine.cache.explain(workflow=workflow)
     return {item.path: item.reason.code for item in explanations}
 
 
@@ -123,7 +123,7 @@ class EngineProject:
     async def applied(self, *, env: Mapping[str, str] | None = None, **options: Any) -> Any:
         """A new, loaded engine that has applied its workflow once (the apply result is not kept)."""
         engine = await self.loaded(env=env, **options)
-        await engine.apply()
+        await engine.planner.apply()
         return engine
 
     def close(self, engine: Any) -> None:

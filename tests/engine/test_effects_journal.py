@@ -35,9 +35,9 @@ def test_a_failed_create_is_journaled_with_its_machine_and_rm_cleans_it_once(tmp
         engine = create_engine(tmp_path)
         await engine.load()
         with pytest.raises(TaskError, match="provisioning broke half-way"):
-            await engine.fork(name="dev")
+            await engine.workspaces.fork(name="dev")
 
-        [record] = engine.list_workspaces()
+        [record] = engine.workspaces.list_workspaces()
         assert record.status == "failed"
         assert "provisioning broke half-way" in (record.error or "")
         [resource] = record.resources  # from the effects journal: owned by the record's id
@@ -45,12 +45,12 @@ def test_a_failed_create_is_journaled_with_its_machine_and_rm_cleans_it_once(tmp
         machine_dir = tmp_path / ".rig" / str(resource["resource"]["path"])
         assert (machine_dir / "marker").read_text() == "dev"
 
-        removed = await engine.remove_workspace(name="dev")
+        removed = await engine.workspaces.remove_workspace(name="dev")
         assert removed.name == "dev"
         assert not machine_dir.exists()
-        assert engine.list_workspaces() == []
+        assert engine.workspaces.list_workspaces() == []
         with pytest.raises(NotFoundError):
-            await engine.remove_workspace(name="dev")
+            await engine.workspaces.remove_workspace(name="dev")
         engine.close()
 
     asyncio.run(scenario())
@@ -63,9 +63,9 @@ def test_a_name_of_a_failed_create_cannot_be_reused_until_removed(tmp_path: Path
         engine = create_engine(tmp_path)
         await engine.load()
         with pytest.raises(TaskError):
-            await engine.fork(name="dev")
+            await engine.workspaces.fork(name="dev")
         with pytest.raises(Exception, match='run "rig rm dev" to clean it up first'):
-            await engine.fork(name="dev")
+            await engine.workspaces.fork(name="dev")
         engine.close()
 
     asyncio.run(scenario())
@@ -93,8 +93,8 @@ def test_effects_are_owned_by_the_run_or_workspace_they_were_made_for(tmp_path: 
     async def scenario() -> None:
         engine = create_engine(tmp_path)
         await engine.load()
-        record = await engine.fork(name="dev")
-        [run] = engine.list_node_runs()
+        record = await engine.workspaces.fork(name="dev")
+        [run] = engine.project.node_runs()
         store = create_state_store(project_dir=tmp_path)
         owners = {
             effect.id: (effect.kind, effect.status, effect.owner_kind, effect.owner_id)
@@ -109,7 +109,7 @@ def test_effects_are_owned_by_the_run_or_workspace_they_were_made_for(tmp_path: 
         [attached] = record.resources
         assert attached["effect_id"] == record.ctx["machine"]  # the record refers to its effect, no copy
 
-        await engine.remove_workspace(name="dev")
+        await engine.workspaces.remove_workspace(name="dev")
         assert store.get_effect(record.ctx["machine"]).status == "deleted"
         store.close()
         engine.close()

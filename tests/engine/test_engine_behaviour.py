@@ -57,7 +57,7 @@ async def test_parallel_branches_run_concurrently(project: EngineProject) -> Non
     project.write_config(BARRIER_CONFIG)
     engine = await project.loaded(provider_factory=lambda setup: provider)
 
-    applied = await engine.apply()
+    applied = await engine.planner.apply()
 
     assert applied.context == {"left": {"side": "left"}, "right": {"side": "right"}}
     assert not provider.barrier.broken  # type: ignore[union-attr]
@@ -99,10 +99,10 @@ async def test_parallel_branch_outputs_are_namespaced_under_branch_names(project
     project.write_config(NAMESPACE_CONFIG)
     engine = await project.loaded()
 
-    plan = await engine.plan()
+    plan = await engine.planner.plan()
     assert [node.path for node in plan.nodes] == ["base", "left.l", "right.r", "join"]
 
-    applied = await engine.apply()
+    applied = await engine.planner.apply()
     assert applied.context == {
         "base": 1,
         "left": {"seen_base": 1, "side": "left"},
@@ -116,7 +116,7 @@ async def test_parallel_branch_name_conflicting_with_a_context_key_is_an_error(p
     engine = await project.loaded(env={"RIG_BASE_KEY": "left"})  # base now returns {"left": 1}
 
     with pytest.raises(RigError, match=r"(?i)conflict") as raised:
-        await engine.apply()
+        await engine.planner.apply()
     assert "left" in str(raised.value)
 
 
@@ -146,9 +146,9 @@ async def test_fresh_output_failing_the_output_schema_fails_the_task(project: En
     engine = await project.loaded()
 
     with pytest.raises(RigError):
-        await engine.apply()
-    assert (await engine.plan()).cached_node_count == 0
-    assert [run for run in engine.list_node_runs() if run.status == "succeeded"] == []
+        await engine.planner.apply()
+    assert (await engine.planner.plan()).cached_node_count == 0
+    assert [run for run in engine.project.node_runs() if run.status == "succeeded"] == []
 
 
 @run_async
@@ -168,7 +168,7 @@ async def test_context_that_is_not_json_names_the_offending_key_path(project: En
     engine = await project.loaded()
 
     with pytest.raises(RigError, match="must be JSON-serializable") as raised:
-        await engine.apply()
+        await engine.planner.apply()
     assert "nested.fn" in str(raised.value)
 
 
@@ -194,13 +194,13 @@ workflows = (
 async def test_configure_stacks_merge_from_root_to_leaf(project: EngineProject) -> None:
     project.write_config(CONFIGURE_CONFIG)
     first = await project.loaded()
-    applied = await first.apply()
+    applied = await first.planner.apply()
     assert applied.context == {"config": {"a": 3, "b": 2}}
-    assert (await first.plan()).cached_node_count == 1
+    assert (await first.planner.plan()).cached_node_count == 1
 
     second = await project.loaded(env={"RIG_CFG_B": "5"})
     assert await reason_codes(second) == {"inner.show": "task-changed"}
-    assert (await second.apply()).context == {"config": {"a": 3, "b": 5}}
+    assert (await second.planner.apply()).context == {"config": {"a": 3, "b": 5}}
 
 
 # --- provider scopes (rigkit-anchor §8 items 7 and 8) ---------------------------------------
@@ -239,10 +239,10 @@ def _fake_per_config(setup: Any) -> FakeWorkflowProvider:
 async def test_scoped_provider_fingerprint_only_affects_tasks_in_its_scope(project: EngineProject) -> None:
     project.write_config(SCOPED_PROVIDER_CONFIG)
     first = await project.loaded(env={"RIG_SCOPED_TOKEN": "one"}, provider_factory=_fake_per_config)
-    assert (await first.apply()).context == {"pure": True, "token": "one", "after": True}
+    assert (await first.planner.apply()).context == {"pure": True, "token": "one", "after": True}
 
     second = await project.loaded(env={"RIG_SCOPED_TOKEN": "two"}, provider_factory=_fake_per_config)
-    plan = await second.plan()
+    plan = await second.planner.plan()
     assert [node.status for node in plan.nodes] == ["cached", "pending", "pending"]
     codes = await reason_codes(second)
     assert codes["pure-before"] == "cached"
@@ -282,11 +282,11 @@ async def test_provider_added_only_for_a_workspace_operation_never_affects_the_s
     await project.applied(env={"RIG_OP_TOKEN": "one"}, provider_factory=_fake_per_config)
 
     second = await project.loaded(env={"RIG_OP_TOKEN": "two"}, provider_factory=_fake_per_config)
-    plan = await second.plan()
+    plan = await second.planner.plan()
     assert (plan.cached_node_count, plan.node_count) == (1, 1)
 
-    await second.fork(name="box")
-    assert await second.run_workspace_operation("box", "ping") == {"workspace": "box", "token": "two"}
+    await second.workspaces.fork(name="box")
+    assert await second.operations.run_workspace_operation("box", "ping") == {"workspace": "box", "token": "two"}
 
 
 @run_async
@@ -328,7 +328,7 @@ async def test_fragment_provider_override_stays_inside_and_fragments_inherit_par
     )
     engine = await project.loaded(provider_factory=_fake_per_config)
 
-    applied = await engine.apply()
+    applied = await engine.planner.apply()
     assert applied.context == {"before": "parent", "inside": "fragment", "generic": "parent", "after": "parent"}
 
 
@@ -361,7 +361,7 @@ async def test_step_invalidate_of_a_task_that_has_not_run_earlier_fails(target: 
     engine = await project.loaded()
 
     with pytest.raises(RigError, match="has not run earlier"):
-        await engine.apply()
+        await engine.planner.apply()
 
 
 @run_async
@@ -396,7 +396,7 @@ async def test_step_invalidate_stops_after_nine_attempts(
     engine = await project.loaded()
 
     with pytest.raises(RigError, match="repeatedly invalidated"):
-        await engine.apply()
+        await engine.planner.apply()
     assert counts() == {"check": "9", "auth": "9"}
 
 
@@ -510,7 +510,7 @@ async def test_one_simple_apply_emits_events_in_order(project: EngineProject) ->
     engine = await project.loaded()
     events = record_events(engine)
 
-    await engine.apply()
+    await engine.planner.apply()
 
     types = [event["type"] for event in events if event["type"] in CORE_EVENT_TYPES]
     if "plan.created" in types:
@@ -528,7 +528,7 @@ async def test_one_simple_apply_emits_events_in_order(project: EngineProject) ->
     (log,) = [event for event in events if event["type"] == "log.output"]
     assert (log["node_path"], log["stream"], log["data"]) == ("hello", "info", "hello")
     (completed,) = [event for event in events if event["type"] == "node.completed"]
-    (run,) = engine.list_node_runs()
+    (run,) = engine.project.node_runs()
     assert completed["node_path"] == "hello"
     assert completed["run_id"] == run.id
 
@@ -544,7 +544,7 @@ async def test_interactions_emit_awaiting_and_completed_events_and_stop_once(pro
     engine = await project.loaded(provider_factory=lambda setup: provider, interaction={"present": present})
     events = record_events(engine)
 
-    await engine.apply()
+    await engine.planner.apply()
 
     interaction_events = [event for event in events if event["type"].startswith("interaction.")]
     assert [event["type"] for event in interaction_events] == [
@@ -585,15 +585,15 @@ workflows = sequence("site").add(deps).task("install", install)
 async def test_clear_cache_by_scope(project: EngineProject) -> None:
     project.write_config(CLEAR_CONFIG)
     engine = await project.applied(fragment_state_locator=fragment_locator(project.path / "fragments"))
-    assert sorted(entry.scope for entry in await engine.list_cache()) == ["global", "local"]
+    assert sorted(entry.scope for entry in await engine.cache.list_cache()) == ["global", "local"]
 
-    assert await engine.clear_cache(scope="local") == 1
-    assert [entry.scope for entry in await engine.list_cache()] == ["global"]
-    assert [node.status for node in (await engine.plan()).nodes] == ["cached", "pending"]
+    assert await engine.cache.clear_cache(scope="local") == 1
+    assert [entry.scope for entry in await engine.cache.list_cache()] == ["global"]
+    assert [node.status for node in (await engine.planner.plan()).nodes] == ["cached", "pending"]
 
-    assert await engine.clear_cache(scope="global") == 1
-    assert await engine.list_cache() == []
-    assert [node.status for node in (await engine.plan()).nodes] == ["pending", "pending"]
+    assert await engine.cache.clear_cache(scope="global") == 1
+    assert await engine.cache.list_cache() == []
+    assert [node.status for node in (await engine.planner.plan()).nodes] == ["pending", "pending"]
 
 
 CASCADE_CONFIG = """
@@ -633,16 +633,16 @@ async def test_manual_invalidate_cascades_to_dependent_runs(
     project.write_config(CASCADE_CONFIG)
     engine = await project.applied()
 
-    assert await engine.invalidate(task="b") == 2
-    statuses = {entry.node_path: entry.status for entry in await engine.list_cache()}
+    assert await engine.cache.invalidate(task="b") == 2
+    statuses = {entry.node_path: entry.status for entry in await engine.cache.list_cache()}
     assert statuses == {"a": "cached", "b": "invalidated", "c": "invalidated"}
-    assert [node.status for node in (await engine.plan()).nodes] == ["cached", "pending", "pending"]
+    assert [node.status for node in (await engine.planner.plan()).nodes] == ["cached", "pending", "pending"]
     assert await reason_codes(engine) == {"a": "cached", "b": "invalidated", "c": "upstream-pending"}
 
-    applied = await engine.apply()
+    applied = await engine.planner.apply()
     assert applied.context == {"a": 1, "b": 2, "c": 3}
     assert counts() == {"a": "1", "b": "2", "c": "2"}
-    assert (await engine.plan()).cached_node_count == 3
+    assert (await engine.planner.plan()).cached_node_count == 3
 
 
 # --- secrets --------------------------------------------------------------------------------
@@ -688,24 +688,24 @@ async def test_secret_provider_config_never_reaches_the_state_database_but_still
 
     first = await project.loaded(env={"RIG_SECRET_TOKEN": first_secret}, provider_factory=factory)
     events = record_events(first)
-    await first.apply()
-    assert (await first.plan()).cached_node_count == 1
+    await first.planner.apply()
+    assert (await first.planner.plan()).cached_node_count == 1
     assert seen_configs and seen_configs[0]["token"] == first_secret  # the provider does get it
 
-    state_dir = Path(first.get_project_info().state_path).parent
+    state_dir = Path(first.project.info().state_path).parent
     forbidden = [first_secret.encode(), hashlib.sha256(first_secret.encode()).hexdigest().encode()]
     for path, data in _bytes_under(state_dir).items():
         for needle in forbidden:
             assert needle not in data, f"{path} contains the secret (or its plain hash)"
     assert first_secret not in json.dumps(events)
-    assert query(first.get_project_info().state_path, "select node_path from workflow_node_runs") == [("touch",)]
+    assert query(first.project.info().state_path, "select node_path from workflow_node_runs") == [("touch",)]
 
     second = await project.loaded(env={"RIG_SECRET_TOKEN": second_secret}, provider_factory=factory)
-    plan = await second.plan()
+    plan = await second.planner.plan()
     assert plan.cached_node_count == 0
     assert (await reason_codes(second))["touch"] == "provider-changed"
 
-    await second.apply()
+    await second.planner.apply()
     for path, data in _bytes_under(state_dir).items():
         assert second_secret.encode() not in data, f"{path} contains the secret"
 
@@ -742,8 +742,8 @@ async def test_state_from_a_newer_schema_is_refused_and_left_untouched(project: 
     project.write_config(CASCADE_CONFIG)
     (project.path / ".rig").mkdir()  # plan alone creates no state where nothing exists yet
     first = await project.loaded()
-    await first.plan()
-    state_path = Path(first.get_project_info().state_path)
+    await first.planner.plan()
+    state_path = Path(first.project.info().state_path)
     project.close(first)
 
     execute(
@@ -756,7 +756,7 @@ async def test_state_from_a_newer_schema_is_refused_and_left_untouched(project: 
     second = project.engine()
     with pytest.raises(RigError):
         await second.load()
-        await second.plan()
+        await second.planner.plan()
     assert state_path.read_bytes() == before
 
 
@@ -797,7 +797,7 @@ async def test_console_output_is_attributed_to_its_node_while_branches_overlap(p
     engine = await project.loaded(provider_factory=lambda setup: provider)
     events = record_events(engine)
 
-    await engine.apply()
+    await engine.planner.apply()
 
     logs = {(event["node_path"], event["stream"], event["data"]) for event in events if event["type"] == "log.output"}
     assert logs == {
@@ -828,7 +828,7 @@ async def test_console_capture_can_be_turned_off(project: EngineProject) -> None
     engine = await project.loaded(env={"RIG_NO_CONSOLE_INTERCEPT": "1"})
     events = record_events(engine)
 
-    await engine.apply()
+    await engine.planner.apply()
 
     assert [event for event in events if event["type"] == "log.output"] == []
     assert [event["type"] for event in events if event["type"] == "node.completed"] == ["node.completed"]

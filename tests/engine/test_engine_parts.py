@@ -32,14 +32,14 @@ async def test_several_workflows_and_none_named_is_ambiguous_before_anything_is_
     project.write_config(TWO_WORKFLOWS)
     engine = await project.loaded()
     calls = [
-        engine.plan(),
-        engine.apply(),
-        engine.apply(dry_run=True),
-        engine.fork("dev"),
-        engine.list_cache(),
-        engine.explain(),
-        engine.invalidate(all=True),
-        engine.clear_cache(),
+        engine.planner.plan(),
+        engine.planner.apply(),
+        engine.planner.apply(dry_run=True),
+        engine.workspaces.fork("dev"),
+        engine.cache.list_cache(),
+        engine.cache.explain(),
+        engine.cache.invalidate(all=True),
+        engine.cache.clear_cache(),
     ]
     for call in calls:
         with pytest.raises(AmbiguousWorkflowError) as raised:
@@ -48,13 +48,15 @@ async def test_several_workflows_and_none_named_is_ambiguous_before_anything_is_
         assert isinstance(raised.value, UsageError) and raised.value.exit_code == 2
         assert str(raised.value) == "Multiple workflows are defined; pass --workflow (available: api, web)"
     with pytest.raises(AmbiguousWorkflowError):
-        engine.select_workflow()
-    assert engine.list_node_runs() == [] and engine.list_workspaces() == []  # nothing ran, nothing was made
+        engine.project.select()
+    assert (
+        engine.project.node_runs() == [] and engine.workspaces.list_workspaces() == []
+    )  # nothing ran, nothing was made
     # Named, each is what it says; an unknown name is not ambiguous but unknown.
-    assert engine.select_workflow("web") == "web"
-    assert (await engine.apply(workflow="web")).context == {"w": 1}
+    assert engine.project.select("web").name == "web"
+    assert (await engine.planner.apply(workflow="web")).context == {"w": 1}
     with pytest.raises(NotFoundError, match="Unknown workflow mobile"):
-        await engine.plan(workflow="mobile")
+        await engine.planner.plan(workflow="mobile")
 
 
 INVALIDATES = """
@@ -97,15 +99,15 @@ async def test_each_invalidation_re_runs_its_target_and_the_pass_after_the_last_
     project.write_config(INVALIDATES)
     engine = await project.loaded()
 
-    applied = await engine.apply()
+    applied = await engine.planner.apply()
 
     passes = invalidations + 1
     assert counts() == {"auth": str(passes), "check": str(passes)}
     assert applied.context == {"token": str(passes)}
-    live = sorted((run.node_path, run.invalidated) for run in engine.list_node_runs() if not run.invalidated)
+    live = sorted((run.node_path, run.invalidated) for run in engine.project.node_runs() if not run.invalidated)
     assert live == [("auth", False), ("check", False)]
     # Each invalidating run is recorded, and invalidated at once: never reused.
-    invalidating = [run for run in engine.list_node_runs() if run.node_path == "check" and run.invalidated]
+    invalidating = [run for run in engine.project.node_runs() if run.node_path == "check" and run.invalidated]
     assert len(invalidating) == invalidations
     assert {(run.status, run.output) for run in invalidating} == {("succeeded", None)}
 
@@ -120,11 +122,13 @@ async def test_the_ninth_invalidation_stops_the_apply_with_an_error(
     engine = await project.loaded()
 
     with pytest.raises(TaskError) as raised:
-        await engine.apply()
+        await engine.planner.apply()
     assert str(raised.value) == "Task check repeatedly invalidated auth; stopping after 9 attempts"
     assert counts() == {"auth": str(MAX_EVALUATIONS), "check": str(MAX_EVALUATIONS)}
     # The last target is invalidated too: the next apply starts from a fresh auth.
-    assert [run.invalidated for run in engine.list_node_runs() if run.node_path == "auth"] == [True] * MAX_EVALUATIONS
+    assert [run.invalidated for run in engine.project.node_runs() if run.node_path == "auth"] == [
+        True
+    ] * MAX_EVALUATIONS
 
 
 PARALLEL = """
@@ -156,10 +160,10 @@ def test_a_synchronous_caller_runs_the_engine_on_the_engines_own_loop(tmp_path: 
     try:
         engine.run(engine.load(), on_loop=seen.append)
         assert seen == []  # loading needs no loop
-        applied = engine.run(engine.apply(), on_loop=seen.append)
+        applied = engine.run(engine.planner.apply(), on_loop=seen.append)
         assert applied.context == {"left": {"slow": True}, "right": {"fast": True}}
         assert seen == [True, False]  # once, around the handlers; told when it is over
-        plan = engine.run(engine.plan(), on_loop=seen.append)
+        plan = engine.run(engine.planner.plan(), on_loop=seen.append)
         assert plan.cached_node_count == 2 and seen == [True, False]  # a cached plan needs no loop
     finally:
         engine.close()
@@ -169,14 +173,14 @@ def test_a_cached_plan_through_engine_run_never_imports_asyncio(tmp_path: Path) 
     write_config(tmp_path, PARALLEL)
     engine = create_engine(tmp_path)
     engine.run(engine.load())
-    engine.run(engine.apply())
+    engine.run(engine.planner.apply())
     engine.close()
     code = (
         "import sys\n"
         "from rigcli import create_engine\n"
         f"engine = create_engine({str(tmp_path)!r})\n"
         "engine.run(engine.load())\n"
-        "plan = engine.run(engine.plan())\n"
+        "plan = engine.run(engine.planner.plan())\n"
         "engine.close()\n"
         "print(plan.cached_node_count, 'asyncio' in sys.modules)\n"
     )
@@ -214,9 +218,9 @@ def test_interrupt_from_another_thread_ends_the_running_apply_and_records_it_int
             daemon=True,
         ).start()
         with pytest.raises(BaseException) as raised:
-            engine.run(engine.apply())
+            engine.run(engine.planner.apply())
         assert isinstance(raised.value, InterruptedRunError) or type(raised.value).__name__ == "CancelledError"
-        [run] = engine.list_node_runs()
+        [run] = engine.project.node_runs()
         assert (run.node_path, run.status) == ("hang", "interrupted")
         assert engine.cancellation.is_set()
     finally:

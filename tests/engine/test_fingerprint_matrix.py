@@ -64,12 +64,12 @@ def with_engine(project: Path, use: Callable[[Any], Awaitable[T]]) -> T:
 
 
 def apply(project: Path) -> None:
-    with_engine(project, lambda engine: engine.apply())
+    with_engine(project, lambda engine: engine.planner.apply())
 
 
 def plan(project: Path) -> list[tuple[str, str, str]]:
     async def rows(engine: Any) -> list[tuple[str, str, str]]:
-        result = await engine.plan()
+        result = await engine.planner.plan()
         return [(node.path, node.status, node.reason.code) for node in result.nodes]
 
     return with_engine(project, rows)
@@ -153,7 +153,7 @@ def test_closure_values_and_defaults_are_part_of_the_key(tmp_path: Path) -> None
     assert plan(project) == [("first", "cached", "cached"), ("second", "cached", "cached")]
 
     async def keys(engine: Any) -> dict[str, str]:
-        return {run.node_path: run.node_key for run in engine.list_node_runs()}
+        return {run.node_path: run.node_key for run in engine.project.node_runs()}
 
     first_keys = with_engine(project, keys)
     assert first_keys["first"] != first_keys["second"]
@@ -229,7 +229,7 @@ def test_a_same_named_module_imported_elsewhere_is_not_served_to_the_project(tmp
         write(project, BASE_CONFIG)
 
         async def context(engine: Any) -> object:
-            return (await engine.apply()).context
+            return (await engine.planner.apply()).context
 
         assert with_engine(project, context) == {"label": "one-local", "shared": "x-shared"}
     finally:

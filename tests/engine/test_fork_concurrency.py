@@ -39,7 +39,7 @@ workflows = sequence("box").task("prepare", lambda step: {"ctx": {"base": "b1"}}
 def _fork_in_a_thread(project: EngineProject, name: str, outcome: dict[str, Any]) -> threading.Thread:
     async def fork() -> None:
         engine = await project.loaded()
-        outcome["record"] = await engine.fork(name)
+        outcome["record"] = await engine.workspaces.fork(name)
 
     def run() -> None:
         try:
@@ -69,9 +69,12 @@ async def test_another_fork_runs_while_a_create_hook_is_still_running(project: E
 
     (gate / "two.go").touch()
     second = await project.loaded(lock_wait=False)  # a held lock would raise StateLockedError at once
-    ready = await second.fork("two")
+    ready = await second.workspaces.fork("two")
     assert (ready.status, ready.ctx) == ("ready", {"made_by": "two"})
-    assert {item.name: item.status for item in second.list_workspaces()} == {"one": "creating", "two": "ready"}
+    assert {item.name: item.status for item in second.workspaces.list_workspaces()} == {
+        "one": "creating",
+        "two": "ready",
+    }
 
     (gate / "one.go").touch()
     thread.join(30)
@@ -89,15 +92,15 @@ async def test_rm_refuses_a_create_that_is_still_running_and_force_overrides(
 
     other = await project.loaded(lock_wait=False)
     with pytest.raises(RigError, match=r"Workspace one is still being created by rig \(pid \d+\); wait for it"):
-        await other.remove_workspace("one")
-    (creating,) = other.list_workspaces()
+        await other.workspaces.remove_workspace("one")
+    (creating,) = other.workspaces.list_workspaces()
     assert creating.status == "creating" and creating.pid is not None
 
     (gate / "one.go").touch()
     thread.join(30)
     assert "error" not in first, first
-    removed = await other.remove_workspace("one")
-    assert removed.name == "one" and other.list_workspaces() == []
+    removed = await other.workspaces.remove_workspace("one")
+    assert removed.name == "one" and other.workspaces.list_workspaces() == []
 
 
 @run_async
@@ -107,11 +110,11 @@ async def test_rm_force_takes_a_live_create_and_the_create_then_says_so(project:
     wait_for((gate / "one.started").exists, "the first fork to start", timeout=20)
 
     other = await project.loaded(lock_wait=False)
-    removed = await other.remove_workspace("one", force=True)
-    assert removed.status == "creating" and other.list_workspaces() == []
+    removed = await other.workspaces.remove_workspace("one", force=True)
+    assert removed.status == "creating" and other.workspaces.list_workspaces() == []
 
     (gate / "one.go").touch()
     thread.join(30)
     assert isinstance(first.get("error"), RigError)
     assert "Workspace one was removed while it was being created" in str(first["error"])
-    assert other.list_workspaces() == []  # never brought back
+    assert other.workspaces.list_workspaces() == []  # never brought back

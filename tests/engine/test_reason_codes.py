@@ -81,7 +81,7 @@ async def test_reason_cached_when_every_condition_holds(project: EngineProject) 
     project.write_config(CHAIN_CONFIG)
     engine = await project.applied()
 
-    explanations = await engine.explain()
+    explanations = await engine.cache.explain()
     assert {item.path: (item.status, item.reason.code) for item in explanations} == {
         "a": ("cached", "cached"),
         "b": ("cached", "cached"),
@@ -93,7 +93,7 @@ async def test_reason_no_previous_run(project: EngineProject) -> None:
     project.write_config(CHAIN_CONFIG)
     engine = await project.loaded()
 
-    explanations = await engine.explain()
+    explanations = await engine.cache.explain()
     assert explanations[0].path == "a"
     assert explanations[0].status == "pending"
     assert explanations[0].reason.code == "no-previous-run"
@@ -147,8 +147,8 @@ async def test_reason_invalidated_manually_and_by_cascade(project: EngineProject
     project.write_config(CHAIN_CONFIG)
     engine = await project.applied()
 
-    assert await engine.invalidate(task="a") == 2
-    statuses = {entry.node_path: (entry.status, entry.invalidated) for entry in await engine.list_cache()}
+    assert await engine.cache.invalidate(task="a") == 2
+    statuses = {entry.node_path: (entry.status, entry.invalidated) for entry in await engine.cache.list_cache()}
     assert statuses == {"a": ("invalidated", True), "b": ("invalidated", True)}
     # b's own run is invalidated (cascade), but a is pending in front of it, so b cannot be
     # judged yet: its explanation is upstream-pending.
@@ -161,7 +161,7 @@ async def test_reason_expired(project: EngineProject) -> None:
     engine = await project.applied()
     assert await reason_codes(engine) == {"daily-check": "cached"}
 
-    execute(engine.get_project_info().state_path, "update workflow_node_runs set created_at = ?", (two_days_ago(),))
+    execute(engine.project.info().state_path, "update workflow_node_runs set created_at = ?", (two_days_ago(),))
     assert await reason_codes(engine) == {"daily-check": "expired"}
 
 
@@ -179,13 +179,13 @@ async def test_reason_artifact_invalid(project: EngineProject) -> None:
     project.write_config(PROVIDER_CONFIG)
     provider = FakeWorkflowProvider()
     engine = await project.loaded(env={"RIG_REASON_TOKEN": "one"}, provider_factory=lambda setup: provider)
-    applied = await engine.apply()
+    applied = await engine.planner.apply()
     assert applied.context["vm"] == {"provider": "test", "kind": "vmSnapshot", "snapshot_id": "snap-1"}
-    assert (await engine.plan()).cached_node_count == 2
+    assert (await engine.planner.plan()).cached_node_count == 2
 
     provider.artifacts_valid = False  # the snapshot is gone
     assert (await reason_codes(engine))["build"] == "artifact-invalid"
-    plan = await engine.plan()
+    plan = await engine.planner.plan()
     assert [node.status for node in plan.nodes] == ["pending", "pending"]
     assert {"provider": "test", "kind": "vmSnapshot", "snapshot_id": "snap-1"} in provider.validated
 
@@ -197,7 +197,7 @@ async def test_reason_upstream_pending(project: EngineProject) -> None:
 
     second = await project.loaded(env={"RIG_A_VERSION": "2"})
     assert await reason_codes(second) == {"a": "task-changed", "b": "upstream-pending"}
-    plan = await second.plan()
+    plan = await second.planner.plan()
     assert [(node.path, node.status, node.reason.code) for node in plan.nodes] == [
         ("a", "pending", "task-changed"),
         ("b", "pending", "upstream-pending"),
@@ -208,11 +208,11 @@ async def test_reason_upstream_pending(project: EngineProject) -> None:
 async def test_reason_in_doubt(project: EngineProject) -> None:
     project.write_config(CHAIN_CONFIG)
     engine = await project.applied()
-    [b_run] = [run for run in engine.list_node_runs() if run.node_path == "b"]
+    [b_run] = [run for run in engine.project.node_runs() if run.node_path == "b"]
     dead = dead_pid()
     # b's newest run was left running by a process that is gone.
     execute(
-        engine.get_project_info().state_path,
+        engine.project.info().state_path,
         "insert into workflow_node_runs select 'in-doubt-run', workflow, node_path, node_name, node_kind, "
         "node_key, provider_fingerprint, upstream_run_ids_json, NULL, '[]', 'running', FALSE, "
         "'2999-01-01T00:00:00.000000+00:00', NULL, NULL, ?, host, apply_id, metadata_json "
@@ -224,25 +224,25 @@ async def test_reason_in_doubt(project: EngineProject) -> None:
 
     # With nothing reusable, the cut-off run is why b is pending (not "invalidated").
     execute(
-        engine.get_project_info().state_path,
+        engine.project.info().state_path,
         "update workflow_node_runs set invalidated = TRUE where id = ?",
         (b_run.id,),
     )
-    explanations = await engine.explain()
+    explanations = await engine.cache.explain()
     assert {item.path: (item.status, item.reason.code) for item in explanations} == {
         "a": ("cached", "cached"),
         "b": ("pending", "in-doubt"),
     }
-    assert [node.reason.message for node in (await engine.plan()).nodes][1] == REASON_MESSAGES["in-doubt"]
+    assert [node.reason.message for node in (await engine.planner.plan()).nodes][1] == REASON_MESSAGES["in-doubt"]
 
 
 @run_async
 async def test_an_in_doubt_run_older_than_a_later_success_is_history(project: EngineProject) -> None:
     project.write_config(CHAIN_CONFIG)
     engine = await project.applied()
-    [a_run] = [run for run in engine.list_node_runs() if run.node_path == "a"]
+    [a_run] = [run for run in engine.project.node_runs() if run.node_path == "a"]
     execute(
-        engine.get_project_info().state_path,
+        engine.project.info().state_path,
         "insert into workflow_node_runs select 'old-in-doubt', workflow, node_path, node_name, node_kind, "
         "node_key, provider_fingerprint, upstream_run_ids_json, NULL, '[]', 'running', FALSE, "
         "'2000-01-01T00:00:00.000000+00:00', NULL, NULL, ?, host, apply_id, metadata_json "
@@ -258,7 +258,7 @@ async def test_fresh_runs_announce_their_artifacts_and_provider_events(project: 
     engine = await project.loaded(env={"RIG_REASON_TOKEN": "one"}, provider_factory=fresh_fake_provider)
     events = record_events(engine)
 
-    await engine.apply()
+    await engine.planner.apply()
     snapshot = {"provider": "test", "kind": "vmSnapshot", "snapshot_id": "snap-1"}
     artifacts = [(event["node_path"], event["artifact"]) for event in events if event["type"] == "artifact.created"]
     assert artifacts == [("build", snapshot)]
@@ -266,5 +266,5 @@ async def test_fresh_runs_announce_their_artifacts_and_provider_events(project: 
     assert (vm_created["node_path"], vm_created["provider_id"], vm_created["vm_id"]) == ("build", "test", "vm-1")
 
     events.clear()
-    await engine.apply()  # everything cached: nothing is created again
+    await engine.planner.apply()  # everything cached: nothing is created again
     assert [event for event in events if event["type"] in {"artifact.created", "vm.created"}] == []

@@ -41,7 +41,7 @@ def _statuses(project: Path, handler: str, listener: object = None) -> tuple[Bas
         if listener is not None:
             engine.on_event(listener)  # type: ignore[arg-type]
         try:
-            await engine.apply()
+            await engine.planner.apply()
         except BaseException as exc:  # what escapes is the point of the test
             return exc
         finally:
@@ -51,7 +51,7 @@ def _statuses(project: Path, handler: str, listener: object = None) -> tuple[Bas
     error = asyncio.run(scenario())
     engine = create_engine(project)
     asyncio.run(engine.load())
-    runs = sorted((run.node_path, run.status) for run in engine.list_node_runs())
+    runs = sorted((run.node_path, run.status) for run in engine.project.node_runs())
     engine.close()
     return error, runs
 

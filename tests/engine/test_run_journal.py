@@ -22,8 +22,8 @@ def test_a_run_left_running_by_a_dead_process_is_in_doubt_and_never_reused(tmp_p
     async def scenario() -> None:
         engine = create_engine(tmp_path)
         await engine.load()
-        await engine.apply()
-        run_id = engine.list_node_runs()[0].id
+        await engine.planner.apply()
+        run_id = engine.project.node_runs()[0].id
         engine.close()
 
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
@@ -33,11 +33,11 @@ def test_a_run_left_running_by_a_dead_process_is_in_doubt_and_never_reused(tmp_p
 
         engine = create_engine(tmp_path)
         await engine.load()
-        entries = await engine.list_cache()
+        entries = await engine.cache.list_cache()
         assert [(entry.run_id, entry.status) for entry in entries] == [(run_id, "in-doubt")]
-        plan = await engine.plan()
+        plan = await engine.planner.plan()
         assert [(node.status, node.reason.code) for node in plan.nodes] == [("pending", "in-doubt")]
-        explained = await engine.explain()
+        explained = await engine.cache.explain()
         assert [(item.status, item.reason.code) for item in explained] == [("pending", "in-doubt")]
         engine.close()
 

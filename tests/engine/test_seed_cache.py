@@ -35,20 +35,20 @@ async def test_invalidates_task_cache_when_handler_source_changes(project: Engin
     second_config_path = project.write_config(_handler_cache_config("two"), name="rig.two.py")
 
     first = await project.loaded(config_path=str(first_config_path), state_path=project.state_location(state_path))
-    applied = await first.apply()
+    applied = await first.planner.apply()
     assert applied.context["value"] == "one"
 
-    cached = await first.plan()
+    cached = await first.planner.plan()
     assert cached.cached_node_count == 1
 
     second = await project.loaded(config_path=str(second_config_path), state_path=project.state_location(state_path))
-    changed = await second.plan()
+    changed = await second.planner.plan()
     assert changed.cached_node_count == 0
     assert changed.nodes[0].status == "pending"
 
-    reapplied = await second.apply()
+    reapplied = await second.planner.apply()
     assert reapplied.context["value"] == "two"
-    assert len(second.list_node_runs()) == 2
+    assert len(second.project.node_runs()) == 2
 
 
 def _global_fragment_config(value: str) -> str:
@@ -86,8 +86,8 @@ async def test_stores_globally_scoped_sequence_runs_in_fragment_state_and_busts_
         state_path=project.state_location(state_path),
         fragment_state_locator=locator,
     )
-    assert (await first.plan()).cached_node_count == 2
-    assert [run.node_path for run in first.list_node_runs()] == ["install"]
+    assert (await first.planner.plan()).cached_node_count == 2
+    assert [run.node_path for run in first.project.node_runs()] == ["install"]
 
     fragment_hashes = os.listdir(fragment_root)
     assert len(fragment_hashes) == 1
@@ -97,7 +97,7 @@ async def test_stores_globally_scoped_sequence_runs_in_fragment_state_and_busts_
     )
     assert [row[0] for row in fragment_runs] == ["deps.prepare"]
 
-    cache = await first.list_cache()
+    cache = await first.cache.list_cache()
     assert sorted(entry.scope for entry in cache) == ["global", "local"]
 
     second = await project.loaded(
@@ -105,10 +105,10 @@ async def test_stores_globally_scoped_sequence_runs_in_fragment_state_and_busts_
         state_path=project.state_location(state_path),
         fragment_state_locator=locator,
     )
-    changed = await second.plan()
+    changed = await second.planner.plan()
     assert changed.cached_node_count == 0
 
-    reapplied = await second.apply()
+    reapplied = await second.planner.apply()
     assert reapplied.context["installed"] == "two"
     assert len(os.listdir(fragment_root)) == 2
 
@@ -179,13 +179,13 @@ async def test_allows_a_later_local_task_to_invalidate_an_earlier_global_fragmen
         state_path=project.state_location(state_path), fragment_state_locator=fragment_locator(fragment_root)
     )
 
-    first = await engine.apply()
+    first = await engine.planner.apply()
     assert first.context["token"] == "token-1"
     assert first.context["repo_token"] == "token-1"
     assert counts() == {"install": "1", "auth": "1", "repo": "1", "check": "1"}
 
     monkeypatch.setenv("RIG_FORCE_GLOBAL_REAUTH", "1")
-    second = await engine.apply()
+    second = await engine.planner.apply()
     assert second.context["token"] == "token-2"
     assert second.context["repo_token"] == "token-2"
     assert counts() == {"install": "1", "auth": "2", "repo": "2", "check": "3"}
@@ -219,10 +219,10 @@ async def test_provider_config_contributes_to_the_workflow_cache_fingerprint(pro
 
     provider = FakeWorkflowProvider()
     first = await project.applied(env={"RIG_TEST_PROVIDER_TOKEN": "one"}, provider_factory=lambda setup: provider)
-    assert (await first.plan()).cached_node_count == 1
+    assert (await first.planner.plan()).cached_node_count == 1
 
     second = await project.loaded(env={"RIG_TEST_PROVIDER_TOKEN": "two"}, provider_factory=lambda setup: provider)
-    assert (await second.plan()).cached_node_count == 0
+    assert (await second.planner.plan()).cached_node_count == 0
 
 
 @run_async
@@ -230,10 +230,10 @@ async def test_treats_cached_output_schema_failures_as_cache_misses(project: Eng
     project.write_config(SCHEMA_CONFIG)
 
     first = await project.applied(env={"RIG_SCHEMA_MODE": "old"}, provider_factory=fresh_fake_provider)
-    assert (await first.plan()).cached_node_count == 1
+    assert (await first.planner.plan()).cached_node_count == 1
 
     second = await project.loaded(env={"RIG_SCHEMA_MODE": "next"}, provider_factory=fresh_fake_provider)
-    plan = await second.plan()
+    plan = await second.planner.plan()
     assert plan.cached_node_count == 0
     assert plan.nodes[0].status == "pending"
 
@@ -243,11 +243,11 @@ async def test_expires_task_cache_when_cache_ttl_has_elapsed(project: EngineProj
     project.write_config(TTL_CONFIG)
 
     engine = await project.applied()
-    assert (await engine.plan()).cached_node_count == 1
+    assert (await engine.planner.plan()).cached_node_count == 1
 
-    execute(engine.get_project_info().state_path, "update workflow_node_runs set created_at = ?", (two_days_ago(),))
+    execute(engine.project.info().state_path, "update workflow_node_runs set created_at = ?", (two_days_ago(),))
 
-    expired = await engine.plan()
+    expired = await engine.planner.plan()
     assert expired.cached_node_count == 0
     assert expired.nodes[0].status == "pending"
 
@@ -296,16 +296,16 @@ async def test_step_invalidate_invalidates_a_previous_task_and_replays_from_that
 
     engine = await project.loaded()
 
-    first = await engine.apply()
+    first = await engine.planner.apply()
     assert first.context["token"] == "token-1"
     assert counts() == {"auth": "1", "check": "1"}
 
     monkeypatch.setenv("RIG_FORCE_REAUTH", "1")
-    second = await engine.apply()
+    second = await engine.planner.apply()
     assert second.context["token"] == "token-2"
     assert counts() == {"auth": "2", "check": "3"}
 
-    valid_runs = [run for run in engine.list_node_runs() if not run.invalidated]
+    valid_runs = [run for run in engine.project.node_runs() if not run.invalidated]
     assert sorted(run.node_path for run in valid_runs) == ["check-auth", "github-auth", "prepare"]
 
 
@@ -314,7 +314,7 @@ async def test_global_fragments_live_beside_the_project_state_without_a_locator(
     """SQLite: one file per fragment under $RIG_HOME; PostgreSQL: rows in the fragments schema."""
     project.write_config(_global_fragment_config("one"))
     engine = await project.applied()
-    [fragment] = [entry for entry in await engine.list_cache() if entry.scope == "global"]
+    [fragment] = [entry for entry in await engine.cache.list_cache() if entry.scope == "global"]
     if project.backend == "postgresql":
         fragments = os.environ["RIG_STATE_URL"].rsplit("fragments_schema=", 1)[1]
         found = query(os.environ["RIG_STATE_URL"], f"select workflow, node_path from {fragments}.workflow_node_runs")
@@ -322,5 +322,5 @@ async def test_global_fragments_live_beside_the_project_state_without_a_locator(
     else:
         path = Path(os.environ["RIG_HOME"]) / "fragments" / str(fragment.fragment_hash) / "state.sqlite"
         assert query(path, "select node_path from workflow_node_runs") == [("deps.prepare",)]
-    assert await engine.clear_cache(scope="global") == 1
-    assert [entry.scope for entry in await engine.list_cache()] == ["local"]
+    assert await engine.cache.clear_cache(scope="global") == 1
+    assert [entry.scope for entry in await engine.cache.list_cache()] == ["local"]

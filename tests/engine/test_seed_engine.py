@@ -135,13 +135,13 @@ async def test_plans_applies_graph_nodes_reuses_graph_cache_and_forks_workspaces
 
     await engine.load()
 
-    initial = await engine.plan()
+    initial = await engine.planner.plan()
     assert initial.workflow == "test"
     assert initial.cached_node_count == 0
     assert initial.node_count == 4
     assert [node.path for node in initial.nodes] == ["base.first", "left.second", "right.data", "join"]
 
-    applied = await engine.apply()
+    applied = await engine.planner.apply()
     assert applied.context["vm"] == {"provider": "test", "kind": "vmSnapshot", "snapshot_id": "snap-2"}
     assert {
         "type": "log.output",
@@ -150,26 +150,26 @@ async def test_plans_applies_graph_nodes_reuses_graph_cache_and_forks_workspaces
         "data": "preparing base",
     } in events
     assert len(provider.snapshots) == 2
-    assert len(engine.list_node_runs()) == 4
+    assert len(engine.project.node_runs()) == 4
 
-    cached = await engine.plan()
+    cached = await engine.planner.plan()
     assert cached.cached_node_count == 4
     assert cached.final_context is not None
     assert cached.final_context["summary"] == "right-ready"
 
-    workspace = await engine.fork(name="work")
+    workspace = await engine.workspaces.fork(name="work")
     assert workspace.name == "work"
     assert_matches(workspace.ctx, {"summary": "right-ready", "repo_path": "/workspace/repo", "vm_id": "vm-3"})
-    assert len(engine.list_workspaces()) == 1
+    assert len(engine.workspaces.list_workspaces()) == 1
     assert opened == ["created://work"]
     assert provider.has_file("vm-3", "/tmp/workspace-work") is True
 
     open_operation = next(
-        (operation for operation in engine.list_workspace_operations() if operation.id == "open"), None
+        (operation for operation in engine.operations.list_workspace_operations() if operation.id == "open"), None
     )
     assert open_operation is not None
     assert open_operation.id == "open"
-    marked = await engine.run_operation(operation="mark", input={"workspace": "work"})
+    marked = await engine.operations.run_operation(operation="mark", input={"workspace": "work"})
     assert marked == {
         "workspace": "work",
         "label": "marked",
@@ -179,12 +179,12 @@ async def test_plans_applies_graph_nodes_reuses_graph_cache_and_forks_workspaces
     assert opened == ["created://work", "mark://work"]
     assert provider.has_file("vm-3", "/tmp/mark-work") is True
 
-    await engine.run_workspace_operation("work", "open")
+    await engine.operations.run_workspace_operation("work", "open")
     assert opened == ["created://work", "mark://work", "open://work"]
     assert provider.has_file("vm-3", "/tmp/open-work") is True
 
-    await engine.run_workspace_operation("work", "remove")
-    assert len(engine.list_workspaces()) == 0
+    await engine.operations.run_workspace_operation("work", "remove")
+    assert len(engine.workspaces.list_workspaces()) == 0
     assert provider.has_file("vm-3", "/tmp/remove-work") is True
 
 
@@ -257,22 +257,22 @@ async def test_creates_workspaces_from_workspace_definitions_and_exposes_persist
     provider = FakeWorkflowProvider()
     engine = await project.loaded(provider_factory=lambda setup: provider, local={"open": opened.append})
 
-    project_info = engine.get_project_info()
+    project_info = engine.project.info()
     assert project_info.workflow is not None
     assert project_info.workflow.creates_workspace is True
     assert [item.name for item in project_info.workflows] == ["create-test"]
-    assert [operation.id for operation in engine.list_operations()] == ["inspect"]
+    assert [operation.id for operation in engine.operations.list_operations()] == ["inspect"]
 
-    workspace = await engine.fork(name="created")
+    workspace = await engine.workspaces.fork(name="created")
     assert workspace.name == "created"
     assert_matches(workspace.ctx, {"name": "created", "vm_id": "vm-2", "repo_path": "/workspace/repo", "ready": True})
     assert provider.has_file("vm-2", "/tmp/create-created") is True
 
-    inspected = await engine.run_operation(operation="inspect", input={"workspace": "created"})
+    inspected = await engine.operations.run_operation(operation="inspect", input={"workspace": "created"})
     assert inspected == {"vm_id": "vm-2", "repo_path": "/workspace/repo", "ready": True}
     assert opened == ["created://created"]
 
-    status = await engine.run_workspace_operation("created", "status")
+    status = await engine.operations.run_workspace_operation("created", "status")
     assert status == {"workspace": "created", "vm_id": "vm-2"}
 
 
@@ -304,11 +304,11 @@ async def test_rejects_workspace_names_that_are_not_shell_safe(project: EnginePr
     engine = await project.loaded()
 
     with pytest.raises(RigError, match="create requires a workspace name"):
-        await engine.fork(name="")
+        await engine.workspaces.fork(name="")
     for name in ["some workspace", "some/workspace", "-workspace"]:
         with pytest.raises(RigError, match="Workspace name"):
-            await engine.fork(name=name)
-    assert engine.list_workspaces() == []
+            await engine.workspaces.fork(name=name)
+    assert engine.workspaces.list_workspaces() == []
 
 
 @run_async
@@ -335,11 +335,11 @@ async def test_loads_multiple_workflows_from_define_config(project: EngineProjec
 
     engine = await project.loaded(provider_factory=fresh_fake_provider)
 
-    assert [item.name for item in engine.list_workflow_summaries()] == ["api", "web"]
-    assert engine.get_project_info().workflow is None
+    assert [item.name for item in engine.project.summaries()] == ["api", "web"]
+    assert engine.project.info().workflow is None
     with pytest.raises(RigError, match="Multiple workflows are defined"):
-        await engine.plan()
-    assert (await engine.plan(workflow="api")).workflow == "api"
+        await engine.planner.plan()
+    assert (await engine.planner.plan(workflow="api")).workflow == "api"
 
 
 @run_async
@@ -361,7 +361,7 @@ async def test_rejects_task_outputs_that_are_not_json_serializable(project: Engi
 
     engine = await project.loaded(provider_factory=fresh_fake_provider)
     with pytest.raises(RigError, match="must be JSON-serializable"):
-        await engine.apply()
+        await engine.planner.apply()
 
 
 @run_async
@@ -374,7 +374,7 @@ async def test_routes_terminal_interactions_through_provider_runtimes(project: E
         interactions.append(request)
 
     engine = await project.loaded(provider_factory=fresh_fake_provider, interaction={"present": present})
-    applied = await engine.apply()
+    applied = await engine.planner.apply()
 
     assert interactions == [
         {
@@ -400,7 +400,7 @@ async def test_waits_for_provider_owned_interaction_completion_before_resuming_t
         presented.set()
 
     engine = await project.loaded(provider_factory=lambda setup: provider, interaction={"present": present})
-    applying = asyncio.ensure_future(engine.apply())
+    applying = asyncio.ensure_future(engine.planner.apply())
 
     # Wait until the interaction is on screen, then give the engine a little more time to
     # (wrongly) move on; the apply must still be waiting for ``completed``.

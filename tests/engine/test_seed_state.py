@@ -58,7 +58,7 @@ async def test_creates_state_through_an_injectable_state_service_factory(project
     )
 
     assert calls == [{"project_dir": str(project_dir), "config_path": str(config_path), "state_path": str(state_path)}]
-    assert engine.get_project_info().state_path == str(state_path)
+    assert engine.project.info().state_path == str(state_path)
 
     state = create_state_store(project_dir=str(project_dir), state_path=str(project_dir / "provided-state.sqlite"))
 
@@ -68,7 +68,7 @@ async def test_creates_state_through_an_injectable_state_service_factory(project
     engine_with_state = await project.loaded(
         provider_factory=fresh_fake_provider, state=state, state_factory=refusing_factory
     )
-    assert engine_with_state.get_project_info().state_path == str(state.path)
+    assert engine_with_state.project.info().state_path == str(state.path)
 
 
 @run_async
@@ -130,9 +130,9 @@ async def test_stores_provider_json_state_in_rig_owned_provider_storage(project:
     project.write_config(PROVIDER_STORAGE_CONFIG)
 
     engine = await project.loaded(providers=[plugin])
-    await engine.plan()
+    await engine.planner.plan()
 
-    state_path = engine.get_project_info().state_path
+    state_path = engine.project.info().state_path
     tables = (
         "select tablename from pg_tables where schemaname = current_schema()"
         if project.backend == "postgresql"
@@ -174,7 +174,7 @@ async def test_stores_provider_host_json_state_outside_project_state(project: En
     engine = await project.loaded(
         host_storage_dir=str(host_storage_dir), providers=[plugin], local={"open": opened.append}
     )
-    await engine.plan()
+    await engine.planner.plan()
 
     assert opened == ["rig://provider-auth"]
 
@@ -183,7 +183,7 @@ async def test_stores_provider_host_json_state_outside_project_state(project: En
     host_state = json.loads((host_storage_dir / files[0]).read_text(encoding="utf-8"))
     assert host_state["records"]["token"]["value"]["value"] == "secret"
 
-    state_path = engine.get_project_info().state_path
+    state_path = engine.project.info().state_path
     project_rows = query(
         state_path, "select value_json from provider_state where provider_id = 'test' and key = 'project'"
     )

@@ -28,13 +28,13 @@ async def test_a_secret_bearing_provider_is_per_user_unless_the_team_shares_a_fi
     project.write_config(SECRET_CONFIG)
     monkeypatch.delenv("RIG_FINGERPRINT_KEY", raising=False)
     alice = await _as_user(project, tmp_path / "alice", RIG_SECRET_TOKEN="team-token")
-    await alice.apply()
+    await alice.planner.apply()
     bob = await _as_user(project, tmp_path / "bob", RIG_SECRET_TOKEN="team-token")
     assert await reason_codes(bob) == {"touch": "provider-changed"}  # same secret, another user's key
 
     shared = {"RIG_SECRET_TOKEN": "team-token", "RIG_FINGERPRINT_KEY": "the team's key"}
     alice = await _as_user(project, tmp_path / "alice", **shared)
-    await alice.apply()
+    await alice.planner.apply()
     bob = await _as_user(project, tmp_path / "bob", **shared)
     assert await reason_codes(bob) == {"touch": "cached"}
     changed = await _as_user(project, tmp_path / "bob", **{**shared, "RIG_SECRET_TOKEN": "rotated"})

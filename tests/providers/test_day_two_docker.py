@@ -204,7 +204,8 @@ def test_exec_imports_neither_httpx_nor_the_planner_and_ls_no_httpx(on_unix: Rig
     # command whose own work is three requests.
     imported("exec", "dev", "--", "true")
     loaded = imported_by_rig(importtime("exec", "dev", "--", "true"))
-    assert "rigcli.cli.commands.lean_attach" in loaded and "rigcli.engine.project" not in loaded
+    assert "rigcli.cache.answers" in loaded and "rigcli.cache.planning" not in loaded  # remembered
+    assert "rigcli.engine.project" not in loaded
     assert not loaded & {"re", "enum", "json", "shlex"}, loaded & {"re", "enum", "json", "shlex"}
     # rig ls plans (outdated: the daemon's check, the snapshot's validation) and probes, all on the
     # provider's own connection too.

@@ -90,10 +90,10 @@ def test_a_missing_rig_base_image_says_how_to_build_it_not_to_pull_it(containers
 
 def test_the_engine_api_story(containers_project: Rig, docker_daemon: Any) -> None:
     async def story(engine: Any) -> dict[str, Any]:
-        applied = await engine.apply()
-        workspace = await engine.fork(name="dev")
-        status = await engine.run_workspace_operation("dev", "status", input={})
-        removed = await engine.remove_workspace(name="dev")
+        applied = await engine.planner.apply()
+        workspace = await engine.workspaces.fork(name="dev")
+        status = await engine.operations.run_workspace_operation("dev", "status", input={})
+        removed = await engine.workspaces.remove_workspace(name="dev")
         return {"applied": applied, "workspace": workspace, "status": status, "removed": removed}
 
     seen = with_engine(containers_project.project, containers_project.env, story)

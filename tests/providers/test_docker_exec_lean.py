@@ -98,7 +98,7 @@ def loads(project: Path) -> int:
 
 
 def memo_text(home: Path) -> str:
-    files = sorted((home / "cache" / "task-names").glob("*.marshal"))
+    files = sorted((home / "cache" / "answers").glob("*.marshal"))
     assert files, "no memo was written"
     # marshal keeps a string's UTF-8 bytes as they are: a secret in the memo would show in them.
     return "".join(path.read_bytes().decode("utf-8", "replace") for path in files)

@@ -86,11 +86,11 @@ def test_the_engine_api_story(tmp_path: Path) -> None:
     env = rig_env(tmp_path)
 
     async def story(engine: Any) -> dict[str, Any]:
-        first = await engine.apply()
-        second = await engine.plan()
-        workspace = await engine.fork(name="dev")
-        status = await engine.run_workspace_operation("dev", "status", input={})
-        removed = await engine.remove_workspace(name="dev")
+        first = await engine.planner.apply()
+        second = await engine.planner.plan()
+        workspace = await engine.workspaces.fork(name="dev")
+        status = await engine.operations.run_workspace_operation("dev", "status", input={})
+        removed = await engine.workspaces.remove_workspace(name="dev")
         return {"first": first, "second": second, "workspace": workspace, "status": status, "removed": removed}
 
     seen = with_engine(project, env, story)

@@ -1,12 +1,13 @@
 """rig shell WS and rig exec WS -- CMD [ARG...]: a program inside a workspace, on this terminal; its exit code.
 
-Most often the program starts without the config being loaded (``lean_attach.py``: what the
-last full load remembered, while the project's files are unchanged). A project that defines its
-own ``shell``/``exec`` workspace operation keeps it: the command then
+A project that defines its own ``shell``/``exec`` workspace operation keeps it: the command then
 runs that operation (``rig op WS shell``), with the command line as its input. Otherwise the
-program runs through the workspace's provider (``Engine.attach``) on rig's own stdin, stdout and
-stderr, untouched by rig's output relay: a terminal when stdin is one (for ``exec``, when stdout
-is one too), plain streams otherwise, and rig exits with the program's exit code.
+program runs through the workspace's provider on rig's own stdin, stdout and stderr, untouched by
+rig's output relay: a terminal when stdin is one (for ``exec``, when stdout is one too), plain
+streams otherwise, and rig exits with the program's exit code. What the config says (its own
+operations, its provider definitions) is an answer the cache may give (``rigcli/cache/``); with a
+plugin that can attach from a definition's config alone (``SupportsDirectAttach``) and a plain
+case (SQLite state, one ready workspace with one machine), the program starts without the engine.
 """
 
 from __future__ import annotations
@@ -14,52 +15,121 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import UsageError
 
-# Not typing.TYPE_CHECKING: the lean path starts here and imports no typing (rigcli/__init__.py);
-# mypy treats any name TYPE_CHECKING as true.
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # not typing's: a remembered answer's path imports no typing (mypy reads any such name as True)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
 
-if TYPE_CHECKING:  # opargs imports pydantic: only a project's own shell/exec operation needs it
-    from rigcli.cli.opargs import InputField
-
-
-def shell(opts: GlobalOptions, *, name: str, start: bool = False) -> int:
-    return _enter(opts, name, None, start=start, operation="shell")
-
-
-def exec_(opts: GlobalOptions, *, name: str, argv: Sequence[str] = (), start: bool = False) -> int:
-    if not argv:
-        raise UsageError("exec needs a command: rig exec WORKSPACE -- CMD [ARG...]")
-    return _enter(opts, name, list(argv), start=start, operation="exec")
-
-
-def _enter(opts: GlobalOptions, name: str, argv: list[str] | None, *, start: bool, operation: str) -> int:
-    from rigcli.cli.commands.lean_attach import attach_lean
-
-    code = attach_lean(opts, name, argv, operation)
-    if code is not None:
-        return code
+    from rigcli.cache.answers import ConfigAnswer
+    from rigcli.cli.opargs import InputField  # opargs imports pydantic: only a project's own operation needs it
     from rigcli.cli.session import Session
 
-    with Session(opts, relay=False) as session:
-        session.expect_project_code()
-        workflow = session.workspace_workflow(name)
-        own = {info.id: info for info in session.engine.list_workspace_operations(workflow)}
-        if operation in own:  # the project's own operation takes precedence
-            from rigcli.cli.commands.operation import workspace_operation
-            from rigcli.cli.opargs import fields_from_schema
 
-            session.relay_output()
-            words = _as_inputs(argv, fields_from_schema(own[operation].input_schema))
-            return workspace_operation(session, name, operation, words, start=start)
-        if opts.json:
-            raise UsageError(f"rig {operation} passes the program's own output through; it has no --json document")
-        tty = os.isatty(0) and (argv is None or os.isatty(1))
-        env = {"TERM": os.environ.get("TERM") or "xterm"} if tty else {}
-        engine = session.engine
-        return session.foreground(engine.attach(name, argv, tty=tty, env=env, workflow=workflow, start=start))
+def shell(session: Session, *, name: str, start: bool = False) -> int:
+    return _enter(session, name, None, start=start, operation="shell")
+
+
+def exec_(session: Session, *, name: str, argv: Sequence[str] = (), start: bool = False) -> int:
+    if not argv:
+        raise UsageError("exec needs a command: rig exec WORKSPACE -- CMD [ARG...]")
+    return _enter(session, name, list(argv), start=start, operation="exec")
+
+
+def _enter(session: Session, name: str, argv: list[str] | None, *, start: bool, operation: str) -> int:
+    opts = session.opts
+    session.leave_output_alone()  # the program gets rig's own stdio (a project's operation relays it again)
+    tty = os.isatty(0) and (argv is None or os.isatty(1))
+    env: Mapping[str, str] = {"TERM": os.environ.get("TERM") or "xterm"} if tty else {}
+    if not opts.json and not opts.json_stream:
+        code = _attach_directly(session, session.answers.config(), name, argv, operation, tty=tty, env=env)
+        if code is not None:
+            return code
+    session.expect_project_code()
+    workflow = session.workspace_workflow(name)
+    engine = session.engine
+    own = {info.id: info for info in engine.operations.list_workspace_operations(workflow)}
+    if operation in own:  # the project's own operation takes precedence
+        from rigcli.cli.commands.operation import workspace_operation
+        from rigcli.cli.opargs import fields_from_schema
+
+        session.relay_output()
+        words = _as_inputs(argv, fields_from_schema(own[operation].input_schema))
+        return workspace_operation(session, name, operation, words, start=start)
+    if opts.json:
+        raise UsageError(f"rig {operation} passes the program's own output through; it has no --json document")
+    return session.foreground(engine.lifecycle.attach(name, argv, tty=tty, env=env, workflow=workflow, start=start))
+
+
+def _attach_directly(
+    session: Session,
+    answer: ConfigAnswer,
+    name: str,
+    argv: Sequence[str] | None,
+    operation: str,
+    *,
+    tty: bool,
+    env: Mapping[str, str],
+) -> int | None:
+    """The program started by the plugin from the definition's config alone, and its exit code; None,
+    having started nothing, unless the case is plain: SQLite state with no workspace due to expire,
+    one ready workspace ``name`` with one machine, no own ``shell``/``exec`` operation, one definition
+    of the machine's provider (or none: its defaults), and a plugin that can and did."""
+    start = session.answers.start
+    if start is None or start.state_path is None:
+        return None
+    from rigcli.state.workspace_file import WorkspaceFile
+
+    opened = WorkspaceFile.open(start.state_path)
+    if opened is None:
+        return None
+    try:
+        if opened.expiry_due():
+            return None
+        found = [item for item in opened.named(name) if session.opts.workflow in (None, item.workflow)]
+        if len(found) != 1 or found[0].status != "ready" or found[0].workflow not in answer.workflows:
+            return None
+        effects = opened.live_effects(found[0].id)
+    finally:
+        opened.close()
+    workflow = found[0].workflow
+    if operation in answer.operations(workflow) or effects is None or len(effects) != 1:
+        return None
+    effect = effects[0]
+    provider_id = str(effect.pop("provider_id"))
+    configs = answer.provider_configs(workflow, provider_id)
+    attach = _plugin_attach(provider_id)
+    if configs is None or len(configs) > 1 or attach is None:
+        return None
+    from rigcli.cache.configs import Unresolvable, resolve
+
+    secrets: list[str] = []
+    try:
+        config = resolve(configs[0], os.environ, secrets) if configs else {}
+    except Unresolvable:
+        return None
+    if not isinstance(config, dict):
+        return None
+    if secrets:
+        from rigcli import masking
+
+        masking.register(*secrets)
+    code = attach(config, effect, list(argv) if argv is not None else None, tty=tty, env=env)
+    return None if code is None else int(code)
+
+
+def _plugin_attach(provider_id: str) -> Callable[..., int | None] | None:
+    """The installed plugin's ``attach_directly`` (``SupportsDirectAttach``), or None."""
+    from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
+    from rigcli.state.paths import plugin_index_path
+
+    try:
+        value = entry_point_values(PROVIDERS_GROUP, plugin_index_path()).get(provider_id)
+        plugin = None if value is None else load(value)
+    except Exception:  # a plugin that fails to load: the engine's way says so, in its words
+        return None
+    attach = getattr(plugin, "attach_directly", None)
+    return attach if callable(attach) else None
 
 
 def _as_inputs(argv: list[str] | None, fields: Sequence[InputField]) -> list[str]:

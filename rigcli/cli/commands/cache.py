@@ -16,7 +16,7 @@ def _plural(count: int) -> str:
 
 def cache_ls(session: Session) -> int:
     engine = session.engine
-    entries = session.with_workflow(lambda workflow: session.run(engine.list_cache(workflow=workflow)))
+    entries = session.with_workflow(lambda workflow: session.run(engine.cache.list_cache(workflow=workflow)))
     if session.opts.json:
         emit_json({"entries": [entry.to_json() for entry in entries]})
         return 0
@@ -39,7 +39,7 @@ def cache_ls(session: Session) -> int:
 
 def explain(session: Session, task: str | None) -> int:
     workflow = session.workflow()  # the output names it
-    explanations = session.run(session.engine.explain(workflow=workflow, task=task))
+    explanations = session.run(session.engine.cache.explain(workflow=workflow, task=task))
     if session.opts.json:
         emit_json({"workflow": workflow, "explanations": [item.to_json() for item in explanations]})
         return 0
@@ -70,9 +70,9 @@ def invalidate(
             command="cache invalidate --all",
             kept=f"Kept the cache of workflow {workflow}",
         )
-        count = session.run(engine.invalidate(workflow=workflow, all=True))
+        count = session.run(engine.cache.invalidate(workflow=workflow, all=True))
     elif task is not None:
-        count = session.run(engine.invalidate(workflow=workflow, task=task))
+        count = session.run(engine.cache.invalidate(workflow=workflow, task=task))
     else:
         count = _pick_and_invalidate(session, workflow)
     collected = gc_commands.offer(session, requested=collect)  # what the invalidated runs orphaned
@@ -94,14 +94,16 @@ def invalidate(
 def _pick_and_invalidate(session: Session, workflow: str) -> int:
     from rigcli.render.prompts import multi_select
 
-    entries = [entry for entry in session.run(session.engine.list_cache(workflow=workflow)) if entry.status == "cached"]
+    entries = [
+        entry for entry in session.run(session.engine.cache.list_cache(workflow=workflow)) if entry.status == "cached"
+    ]
     options = list(dict.fromkeys((entry.display_path or entry.node_path, entry.scope) for entry in entries))
     if not options:
         return 0
     picked = multi_select("Select tasks to invalidate", options)
     if not picked:
         raise Declined("Nothing selected; nothing was invalidated")
-    return sum(session.run(session.engine.invalidate(workflow=workflow, task=path)) for path in picked)
+    return sum(session.run(session.engine.cache.invalidate(workflow=workflow, task=path)) for path in picked)
 
 
 _CLEARED = {"all": "every cached run", "local": "this project's cached runs", "global": "the global fragments' runs"}
@@ -122,7 +124,7 @@ def clear(
         command="cache clear",
         kept=f"Kept the cache of workflow {workflow}",
     )
-    count = session.run(session.engine.clear_cache(workflow=workflow, scope=scope))
+    count = session.run(session.engine.cache.clear_cache(workflow=workflow, scope=scope))
     collected = gc_commands.offer(session, requested=collect)  # the machines and snapshots the runs held
     if session.opts.json:
         emit_json({"deleted": count, **({"gc": collected.to_json()} if collected else {})})

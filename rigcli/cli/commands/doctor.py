@@ -126,7 +126,7 @@ def collect(opts: GlobalOptions) -> Report:
     # The --state as given: the engine's diagnosis resolves it and reports one it cannot use.
     engine = create_engine(location.project_dir, config_path=location.config_path, state_path=location.state_given)
     try:
-        project = engine.diagnose()
+        project = engine.diagnosis.diagnose()
     finally:
         engine.close()
     return Report(installation, plugins.installed(), diagnose_defaults(plugins), project)

@@ -9,7 +9,7 @@ from rigcli.cli.session import Session
 def diff(session: Session, name: str) -> int:
     """The tasks the workflow would now run differently for workspace ``name``, and why (exit 0 either way)."""
     engine = session.engine
-    result = session.run(engine.diff_workspace(name, session.workflow_filter()))
+    result = session.run(engine.drift.diff(name, session.workflow_filter()))
     if session.opts.json:
         emit_json(result.to_json())
         return 0
@@ -38,7 +38,7 @@ def reap(session: Session, *, dry_run: bool = False) -> int:
     session.reap_on_load = False  # this command reaps itself, and reports what it did
     engine = session.engine
     with session.watch():
-        report = session.run(engine.reap(dry_run=dry_run))
+        report = session.run(engine.reaper.reap(dry_run=dry_run))
     if session.opts.json:
         emit_json(report.to_json())
         return 1 if report.failed else 0

@@ -18,7 +18,7 @@ def gc(session: Session, *, dry_run: bool = False, forget_unreachable: bool = Fa
     With --json the report is printed whatever happened (its ``failed`` and ``unreachable`` say
     what could not be done); a failure is then also one error line on stderr, and exit 1."""
     engine = session.engine
-    report = session.run(engine.collect_garbage(dry_run=dry_run, forget_unreachable=forget_unreachable))
+    report = session.run(engine.garbage.collect_garbage(dry_run=dry_run, forget_unreachable=forget_unreachable))
     if session.opts.json:
         emit_json(report.to_json())
         check(report)
@@ -60,12 +60,12 @@ def offer(session: Session, *, requested: bool) -> GcReport | None:
     """After a cache change: collect what it orphaned with ``--gc``; in a terminal, ask first."""
     engine = session.engine
     if requested:
-        report = session.run(engine.collect_garbage())
+        report = session.run(engine.garbage.collect_garbage())
         check(report)
         return report
     if not session.opts.interactive:
         return None
-    preview = session.run(engine.collect_garbage(dry_run=True))
+    preview = session.run(engine.garbage.collect_garbage(dry_run=True))
     if not preview.removed:
         return None
     from rigcli.render.prompts import confirm
@@ -74,7 +74,7 @@ def offer(session: Session, *, requested: bool) -> GcReport | None:
     noun = "machine or snapshot" if count == 1 else "machines and snapshots"
     if not confirm(f"Also delete the {count} {noun} nothing refers to any more (rig gc)?", default=False):
         return None
-    report = session.run(engine.collect_garbage())
+    report = session.run(engine.garbage.collect_garbage())
     check(report)
     return report
 

@@ -1,34 +1,86 @@
-"""rig logs and rig runs: the stored output of runs, and the history of applies."""
+"""rig logs and rig runs: the stored output of runs, and the history of applies.
+
+Which runs ``rig logs TASK`` means is what the config says (an answer the cache may give,
+``rigcli/cache/``); a task's last run that succeeded, in a SQLite state, is copied straight out
+of the file (``state/output_file.py``); anything else is read through the engine.
+"""
 
 from __future__ import annotations
 
-# Not typing.TYPE_CHECKING: `rig logs TASK`'s lean path starts here and imports no typing
-# (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
-TYPE_CHECKING = False
-
+TYPE_CHECKING = False  # not typing's: a remembered answer's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
+    from rigcli.cache.answers import ConfigAnswer
     from rigcli.cli.session import Session
-    from rigcli.cli.spec import GlobalOptions
     from rigcli.engine.history_views import LogSelection
 
 
-def logs(opts: GlobalOptions, task: str | None, *, run: str | None = None, follow: bool = False) -> int:
-    """A task's last successful run is copied out without loading the config or the engine when the
-    state alone can say which run it is (``cli/commands/lean_logs.py``); anything else goes the full way."""
-    if task is not None and run is None and not opts.json:
-        from rigcli.cli.commands.lean_logs import copy_last_run
+def logs(session: Session, task: str | None, *, run: str | None = None, follow: bool = False) -> int:
+    opts = session.opts
+    plain = task is not None and run is None and not opts.json and not opts.json_stream
+    if plain and task is not None and _copy_last_run(session, session.answers.config(), task):
+        return 0
+    return _logs(session, task, run=run, follow=follow)
 
-        if copy_last_run(opts, task):
-            return 0
-    from rigcli.cli.session import Session
 
-    with Session(opts) as session:
-        return _logs(session, task, run=run, follow=follow)
+def _copy_last_run(session: Session, answer: ConfigAnswer, task: str) -> bool:
+    """Copy TASK's last run's stored output to stdout and return True when the state alone can say which
+    run it is: SQLite state, TASK names one task of the project's own store in the workflow the
+    command means, its newest run succeeded, and no workspace is due to expire; else do nothing and
+    return False."""
+    start = session.answers.start
+    named = _named_task(answer, session.opts.workflow, task)
+    if start is None or start.state_path is None or named is None:
+        return False
+    workflow, cache_path, store = named
+    if store != "local":  # a global fragment's runs live in $RIG_HOME, found through the config
+        return False
+    from rigcli.state.output_file import OutputFile
+
+    opened = OutputFile.open(start.state_path)
+    if opened is None:
+        return False
+    try:
+        found = None if opened.expiry_due() else opened.last_run(workflow, cache_path)
+        if found is None:
+            return False
+        from rigcli.render.console import no_color
+        from rigcli.render.stored_bytes import StoredBytes
+        from rigcli.speed.pipes import widen_pipe
+
+        # What was stored was masked on its way in; colour only on a terminal that wants it, as
+        # render/history.py:LogWriter decides.
+        stdout = session.stdout_bytes()
+        widen_pipe(stdout.fileno())
+        writer = StoredBytes(stdout.write, colour=stdout.isatty() and not no_color())
+        for data, ends_chunk in opened.pieces(found.id):
+            writer.write(data, ends_chunk=ends_chunk)
+        stdout.flush()
+    finally:
+        opened.close()
+    return True
+
+
+def _named_task(answer: ConfigAnswer, workflow: str | None, task: str) -> tuple[str, str, str] | None:
+    """(workflow, cache path, store) of the one task ``task`` names in the workflow a command means, as a
+    load picks it (``Project.select``, then ``engine/selection.py:match_tasks``); None for anything else
+    (no workflow, several, no task, several tasks): the engine then answers, with its errors."""
+    names = list(answer.workflows)
+    if workflow is None:
+        if len(names) != 1:
+            return None
+        workflow = names[0]
+    if workflow not in answer.workflows:
+        return None
+    rows = answer.tasks(workflow)
+    matches = [row for row in rows if task in (row[0], row[1])] or [row for row in rows if row[2] == task]
+    if len(matches) != 1:
+        return None
+    return workflow, str(matches[0][1]), str(matches[0][3])
 
 
 def _logs(session: Session, task: str | None, *, run: str | None, follow: bool) -> int:
     engine = session.engine
-    selection = session.with_workflow(lambda workflow: engine.select_logs(workflow, task, run))
+    selection = session.with_workflow(lambda workflow: engine.history.select_logs(workflow, task, run))
     if session.opts.json:
         return _logs_json(session, selection, follow)
     from rigcli.cli.interrupts import Interrupted
@@ -36,7 +88,7 @@ def _logs(session: Session, task: str | None, *, run: str | None, follow: bool) 
 
     writer = LogWriter(headers=selection.apply is not None)
     try:
-        for update in engine.read_logs(selection, follow=follow, as_bytes=True):
+        for update in engine.history.read_logs(selection, follow=follow, as_bytes=True):
             writer.write(update)
     except Interrupted as exc:  # Ctrl-C ends a --follow: the normal way out, no error line
         return exc.exit_code
@@ -53,7 +105,7 @@ def _logs_json(session: Session, selection: LogSelection, follow: bool) -> int:
 
     chunks: dict[str, list[OutputChunk]] = {}
     finals = {}
-    for update in session.engine.read_logs(selection, follow=follow):
+    for update in session.engine.history.read_logs(selection, follow=follow):
         chunks.setdefault(update.log.run.id, []).extend(update.chunks)
         finals[update.log.run.id] = update.log
     code = session.interrupted_code()
@@ -97,7 +149,7 @@ def runs(
     engine = session.engine
     workflow = session.workflow_filter()
     if run is not None:
-        applied = engine.find_apply(run, workflow)
+        applied = engine.history.find_apply(run, workflow)
         if session.opts.json:
             emit_json(applied.to_json())
             return 0
@@ -105,7 +157,7 @@ def runs(
 
         print_apply(applied)
         return 0
-    applies = engine.list_applies(workflow, limit)
+    applies = engine.history.list_applies(workflow, limit)
     if session.opts.json:
         emit_json({"runs": [applied.to_json() for applied in applies]})
         return 0

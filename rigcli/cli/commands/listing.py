@@ -1,25 +1,23 @@
 """rig ls: workflows with their workspaces, recorded snapshots, or the project's configuration.
 
-Workspaces are most often listed without loading the config (``lean_ls.py``: from what the last
-full ``rig ls`` planned, while everything its plans read is unchanged); both ways write with
-``show_workspaces``.
+What the plans say of each workflow is an answer the cache may give (``rigcli/cache/``); the
+workspaces are read from the state as it is now, and each one's machines probed live.
 """
 
 from __future__ import annotations
 
-from rigcli.cli.spec import GlobalOptions
-from rigcli.errors import RigError, UsageError
+from rigcli.errors import UsageError
 
-# Not typing.TYPE_CHECKING: the lean path writes with this module and imports no typing, nor the
-# records' classes (a workspace is its record's JSON here); mypy treats any name TYPE_CHECKING as true.
-TYPE_CHECKING = False
-
+TYPE_CHECKING = False  # not typing's: a remembered listing's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
+    from rigcli.cache.answers import ListingAnswer
     from rigcli.cli.session import Session
+    from rigcli.cli.spec import GlobalOptions
     from rigcli.jsonutil import JsonObject
-    from rigcli.records import LockHolder, WorkspaceRecord
+    from rigcli.records import LockHolder
 
 Live = tuple[str, str]  # a workspace's live status: (state, detail)
+Record = dict[str, object]  # a workspace as its record's JSON (``WorkspaceRecord.to_json``)
 
 TARGETS = {
     "workspaces": "workspaces",
@@ -31,24 +29,19 @@ TARGETS = {
 }
 
 
-def ls(opts: GlobalOptions, target: str | None, no_probe: bool = False) -> int:
+def ls(session: Session, target: str | None, no_probe: bool = False) -> int:
     kind = TARGETS.get(target or "workspaces")
     if kind is None:
         raise UsageError(f"Unknown ls target {target}. Expected workspaces, snapshots, or config.")
-    if kind == "workspaces" and not opts.json_stream:
-        from rigcli.cli.commands.lean_ls import list_lean
-
-        code = list_lean(opts, probe=not no_probe)
-        if code is not None:
-            return code
-    from rigcli.cli.session import Session
-
-    with Session(opts) as session:
-        if kind == "config":
-            return _config(session)
-        if kind == "snapshots":
-            return _snapshots(session)
-        return _workspaces(session, probe=not no_probe)
+    if kind == "config":
+        return _config(session)
+    if kind == "snapshots":
+        return _snapshots(session)
+    listing = session.answers.listing()
+    try:
+        return _workspaces(session, listing, probe=not no_probe)
+    finally:
+        listing.close()
 
 
 def _workflow_names(session: Session) -> list[str]:
@@ -110,33 +103,89 @@ def _live_cell(live: dict[str, Live] | None, record: dict[str, object]) -> str:
     return state if state == "running" or not detail else f"{state} ({detail})"
 
 
-def _workspaces(session: Session, *, probe: bool) -> int:
+def _workspaces(session: Session, listing: ListingAnswer, *, probe: bool) -> int:
+    from rigcli.engine.outdated import outdated_against
+
+    records, state, lock = _state_now(session)
+    rows: list[WorkflowRow] = []
+    for item in listing.workflows:
+        mine = [record for record in records if record["workflow"] == item.name]
+        row = WorkflowRow(item.name, mine, cached_node_count=item.cached, node_count=item.nodes)
+        row.plan_error = item.plan_error
+        if item.finals is not None:
+            finals = item.finals
+            row.outdated = {str(record["id"]): outdated_against(record["provenance"], finals) for record in mine}
+        rows.append(row)
+    shown = [record for row in rows for record in row.workspaces]
+    live = _live(session, listing, shown) if probe and shown else {} if probe else None
+    return show_workspaces(session.opts, rows, live, state, lock)
+
+
+def _state_now(session: Session) -> tuple[list[Record], tuple[str, str], LockHolder | None]:
+    """Every workspace (by name) as its record's JSON, the state's backend and place, and who holds its
+    lock: straight from a SQLite file (``state/workspace_file.py``), else through the loaded engine."""
+    start = session.answers.start
+    path = None if start is None else start.state_path
+    if path is not None:
+        from rigcli.cache.gates import lock_held
+        from rigcli.state.state_file import open_current
+
+        db = open_current(path)
+        records = None
+        if db is not None:
+            from rigcli.state.state_file import Error
+            from rigcli.state.workspace_file import listed_workspaces
+
+            try:
+                records = listed_workspaces(db)
+            except (Error, ValueError):  # what the store reports on its own terms
+                records = None
+            finally:
+                db.close()
+        if records is not None:
+            lock = None
+            if lock_held(path):
+                from rigcli.state.lock import peek_holder
+
+                lock = peek_holder(path)
+            return records, ("sqlite", path), lock
     engine = session.engine
-    names = _workflow_names(session)
-    workflows: list[WorkflowRow] = []
-    records: list[WorkspaceRecord] = []
-    planned = True
-    for name in names:
-        mine = sorted(engine.list_workspaces(name), key=lambda record: record.name)
-        records.extend(mine)
-        row = WorkflowRow(name, [dict(record.to_json()) for record in mine])
-        try:
-            plan = session.run(engine.plan_listed(name))
-            row.cached_node_count, row.node_count = plan.cached_node_count, plan.node_count
-            row.outdated = {record.id: engine.workspace_outdated(record, plan) for record in mine}
-        except RigError as exc:
-            row.plan_error = str(exc)
-            planned = False
-        workflows.append(row)
-    if planned and session.opts.workflow is None:
-        engine.remember_listed(names)  # for the next rig ls to answer without the config (lean_ls.py)
-    # Every workspace's providers asked at once, in parallel, for at most PROBE_SECONDS (engine/liveness.py).
-    live: dict[str, Live] | None = None
-    if probe:
-        found = session.run(engine.probe_workspaces(records)) if records else {}
-        live = {record_id: (status.state, status.detail) for record_id, status in found.items()}
-    status = engine.state_status()
-    return show_workspaces(session.opts, workflows, live, (status.backend, status.url), status.lock)
+    records = [dict(record.to_json()) for record in engine.workspaces.list_workspaces(session.opts.workflow)]
+    status = engine.project.state_status()
+    return (
+        sorted(records, key=lambda record: (str(record["name"]), str(record["workflow"]))),
+        (
+            status.backend,
+            status.url,
+        ),
+        status.lock,
+    )
+
+
+def _live(session: Session, listing: ListingAnswer, records: list[Record]) -> dict[str, Live]:
+    """Each workspace's live status: through the plugins' status hooks when every provider among them has
+    one (``engine/direct_probes.py``), else through the loaded engine's controllers."""
+    from rigcli.engine.direct_probes import DirectProbes
+
+    probes = None
+    providers = listing.providers
+    if providers is None and listing.definitions:
+        from rigcli.cache.gates import open_hooks
+
+        providers = listing.providers = open_hooks(listing.definitions, checks_as_kept=False)
+    start = session.answers.start
+    if providers is not None and start is not None:
+        ids = [str(row[0]) for row in listing.definitions]
+        by_name = {item.name: item for item in listing.workflows}
+        scoped = {index for record in records for index in by_name[str(record["workflow"])].scoped}
+        probes = DirectProbes.make(providers, ids, scoped, start.project_dir, records)
+    if probes is not None:
+        probes.start()
+        return probes.answers(records)
+    engine = session.engine
+    known = {record.id: record for record in engine.workspaces.list_workspaces(session.opts.workflow)}
+    found = session.run(engine.lifecycle.probe_workspaces([known[str(record["id"])] for record in records]))
+    return {record_id: (status.state, status.detail) for record_id, status in found.items()}
 
 
 def show_workspaces(
@@ -204,7 +253,7 @@ def _snapshots(session: Session) -> int:
 
     snapshots: list[JsonObject] = []
     for name in _workflow_names(session):
-        snapshots.extend(session.run(session.engine.list_snapshots(workflow=name)))
+        snapshots.extend(session.run(session.engine.cache.list_snapshots(workflow=name)))
     if session.opts.json:
         emit_json({"snapshots": snapshots})
         return 0
@@ -224,7 +273,7 @@ def _snapshots(session: Session) -> int:
 def _config(session: Session) -> int:
     from rigcli.cli.output import emit_json
 
-    info = session.engine.get_project_info()
+    info = session.engine.project.info()
     if session.opts.json:
         emit_json(info.to_json())
         return 0

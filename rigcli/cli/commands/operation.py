@@ -30,11 +30,11 @@ def op(session: Session, args: Sequence[str]) -> int:
     if "/" in target:
         workspace, _, operation = target.partition("/")
         return _workspace_op(session, workspace, operation, words)
-    summaries = session.engine.list_workflow_summaries()
+    summaries = session.engine.project.summaries()
     only = session.workflow_filter()
     if only is not None:
         summaries = [item for item in summaries if item.name == only]
-    workspaces = {record.name for record in session.engine.list_workspaces(only)}
+    workspaces = {record.name for record in session.engine.workspaces.list_workspaces(only)}
     owners = [item.name for item in summaries if target in item.operations]
     if target in workspaces and owners:
         raise UsageError(
@@ -46,7 +46,7 @@ def op(session: Session, args: Sequence[str]) -> int:
             return _workspace_help(session, target)
         if not words or words[0].startswith("-"):
             workflow = session.workspace_workflow(target)
-            ids = [info.id for info in session.engine.list_workspace_operations(workflow)]
+            ids = [info.id for info in session.engine.operations.list_workspace_operations(workflow)]
             raise UsageError(f"rig op {target} needs an operation (available: {', '.join(ids)})")
         return _workspace_op(session, target, words.pop(0), words)
     if owners:
@@ -67,7 +67,7 @@ def workspace_operation(
 ) -> int:
     """Run a workspace operation with its inputs as words; its exit code (see ``exit_code_of``)."""
     workflow = session.workspace_workflow(workspace)
-    infos = {info.id: info for info in session.engine.list_workspace_operations(workflow)}
+    infos = {info.id: info for info in session.engine.operations.list_workspace_operations(workflow)}
     info = infos.get(operation)
     if info is None:
         raise NotFoundError(
@@ -87,7 +87,9 @@ def workspace_operation(
         confirm_destructive(session, f"Remove workspace {workspace}?", yes=yes, command=f"op {workspace} remove")
     with session.watch(stream_output=True):
         result = session.run(
-            session.engine.run_workspace_operation(workspace, operation, input=values, workflow=workflow, start=start)
+            session.engine.operations.run_workspace_operation(
+                workspace, operation, input=values, workflow=workflow, start=start
+            )
         )
     return _show(session, result)
 
@@ -111,12 +113,14 @@ def _workflow_op(session: Session, operation: str, owners: list[str], words: lis
 
         owners = [select(f"Operation {operation} is defined by several workflows", [(name, "") for name in owners])]
     workflow = owners[0]
-    info = next(item for item in session.engine.list_operations(workflow) if item.id == operation)
+    info = next(item for item in session.engine.operations.list_operations(workflow) if item.id == operation)
     values = _inputs(session, info, words, f"rig op {operation}")
     if values is None:
         return 0
     with session.watch(stream_output=True):
-        result = session.run(session.engine.run_operation(operation=operation, input=values, workflow=workflow))
+        result = session.run(
+            session.engine.operations.run_operation(operation=operation, input=values, workflow=workflow)
+        )
     return _show(session, result)
 
 
@@ -139,7 +143,7 @@ def _prompt(session: Session, item: InputField, op_id: str) -> object:
 
     message = item.description or item.name
     if item.kind == "workspace":
-        names = sorted({record.name for record in session.engine.list_workspaces(None)})
+        names = sorted({record.name for record in session.engine.workspaces.list_workspaces(None)})
         if not names:
             raise RigError(f"No workspaces are available for {item.label}")
         return prompts.select(message, [(name, "") for name in names])
@@ -174,17 +178,20 @@ def _project_help(session: Session) -> int:
     print_message(f"Usage: rig op {usage}\n\n{spec.summary}\n\n{spec.examples_text()}", err=False)
     try:
         engine = session.engine
-        workflows = [session.workflow_filter()] if session.opts.workflow else engine.workflow_names()
+        workflows = [session.workflow_filter()] if session.opts.workflow else engine.project.workflow_names()
     except RigError as exc:  # no project here (or it does not load): the usage alone still helps
         print_message(f"\nRun it inside a rig project to see the project's operations ({exc})", err=False)
         return 0
     rows: list[list[object]] = []
     for workflow in workflows:
-        rows += [[f"rig op {info.id}", _about(info)] for info in engine.list_operations(workflow)]
-        rows += [[f"rig op WORKSPACE {info.id}", _about(info)] for info in engine.list_workspace_operations(workflow)]
+        rows += [[f"rig op {info.id}", _about(info)] for info in engine.operations.list_operations(workflow)]
+        rows += [
+            [f"rig op WORKSPACE {info.id}", _about(info)]
+            for info in engine.operations.list_workspace_operations(workflow)
+        ]
     print_message("", err=False)
     _print_operations(rows, "this project defines no operations")
-    names = sorted({record.name for record in engine.list_workspaces(session.opts.workflow)})
+    names = sorted({record.name for record in engine.workspaces.list_workspaces(session.opts.workflow)})
     print_message(f"\nWorkspaces: {', '.join(names) if names else 'none yet (rig fork NAME makes one)'}", err=False)
     return 0
 
@@ -196,7 +203,7 @@ def _workspace_help(session: Session, workspace: str) -> int:
     workflow = session.workspace_workflow(workspace)
     print_message(f"Usage: rig op {workspace} OPERATION [INPUTS]   (OPERATION --help shows its inputs)", err=False)
     print_message(f"\nOperations of workspace {workspace} (workflow {workflow}):", err=False)
-    infos = session.engine.list_workspace_operations(workflow)
+    infos = session.engine.operations.list_workspace_operations(workflow)
     _print_operations([[f"rig op {workspace} {info.id}", _about(info)] for info in infos], "no operations")
     return 0
 

@@ -15,30 +15,17 @@ if TYPE_CHECKING:
 GRAPH_FORMATS = ("tree", "dot", "mermaid")
 
 
-def graph(opts: GlobalOptions, *, format: str | None = None) -> int:
-    """Drawn from the plan ``rig plan`` kept while it is current (``lean_plan.py``), else planned here and
-    kept likewise."""
+def graph(session: Session, *, format: str | None = None) -> int:
+    """The plan ``rig plan`` prints (rigcli/cache/: it may be remembered), laid on the workflow's shape."""
+    opts = session.opts
     if opts.json and format not in (None, "tree"):
         raise UsageError(f"--format {format} prints a {format} document; --json prints JSON: choose one")
-    if not opts.json_stream:
-        from rigcli.cli.commands.lean_plan import drawing_lean
+    from rigcli.render.drawing import Drawing
 
-        kept = drawing_lean(opts)
-        if kept is not None:
-            return _draw(opts, kept, format)
-    from rigcli.cli.invoke import the_full_way
-
-    def plan_and_draw(session: Session) -> int:
-        from rigcli.cli.commands.workflow import plan_hint
-        from rigcli.render.drawing import Drawing
-
-        engine = session.engine
-        drawn = session.with_workflow(lambda workflow: session.run(engine.graph(workflow=workflow)))
-        if not opts.json_stream:
-            engine.remember_plan(drawn.workflow, plan_hint(session, drawn.workflow))
-        return _draw(opts, Drawing(drawn.drawing()), format)
-
-    return the_full_way(opts, plan_and_draw)
+    answer = session.answers.plan()
+    if answer.layout is None:
+        raise InputError(f"Workflow {answer.workflow} nests its sequences too deeply to be drawn")
+    return _draw(opts, Drawing(answer.drawing()), format)
 
 
 def _draw(opts: GlobalOptions, drawing: Drawing, format: str | None) -> int:
@@ -85,7 +72,7 @@ def _timeline(session: Session, run: str | None, format: tuple[str, str] | None)
     if format is not None and format[0] != "svg":
         raise UsageError(f"Unknown timeline format {format[0]}: the one format is svg (--format svg FILE)")
     engine = session.engine
-    drawn = session.with_workflow(lambda workflow: engine.timeline(run=run, workflow=workflow))
+    drawn = session.with_workflow(lambda workflow: engine.pictures.timeline(run=run, workflow=workflow))
     if format is not None:
         from pathlib import Path
 
@@ -113,7 +100,7 @@ def _stats(session: Session, last: int) -> int:
     if last < 1:
         raise UsageError("--last takes a number of applies, at least 1")
     engine = session.engine
-    stats = session.with_workflow(lambda workflow: engine.run_stats(workflow=workflow, last=last))
+    stats = session.with_workflow(lambda workflow: engine.pictures.run_stats(workflow=workflow, last=last))
     if session.opts.json:
         emit_json(stats.to_json())
         return 0

@@ -1,29 +1,39 @@
-"""rig plan: most often answered without loading the config (``lean_plan.py``), else planned the full way."""
+"""rig plan: which tasks of a workflow are cached or pending, and why (the plan may be remembered: rigcli/cache/)."""
 
 from __future__ import annotations
 
-from rigcli.cli.spec import GlobalOptions
+from rigcli.cli.output import emit_json
+from rigcli.errors import RigError
 
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # not typing's: a remembered plan's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
+    from rigcli.cache.answers import PlanAnswer
     from rigcli.cli.session import Session
 
 
-def plan(opts: GlobalOptions, *, detailed_exitcode: bool = False) -> int:
-    if not opts.json_stream:
-        from rigcli.cli.commands.lean_plan import plan_lean
-
-        code = plan_lean(opts, detailed_exitcode=detailed_exitcode)
-        if code is not None:
-            return code
-    from rigcli.cli.invoke import the_full_way
-
-    def plan_fully(session: Session) -> int:
-        from rigcli.cli.commands.workflow import plan as planned
-
-        return planned(session, detailed_exitcode=detailed_exitcode)
-
-    return the_full_way(opts, plan_fully)
+def plan_hint(answer: PlanAnswer) -> str:
+    """The line under a plan with something pending."""
+    flag = "" if answer.sole else f" --workflow {answer.workflow}"
+    return f"For cache details, run: rig cache explain{flag}"
 
 
-__all__ = ["plan"]
+def plan(session: Session, *, detailed_exitcode: bool = False) -> int:
+    try:
+        answer = session.answers.plan()
+    except RigError as exc:
+        if detailed_exitcode and exc.exit_code == 2:
+            # Terraform's convention: 2 means "something is pending"; an error is 1, whatever it was.
+            exc.exit_code = 1
+        raise
+    if session.opts.json:
+        emit_json(answer.document)
+    else:
+        from rigcli.render.tables import print_message, print_plan
+
+        print_plan(answer.document)
+        if answer.pending:
+            print_message(plan_hint(answer), style="dim", err=False)
+    return 2 if detailed_exitcode and answer.pending else 0
+
+
+__all__ = ["plan", "plan_hint"]

@@ -26,7 +26,9 @@ def _power(session: Session, names: Sequence[str], all_: bool, *, stop: bool) ->
         raise UsageError(f"{verb} needs workspace names or --all")
     engine = session.engine
     if all_:
-        targets = [(record.name, record.workflow) for record in engine.list_workspaces(session.workflow_filter())]
+        targets = [
+            (record.name, record.workflow) for record in engine.workspaces.list_workspaces(session.workflow_filter())
+        ]
     else:
         targets = [(name, session.workspace_workflow(name)) for name in dict.fromkeys(names)]
     from rigcli.render.tables import print_message
@@ -36,7 +38,11 @@ def _power(session: Session, names: Sequence[str], all_: bool, *, stop: bool) ->
     failed: list[RigError] = []
     for name, workflow in targets:
         try:
-            change = engine.stop_workspace(name, workflow) if stop else engine.start_workspace(name, workflow)
+            change = (
+                engine.lifecycle.set_power(name, workflow, stop=True)
+                if stop
+                else engine.lifecycle.set_power(name, workflow, stop=False)
+            )
             live = session.run(change)
         except UnsupportedError as exc:
             if not all_:

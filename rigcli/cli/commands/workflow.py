@@ -16,44 +16,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def _workflow_flag(session: Session, workflow: str) -> str:
-    return f" --workflow {workflow}" if len(session.workflow_names()) > 1 else ""
-
-
-def plan_hint(session: Session, workflow: str) -> str:
-    """The line under a plan with something pending; kept with the plan, for the next ``rig plan``."""
-    return f"For cache details, run: rig cache explain{_workflow_flag(session, workflow)}"
-
-
-def plan(session: Session, *, detailed_exitcode: bool = False) -> int:
-    try:
-        return _plan(session, detailed_exitcode)
-    except RigError as exc:
-        if detailed_exitcode and exc.exit_code == 2:
-            # Terraform's convention: 2 means "something is pending"; an error is 1, whatever it was.
-            exc.exit_code = 1
-        raise
-
-
-def _plan(session: Session, detailed_exitcode: bool) -> int:
-    engine = session.engine
-    # Planned as rig ls plans, keeping its inputs: the next rig plan may print it without the config.
-    result = session.with_workflow(lambda workflow: session.run(engine.plan_listed(workflow)))
-    pending = 2 if detailed_exitcode and result.cached_node_count < result.node_count else 0
-    hint = plan_hint(session, result.workflow)
-    if session.opts.json:
-        emit_json(result.to_json())
-    else:
-        from rigcli.render.tables import print_message, print_plan
-
-        print_plan(result.to_json())
-        if result.cached_node_count < result.node_count:
-            print_message(hint, style="dim", err=False)
-    if not session.opts.json_stream:  # a stream's events are printed only the full way
-        engine.remember_plan(result.workflow, hint)
-    return pending
-
-
 def apply(
     session: Session,
     *,
@@ -69,7 +31,9 @@ def apply(
         )
     targets = tuple(name for word in (*only, *extra_only) for name in word.split(",") if name)
     if dry_run:
-        result = session.with_workflow(lambda workflow: session.run(engine.apply(workflow=workflow, dry_run=True)))
+        result = session.with_workflow(
+            lambda workflow: session.run(engine.planner.apply(workflow=workflow, dry_run=True))
+        )
         if session.opts.json:
             emit_json(result.to_json())
             return 0
@@ -81,7 +45,7 @@ def apply(
 
     def run(workflow: str | None) -> ApplyResult:
         with session.watch():
-            return session.run(engine.apply(workflow=workflow, expect_cached=expect_cached, only=targets))
+            return session.run(engine.planner.apply(workflow=workflow, expect_cached=expect_cached, only=targets))
 
     try:
         applied = session.with_workflow(run)
@@ -96,7 +60,6 @@ def apply(
 
 def _ask_name(workflow: str) -> str:
     from rigcli.authoring.project import check_workspace_name
-    from rigcli.errors import RigError
     from rigcli.render.prompts import text
 
     def problem(value: str) -> str | None:
@@ -142,14 +105,16 @@ def fork(
         return call(picked) if picked is not None else session.with_workflow(call)
 
     if count is not None:
-        many = with_workflow(lambda wf: _watched(session, engine.fork_many(given, count, wf, ttl=seconds)))
+        many = with_workflow(lambda wf: _watched(session, engine.forks.fork_many(given, count, wf, ttl=seconds)))
         return _print_forks(session, many)
     if source is not None:  # the workflow is the source workspace's
-        record = _watched(session, engine.fork_from(given, source, picked or session.opts.workflow, ttl=seconds))
+        record = _watched(session, engine.forks.fork_from(given, source, picked or session.opts.workflow, ttl=seconds))
     elif replace:
-        record = with_workflow(lambda wf: _watched(session, engine.replace_workspace(given, wf, ttl=seconds)))
+        record = with_workflow(lambda wf: _watched(session, engine.forks.replace(given, wf, ttl=seconds)))
     else:
-        record = with_workflow(lambda wf: _watched(session, engine.fork(name=given, workflow=wf, ttl=seconds)))
+        record = with_workflow(
+            lambda wf: _watched(session, engine.workspaces.fork(name=given, workflow=wf, ttl=seconds))
+        )
     if session.opts.json:
         emit_json(record)
         return 0
@@ -194,11 +159,11 @@ def _next_steps(session: Session, name: str, workflow: str) -> None:
 
     steps = [
         (f"rig op {name} {info.id}", info.description or info.title or "")
-        for info in session.engine.list_workspace_operations(workflow)
+        for info in session.engine.operations.list_workspace_operations(workflow)
         if info.id != "remove"
     ]
     steps.append((f"rig rm {name}", "Remove this workspace"))
     print_next_steps(steps)
 
 
-__all__ = ["apply", "fork", "plan"]
+__all__ = ["apply", "fork"]

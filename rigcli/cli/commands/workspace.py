@@ -69,13 +69,13 @@ def rm(
     if name is not None:
         try:
             workflow = session.workspace_workflow(name)
-            others = _others([item for item in engine.list_workspaces(workflow) if item.name == name])
+            others = _others([item for item in engine.workspaces.list_workspaces(workflow) if item.name == name])
             note = _owner_note(others) if others else ""
             question = f"Remove workspace {name}" + (f" ({note})?" if note else "?")
             confirm_destructive(session, question, yes=yes, command="rm", note=note, kept=f"Kept workspace {name}")
             _say_whose(session, others)
             with session.watch():
-                removed = session.run(engine.remove_workspace(name=name, workflow=workflow, force=force))
+                removed = session.run(engine.workspaces.remove_workspace(name=name, workflow=workflow, force=force))
         except UnknownWorkspaceError:
             # Another rm may have removed it meanwhile (it is looked up again under the lock).
             if not missing_ok:
@@ -86,7 +86,7 @@ def rm(
         if session.opts.json:
             emit_json(removed)
         return 0
-    records = list(engine.list_workspaces(session.workflow_filter()))
+    records = list(engine.workspaces.list_workspaces(session.workflow_filter()))
     several = len({record.workflow for record in records}) > 1
     if records and all_:
         others = _others(records)
@@ -107,7 +107,7 @@ def rm(
     with session.watch():
         for record in records:
             removed_all.append(
-                session.run(engine.remove_workspace(name=record.name, workflow=record.workflow, force=force))
+                session.run(engine.workspaces.remove_workspace(name=record.name, workflow=record.workflow, force=force))
             )
     if session.opts.json:
         emit_json({"removed": removed_all})

@@ -1,4 +1,4 @@
-"""The pieces `rig ls`'s lean path reads and writes with instead of the standard library's heavier
+"""The pieces `rig ls`'s remembered listing reads and writes with instead of the standard library's heavier
 modules each give exactly what those modules give; and its probe keeps the full way's bound."""
 
 from __future__ import annotations
@@ -15,8 +15,7 @@ import pytest
 
 from providers.docker.images import full_image_id
 from providers.docker.rawhttp import query_string
-from rigcli.cli.commands import lean_ls
-from rigcli.engine import liveness
+from rigcli.engine import direct_probes, liveness
 from rigcli.errors import describe_exception
 from rigcli.records import VERY_OLD, parse_timestamp, timestamp
 from rigcli.speed.entry_points import _parsed, _plain
@@ -147,15 +146,29 @@ def _record(record_id: str, effect_id: str) -> dict[str, object]:
     return {"id": record_id, "status": "ready", "resources": [resource]}
 
 
-def test_a_daemon_that_never_answers_is_unknown_after_the_full_ways_bound() -> None:
-    assert lean_ls.PROBE_SECONDS == liveness.PROBE_SECONDS
+def test_a_daemon_that_never_answers_is_unknown_after_the_engines_bound() -> None:
+    assert direct_probes.PROBE_SECONDS == liveness.PROBE_SECONDS
     records = [_record("w1", "e1"), _record("w2", "e2")]
-    silent = lean_ls._Probe(_Silent(), "/project", [{"id": "e1", "kind": "container", "resource": {}}])  # type: ignore[arg-type]
-    failing = lean_ls._Probe(_Failing(), "/project", [{"id": "e2", "kind": "container", "resource": {}}])  # type: ignore[arg-type]
+    providers = [_Silent(), _Failing()]
+    probes = direct_probes.DirectProbes.make(providers, ["docker", "podman"], {0, 1}, "/project", [])  # type: ignore[arg-type]
+    assert probes is not None
+    silent = direct_probes._Probe(providers[0], "/project", [{"id": "e1", "kind": "container", "resource": {}}])  # type: ignore[arg-type]
+    failing = direct_probes._Probe(providers[1], "/project", [{"id": "e2", "kind": "container", "resource": {}}])  # type: ignore[arg-type]
+    probes = direct_probes.DirectProbes([silent, failing])
     started = time.monotonic()
-    for probe in (silent, failing):
-        probe.start()
-    live = lean_ls._live(records, [silent, failing], started + lean_ls.PROBE_SECONDS)
-    assert time.monotonic() - started < lean_ls.PROBE_SECONDS + 1
+    probes.start()
+    live = probes.answers(records)
+    assert time.monotonic() - started < direct_probes.PROBE_SECONDS + 1
     refused = describe_exception(OSError("connection refused"))  # as engine/liveness.py words it
     assert live == {"w1": ("unknown", "no answer within 2s"), "w2": ("unknown", refused)}
+
+
+def test_each_provider_is_probed_through_its_one_definition_among_the_workflows_scopes() -> None:
+    records = [_record("w1", "e1")]
+    providers = [_Silent(), _Failing()]
+    # docker has two definitions in scope: which one would answer is not known, so no direct probe
+    assert direct_probes.DirectProbes.make(providers, ["docker", "docker"], {0, 1}, "/p", records) is None  # type: ignore[arg-type]
+    # one definition of it in scope: that one
+    assert direct_probes.DirectProbes.make(providers, ["docker", "docker"], {1}, "/p", records) is not None  # type: ignore[arg-type]
+    # none in scope: the engine asks a bare one
+    assert direct_probes.DirectProbes.make(providers, ["podman", "local"], {0, 1}, "/p", records) is None  # type: ignore[arg-type]
