@@ -142,7 +142,7 @@ def _measure(ctx: Context, case: Case, url: str, *, given: bool) -> list[Row]:
             baseline = Command("terraform apply, pg backend", [module.apply()])
             rig_series, terraform_series, sqlite_series = ctx.measure([rig, baseline, on_sqlite])
             rows = [judge(case.row(), rig_series, terraform_series)]
-            if rows[0].status != "fail":  # a failure's note says what failed
+            if not rows[0].note:  # a failed run's note says what failed
                 rows[0].note = "on RIG_BENCH_POSTGRES_URL" if given else "on a server started for this run"
         against_sqlite = case.row(
             title="the same `rig apply` on PostgreSQL, against SQLite", baseline_title="the same on SQLite"
