@@ -50,7 +50,8 @@ def server_url() -> Iterator[str]:
     try:
         server = start_server()
     except (OSError, RuntimeError, subprocess.TimeoutExpired) as error:
-        raise NoServer(f"{unset}, and no private server could start: {str(error).splitlines()[0][:160]}") from None
+        first = (str(error).splitlines() or [type(error).__name__])[0]
+        raise NoServer(f"{unset}, and no private server could start: {first[:160]}") from None
     try:
         yield server.admin_url()
     finally:
