@@ -263,10 +263,15 @@ class TerraformProject:
     terraform: str
 
     @classmethod
-    def create(cls, root: Path, name: str, resources: int, terraform: str) -> TerraformProject:
+    def create(
+        cls, root: Path, name: str, resources: int, terraform: str, *, backend: str | None = None, **extra_env: str
+    ) -> TerraformProject:
+        """``backend``: one built into Terraform (``pg``), set up by ``extra_env`` (``PG_CONN_STR`` ...)."""
         directory = root / name
         directory.mkdir(parents=True)
         blocks = [f'resource "terraform_data" "r{index:05d}" {{\n  input = {index}\n}}\n' for index in range(resources)]
+        if backend is not None:
+            blocks.insert(0, f'terraform {{\n  backend "{backend}" {{}}\n}}\n')
         (directory / "main.tf").write_text("\n".join(blocks), encoding="utf-8")
         (directory / "terraformrc").write_text("", encoding="utf-8")
         env = base_env()
@@ -278,6 +283,7 @@ class TerraformProject:
                 "TF_INPUT": "0",
             }
         )
+        env.update(extra_env)
         project = cls(directory, env, terraform)
         run_checked(project.invocation("init", "-input=false", "-no-color"))
         return project

@@ -1,4 +1,4 @@
-"""The team-scale cases: forking from a Docker daemon's committed image, and state on PostgreSQL."""
+"""The team-scale cases: forking from a Docker daemon's committed image, and state on PostgreSQL (postgres_cases)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,12 @@ import json
 import os
 import secrets
 import shutil
-import statistics
 import subprocess
-from pathlib import Path
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from benchmarks.cases import CACHED_TASKS, cached_project
-from benchmarks.fixtures import DOCKER_CONFIG, Project, base_env, chain_config, python_executable, rig_argv
+from benchmarks.fixtures import DOCKER_CONFIG, Project, base_env
 from benchmarks.measure import Command, Invocation
-from benchmarks.postgres_probe import MARKER
-from benchmarks.suite import Case, Context, Row, Side, Target
+from benchmarks.postgres_cases import APPLY_POSTGRES
+from benchmarks.suite import Case, Context, Row, Target
 
 DEFAULT_IMAGE = "rig/base:busybox"
 PROBE_TIMEOUT_S = 20.0
@@ -126,86 +122,6 @@ def run_fork_count_docker(ctx: Context, case: Case) -> list[Row]:
         _remove_docker_leftovers(f"rig.project={project.dir}")
 
 
-def _with_schema(url: str, schema: str) -> str:
-    parts = urlsplit(url)
-    query = [(key, value) for key, value in parse_qsl(parts.query) if key not in ("schema", "fragments_schema")]
-    query += [("schema", schema), ("fragments_schema", f"{schema}_fragments")]
-    return urlunsplit(parts._replace(query=urlencode(query)))
-
-
-def _drop_schemas(url: str, schema: str) -> None:
-    """Best effort: the run's schemas are uniquely named, so leaving them is harmless if psycopg is absent."""
-    try:
-        import psycopg  # type: ignore[import-not-found]
-    except ImportError:
-        return
-    base = urlunsplit(urlsplit(url)._replace(query=""))
-    try:
-        with psycopg.connect(base, autocommit=True) as connection:
-            for name in (schema, f"{schema}_fragments"):
-                connection.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')
-    except Exception:  # cleanup must never hide the measurement
-        return
-
-
-def run_apply_postgres(ctx: Context, case: Case) -> list[Row]:
-    url = os.environ.get("RIG_BENCH_POSTGRES_URL")
-    if not url:
-        return case.skipped("RIG_BENCH_POSTGRES_URL is not set (a postgresql:// URL to a server on loopback)")
-    sqlite = cached_project(ctx, CACHED_TASKS)
-    project = Project.create(ctx.root, "postgres-200", chain_config(CACHED_TASKS))
-    schema = f"rig_bench_{secrets.token_hex(4)}"
-    state = _with_schema(url, schema)
-    try:
-        probe = project.invocation("--state", state, "--json", "apply")
-        done = subprocess.run(
-            list(probe.argv),
-            cwd=probe.cwd,
-            env=probe.env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=ctx.timeout,
-            check=False,
-        )
-        if done.returncode != 0:
-            lines = [line for line in done.stderr.splitlines() if line.strip()] or ["(no stderr)"]
-            return case.skipped(f"rig does not accept a PostgreSQL --state here: {lines[-1].strip()[:160]}")
-        rig = Command("rig apply, PostgreSQL", [project.invocation("--state", state, "apply", plain=True)])
-        baseline = Command("rig apply, SQLite", [sqlite.invocation("apply", plain=True)])
-        row = ctx.compare(case, rig, baseline)
-        if row.baseline is not None:
-            row.note = _where_the_time_goes(project.invocation("--state", state, "apply", plain=True), row.baseline)
-        return [row]
-    finally:
-        _drop_schemas(url, schema)
-
-
-def _where_the_time_goes(apply: Invocation, sqlite: Side, runs: int = 5) -> str:
-    """The row's note: the medians of what postgres_probe.py reads inside rig, beside the SQLite apply."""
-    probe = Path(__file__).with_name("postgres_probe.py")
-    argv = [python_executable(), "-I", str(probe), *apply.argv[len(rig_argv()) :]]
-    found: list[dict[str, float]] = []
-    for _ in range(runs):
-        done = subprocess.run(
-            argv, cwd=apply.cwd, env=apply.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, check=False
-        )
-        lines = [line for line in done.stderr.splitlines() if line.startswith(MARKER)]
-        if done.returncode != 0 or not lines:
-            return f"no breakdown: the probe exited {done.returncode}"
-        found.append(json.loads(lines[-1][len(MARKER) :]))
-
-    def median(key: str) -> float:
-        return statistics.median(item[key] for item in found)
-
-    driver = median("import_ms")
-    return (
-        f"in rig: psycopg's import {driver:.0f} ms ({driver / 1000 / sqlite.median_s:.2f}× the SQLite apply), "
-        f"connecting {median('connect_ms'):.0f} ms, {median('statements'):.0f} statements "
-        f"{median('statements_ms'):.0f} ms"
-    )
-
-
 TEAM_CASES = [
     Case(
         "fork-docker",
@@ -221,13 +137,7 @@ TEAM_CASES = [
         Target(max_ratio=0.5),
         run_fork_count_docker,
     ),
-    Case(
-        "apply-postgres",
-        f"no-op `rig apply`, {CACHED_TASKS} cached, PostgreSQL state over loopback",
-        "the same on SQLite",
-        Target(max_ratio=2),
-        run_apply_postgres,
-    ),
+    APPLY_POSTGRES,
 ]
 
 __all__ = ["TEAM_CASES"]
