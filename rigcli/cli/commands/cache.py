@@ -7,6 +7,8 @@ from rigcli.cli.commands.workspace import confirm_destructive
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import Declined, UsageError
+from rigcli.render.lines import glyphs
+from rigcli.render.tables import format_age, print_message, print_table
 from rigcli.run_ids import short_run_id
 
 
@@ -20,7 +22,6 @@ def cache_ls(session: Session) -> int:
     if session.opts.json:
         emit_json({"entries": [entry.to_json() for entry in entries]})
         return 0
-    from rigcli.render.tables import format_age, print_table
 
     rows = [
         [
@@ -43,7 +44,6 @@ def explain(session: Session, task: str | None) -> int:
     if session.opts.json:
         emit_json({"workflow": workflow, "explanations": [item.to_json() for item in explanations]})
         return 0
-    from rigcli.render.tables import print_table
 
     rows = [
         [index, item.status, item.path, item.reason.message or item.reason.code]
@@ -79,8 +79,6 @@ def invalidate(
     if session.opts.json:
         emit_json({"invalidated": count, **({"gc": collected.to_json()} if collected else {})})
         return 0
-    from rigcli.render.lines import glyphs
-    from rigcli.render.tables import print_message
 
     if count:
         print_message(f"{glyphs().ok} invalidated {count} cache {_plural(count)}", style="green")
@@ -129,7 +127,6 @@ def clear(
     if session.opts.json:
         emit_json({"deleted": count, **({"gc": collected.to_json()} if collected else {})})
         return 0
-    from rigcli.render.tables import print_message
 
     print_message(f"Cleared {count} cache {_plural(count)}.")
     if collected is not None:

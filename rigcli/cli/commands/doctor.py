@@ -19,8 +19,14 @@ from typing import TYPE_CHECKING, Any
 from rigcli._version import __version__
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import GlobalOptions
+from rigcli.discovery import find_project
+from rigcli.engine import create_engine
+from rigcli.engine.diagnosis import diagnose_defaults, installed_plugins
 from rigcli.errors import RigError
+from rigcli.records import describe_holder
+from rigcli.render.tables import print_kv
 from rigcli.speed.records import lazy_dataclass
+from rigcli.state.paths import default_host_storage_dir, logs_dir, rig_home
 
 if TYPE_CHECKING:
     from rigcli.engine.results import ProjectDiagnosis
@@ -95,18 +101,12 @@ def doctor(opts: GlobalOptions) -> int:
     if opts.json:
         emit_json(report.to_json())
         return 0
-    from rigcli.render.tables import print_kv
 
     print_kv(report.pairs())
     return 0
 
 
 def collect(opts: GlobalOptions) -> Report:
-    from rigcli.discovery import find_project
-    from rigcli.engine import create_engine
-    from rigcli.engine.diagnosis import diagnose_defaults, installed_plugins
-    from rigcli.state.paths import default_host_storage_dir, logs_dir, rig_home
-
     installation = {
         "version": __version__,
         "python": {"version": platform.python_version(), "executable": sys.executable},
@@ -140,8 +140,6 @@ def _version_of(name: str) -> str | None:
 
 
 def _state_text(state: dict[str, Any]) -> list[tuple[str, str]]:
-    from rigcli.records import describe_holder
-
     if state.get("error"):
         backend = f" ({state['backend']})" if state["backend"] else ""
         return [("state", f"{state['url']}{backend}: {state['error']}")]

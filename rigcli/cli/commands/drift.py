@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
+from rigcli.render.tables import print_message, print_table
 
 
 def diff(session: Session, name: str) -> int:
@@ -13,7 +14,6 @@ def diff(session: Session, name: str) -> int:
     if session.opts.json:
         emit_json(result.to_json())
         return 0
-    from rigcli.render.tables import print_message, print_table
 
     if not result.outdated:
         print_message(f"{result.workspace} is up to date: the workflow would make it from the same runs.", err=False)
@@ -42,7 +42,6 @@ def reap(session: Session, *, dry_run: bool = False) -> int:
     if session.opts.json:
         emit_json(report.to_json())
         return 1 if report.failed else 0
-    from rigcli.render.tables import print_message, print_table
 
     rows = [[item.workspace, item.action, item.reason, item.detail] for item in report.reaped]
     title = "would reap (dry run)" if dry_run and rows else None

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import RigError
+from rigcli.render.tables import print_message, print_table
 
 if TYPE_CHECKING:
     from rigcli.engine.results import GcReport
@@ -43,8 +44,6 @@ def check(report: GcReport) -> None:
 
 
 def show(report: GcReport) -> None:
-    from rigcli.render.tables import print_message, print_table
-
     action = "would remove" if report.dry_run else "removed"
     rows = [[action, item.provider_id, item.kind, item.id] for item in report.removed]
     rows += [["forgot", item.provider_id, item.kind, item.id] for item in report.forgotten]

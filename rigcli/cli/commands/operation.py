@@ -8,9 +8,11 @@ from rigcli.cli.commands.workspace import confirm_destructive
 from rigcli.cli.opargs import InputField, convert, fields_from_schema, option_rows, parse_operation_args, usage_line
 from rigcli.cli.output import emit_json, shown
 from rigcli.cli.session import Session
+from rigcli.cli.table import TABLE
 from rigcli.engine.results import OperationInfo
 from rigcli.errors import NotFoundError, RigError, UsageError
 from rigcli.jsonutil import JsonValue
+from rigcli.render.tables import print_message, print_table, print_value
 
 YES_FLAGS = ("-y", "--yes")
 START_FLAG = "--start"  # start a stopped workspace first (rig's, unless the operation has a "start" input)
@@ -139,7 +141,7 @@ def _inputs(session: Session, info: OperationInfo, words: list[str], command: st
 
 
 def _prompt(session: Session, item: InputField, op_id: str) -> object:
-    from rigcli.render import prompts
+    from rigcli.render import prompts  # Rich: only a terminal user is asked
 
     message = item.description or item.name
     if item.kind == "workspace":
@@ -169,8 +171,6 @@ def _prompt(session: Session, item: InputField, op_id: str) -> object:
 
 def _project_help(session: Session) -> int:
     """``rig op --help``: how to call it, then the project's operations (when there is a project)."""
-    from rigcli.cli.table import TABLE
-    from rigcli.render.tables import print_message
 
     spec = TABLE.root.subcommand("op")
     assert spec is not None
@@ -198,7 +198,6 @@ def _project_help(session: Session) -> int:
 
 def _workspace_help(session: Session, workspace: str) -> int:
     """``rig op WORKSPACE --help``: the operations that workspace has."""
-    from rigcli.render.tables import print_message
 
     workflow = session.workspace_workflow(workspace)
     print_message(f"Usage: rig op {workspace} OPERATION [INPUTS]   (OPERATION --help shows its inputs)", err=False)
@@ -213,14 +212,10 @@ def _about(info: OperationInfo) -> str:
 
 
 def _print_operations(rows: list[list[object]], empty: str) -> None:
-    from rigcli.render.tables import print_table
-
     print_table(["command", "description"], rows, empty=empty)
 
 
 def _print_help(info: OperationInfo, fields: list[InputField], command: str) -> None:
-    from rigcli.render.tables import print_message, print_table
-
     print_message(f"Usage: {usage_line(command, fields)}", err=False)
     about = info.description or info.title
     if about:
@@ -233,8 +228,6 @@ def _show(session: Session, result: JsonValue) -> int:
     if session.opts.json:
         emit_json(result)
     else:
-        from rigcli.render.tables import print_value
-
         print_value(shown(result))
     return code or 0
 

@@ -8,6 +8,7 @@ from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import RigError, UnsupportedError, UsageError
 from rigcli.jsonutil import JsonValue
+from rigcli.render.tables import print_message
 
 
 def stop(session: Session, *, names: Sequence[str] = (), all_: bool = False) -> int:
@@ -31,7 +32,6 @@ def _power(session: Session, names: Sequence[str], all_: bool, *, stop: bool) ->
         ]
     else:
         targets = [(name, session.workspace_workflow(name)) for name in dict.fromkeys(names)]
-    from rigcli.render.tables import print_message
 
     results: list[JsonValue] = []
     skipped: list[str] = []

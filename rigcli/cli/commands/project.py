@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from rigcli._version import __version__
@@ -12,6 +13,11 @@ from rigcli.cli.starter import GITIGNORE_RULE, TEMPLATES
 from rigcli.discovery import base_dir, scan_projects
 from rigcli.errors import NotFoundError, RigError, UsageError
 from rigcli.layout import CONFIG_FILE, STATE_DIR
+from rigcli.render.lines import glyphs
+from rigcli.render.tables import print_message, print_next_steps, print_table
+from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values
+from rigcli.state import HostStorage
+from rigcli.state.paths import plugin_index_file
 
 _IGNORE_SPELLINGS = frozenset({".rig", ".rig/", "/.rig", "/.rig/", ".rig/*", "/.rig/*"})
 
@@ -63,8 +69,6 @@ def init(opts: GlobalOptions, *, template: str = "local") -> int:
     if opts.json:
         emit_json(result)
         return 0
-    from rigcli.render.lines import glyphs
-    from rigcli.render.tables import print_message, print_next_steps
 
     print_message(f"{glyphs().ok} wrote {config_path}", style="green", err=False)
     print_message(f"  template {template}: {TEMPLATES[template][1]}", style="dim", err=False)
@@ -108,7 +112,6 @@ def projects(opts: GlobalOptions) -> int:
     if opts.json:
         emit_json({"projects": [item.to_json() for item in located]})
         return 0
-    from rigcli.render.tables import print_table
 
     # Hundreds of projects stay readable: paths relative to where the scan began (named once,
     # in the title), in natural order (proj-2 before proj-10).
@@ -130,22 +133,17 @@ def projects(opts: GlobalOptions) -> int:
 
 
 def _natural(path: str) -> list[tuple[int, int | str]]:
-    import re
-
     return [(0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", path) if part]
 
 
 def providers(opts: GlobalOptions, provider_id: str, action: str) -> int:
     """Forget a provider's per-user records (credentials) without loading any project."""
-    from rigcli.state import HostStorage
 
     if action != "clear":
         raise UsageError(f"Unknown providers action {action}. Expected clear.")
     storage = HostStorage(provider_id)
     if not storage.path.exists():
         # A typo must not read as "nothing to clear": a provider rig knows of, or one that stored something.
-        from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values
-        from rigcli.state.paths import plugin_index_file
 
         installed = sorted(entry_point_values(PROVIDERS_GROUP, plugin_index_file()))
         if provider_id not in installed:
@@ -157,7 +155,6 @@ def providers(opts: GlobalOptions, provider_id: str, action: str) -> int:
     if opts.json:
         emit_json({"provider_id": provider_id, "deleted": deleted, "storage_path": str(storage.path)})
         return 0
-    from rigcli.render.tables import print_message
 
     if deleted:
         noun = "entry" if deleted == 1 else "entries"

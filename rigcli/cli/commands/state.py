@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import GlobalOptions
-from rigcli.errors import UsageError
-from rigcli.state_location import PostgresState
+from rigcli.discovery import find_project, locate_state
+from rigcli.errors import StateError, UsageError
+from rigcli.render.tables import print_message, print_table
+from rigcli.state.copy import copy_state
+from rigcli.state.damage import damaged, summary, unmark
+from rigcli.state.factory import open_state
+from rigcli.state.recovery import check_state, recover_state
+from rigcli.state_location import PostgresState, state_at
 
 
 def copy(opts: GlobalOptions, to: str) -> int:
-    from rigcli.discovery import find_project, locate_state
-    from rigcli.state.copy import copy_state
-    from rigcli.state.factory import open_state
-    from rigcli.state_location import state_at
-
     if not to.strip():
         raise UsageError("state copy needs --to PATH or --to postgresql://...")
     location = find_project(chdir=opts.chdir, config=opts.config, state=opts.state)
@@ -37,7 +38,6 @@ def copy(opts: GlobalOptions, to: str) -> int:
     if opts.json:
         emit_json(report.to_json())
         return 0
-    from rigcli.render.tables import print_message, print_table
 
     print_table(["table", "rows"], [[table, count] for table, count in report.tables.items()], empty="nothing")
     total = sum(report.tables.values())
@@ -51,8 +51,6 @@ def copy(opts: GlobalOptions, to: str) -> int:
 
 def _sqlite_state(opts: GlobalOptions, command: str) -> str:
     """The project's SQLite state file (``check`` and ``recover`` work on files, not servers)."""
-    from rigcli.discovery import find_project, locate_state
-    from rigcli.errors import StateError
 
     where = locate_state(find_project(chdir=opts.chdir, config=opts.config, state=opts.state))
     if isinstance(where, PostgresState):
@@ -65,19 +63,13 @@ def _sqlite_state(opts: GlobalOptions, command: str) -> str:
 
 def check(opts: GlobalOptions) -> int:
     """SQLite's full integrity check of the state file: exit 0 when it passes, 1 (one line) when damaged."""
-    from rigcli.state.damage import damaged, summary, unmark
-    from rigcli.state.recovery import check_state
 
     report = check_state(_sqlite_state(opts, "check"))
     if opts.json:
         emit_json(report.to_json())
     elif report.ok:
-        from rigcli.render.tables import print_message
-
         print_message(f"{report.path}: ok (SQLite's integrity check passes)", style="green")
     else:
-        from rigcli.render.tables import print_table
-
         shown = report.problems[:20]
         print_table(["problem"], [[problem] for problem in shown], empty="")
     if not report.ok:
@@ -88,22 +80,18 @@ def check(opts: GlobalOptions) -> int:
 
 def recover(opts: GlobalOptions) -> int:
     """Salvage the state into a new file that the project then uses; the damaged one is kept beside it."""
-    from rigcli.state.recovery import check_state, recover_state
 
     path = _sqlite_state(opts, "recover")
     if check_state(path).ok:
         if opts.json:
             emit_json({"path": path, "recovered": False, "reason": "it passes SQLite's integrity check"})
         else:
-            from rigcli.render.tables import print_message
-
             print_message(f"{path} passes SQLite's integrity check: nothing to recover", style="green")
         return 0
     report = recover_state(path, wait=not opts.no_wait)
     if opts.json:
         emit_json({**report.to_json(), "recovered": True})
         return 0
-    from rigcli.render.tables import print_message, print_table
 
     print_table(["table", "rows"], [[table, count] for table, count in report.tables.items()], empty="nothing")
     total = sum(report.tables.values())

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, TypeVar
 
+from rigcli.authoring.project import check_workspace_name
+from rigcli.authoring.ttl import parse_lifetime
 from rigcli.cli.output import emit_json, stderr_is_terminal, stdout_is_terminal
 from rigcli.cli.session import Session
-from rigcli.errors import PendingWorkError, RigError, UsageError
+from rigcli.errors import ConfigError, PendingWorkError, RigError, UsageError
 from rigcli.records import WorkspaceRecord
+from rigcli.render.tables import print_message, print_next_steps, print_plan
 
 if TYPE_CHECKING:
     from rigcli.engine.results import ApplyResult
@@ -37,7 +41,6 @@ def apply(
         if session.opts.json:
             emit_json(result.to_json())
             return 0
-        from rigcli.render.tables import print_message, print_plan
 
         print_plan(result.plan.to_json())
         print_message("No changes applied.", style="dim", err=False)
@@ -59,7 +62,6 @@ def apply(
 
 
 def _ask_name(workflow: str) -> str:
-    from rigcli.authoring.project import check_workspace_name
     from rigcli.render.prompts import text
 
     def problem(value: str) -> str | None:
@@ -68,8 +70,6 @@ def _ask_name(workflow: str) -> str:
         except RigError as exc:
             return str(exc)
         return None
-
-    import secrets
 
     return text("Workspace name", default=f"{workflow}-{secrets.token_hex(2)}", validate=problem)
 
@@ -130,8 +130,6 @@ def _ttl_seconds(ttl: str | None) -> float | None:
     """``--ttl 8h`` in seconds: a duration as ``cache_ttl`` takes it, positive (exit 2 otherwise)."""
     if ttl is None:
         return None
-    from rigcli.authoring.ttl import parse_lifetime
-    from rigcli.errors import ConfigError
 
     try:
         return parse_lifetime(ttl, "--ttl")
@@ -155,8 +153,6 @@ def _print_forks(session: Session, records: list[WorkspaceRecord]) -> int:
 
 
 def _next_steps(session: Session, name: str, workflow: str) -> None:
-    from rigcli.render.tables import print_next_steps
-
     steps = [
         (f"rig op {name} {info.id}", info.description or info.title or "")
         for info in session.engine.operations.list_workspace_operations(workflow)

@@ -6,6 +6,8 @@ from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import Declined, RigError, UnknownWorkspaceError, UsageError
 from rigcli.records import WorkspaceRecord
+from rigcli.render.tables import print_message
+from rigcli.state.process import this_owner
 
 
 def confirm_destructive(
@@ -28,7 +30,6 @@ def confirm_destructive(
 
 def _others(records: list[WorkspaceRecord]) -> dict[str, str]:
     """Workspace name → owner, for the records someone else (another user@host) created."""
-    from rigcli.state.process import this_owner
 
     me = this_owner()
     return {record.name: str(record.owner) for record in records if record.owner not in (None, me)}
@@ -43,8 +44,6 @@ def _owner_note(others: dict[str, str]) -> str:
 
 def _say_whose(session: Session, others: dict[str, str]) -> None:
     if others:
-        from rigcli.render.tables import print_message
-
         print_message(f"{_owner_note(others)}; removing {'it' if len(others) == 1 else 'them'}", style="yellow")
 
 
@@ -112,8 +111,6 @@ def rm(
     if session.opts.json:
         emit_json({"removed": removed_all})
     elif not records:
-        from rigcli.render.tables import print_message
-
         print_message("no workspaces", style="dim")
     return 0
 
