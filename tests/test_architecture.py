@@ -3,7 +3,7 @@
 Rooms, lowest first (a module may import its own room and the rooms below it):
 
     foundation  speed/, errors, jsonutil, statuses, records, run_ids, events, event_bus, streams, children, layout,
-                masking, sanitize, state_location, _version
+                masking, sanitize, state_location, timeouts, _version
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
     keys        graph, fingerprint/, cachekeys
     state       state/
@@ -49,6 +49,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.masking",
             "rigcli.state_location",
             "rigcli.sanitize",
+            "rigcli.timeouts",
         ),
     ),
     (

@@ -16,7 +16,7 @@ from provider_helpers import Harness
 from providers.docker import lifecycle, plugin
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.rawhttp import RawClient
-from rigcli.errors import ProviderError
+from rigcli.errors import UnreachableError
 from rigcli.provider_api import EffectEntry, LiveStatus
 
 
@@ -101,7 +101,8 @@ def test_a_daemon_that_never_answers_fails_the_probe_within_its_bound(silent_dae
     entry = container_entry("rig-silent", silent_daemon)
     started = time.monotonic()
     try:
-        with pytest.raises(ProviderError, match=r"Docker request GET /containers/json.* failed: timed out"):
+        expected = rf"^Cannot reach the Docker daemon at {silent_daemon}: no answer to GET /containers/json within 2s"
+        with pytest.raises(UnreachableError, match=expected + r" \(RIG_CHECK_TIMEOUT\)$"):
             lifecycle.probe(raw, "/nowhere", [entry])
     finally:
         raw.close()
