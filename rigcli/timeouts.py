@@ -63,12 +63,6 @@ class Bound:
         """This bound with ``seconds`` more (a request that itself waits that long before answering)."""
         return Bound(self.seconds + seconds, self.variable)
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Bound) and (self.seconds, self.variable) == (other.seconds, other.variable)
-
-    def __hash__(self) -> int:
-        return hash((self.seconds, self.variable))
-
     def __repr__(self) -> str:
         return f"Bound({self.seconds!r}, {self.variable!r})"
 

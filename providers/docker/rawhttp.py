@@ -11,14 +11,16 @@ memory BIO so the write half can be closed with close_notify while the read half
 Every wait is bounded (``rigcli/timeouts.py``): connecting by RIG_CONNECT_TIMEOUT, each read of an
 answer by the request's bound (RIG_READ_TIMEOUT unless the caller asks less, as a plan's check
 does); only a hijacked stream, once the daemon has handed it over, is read without one. A daemon
-that ran out of a bound is not asked again in this process anything it would have as long or less
-to answer: the first answer (an UnreachableError naming the endpoint and the bound) stands, so a
-``rig plan`` or ``rig ls`` with many questions for a daemon that never answers waits for one.
+that ran out of a bound is not asked again for SILENCE_STANDS seconds anything it would have as
+long or less to answer: the first answer (an UnreachableError naming the endpoint and the bound)
+stands, so a ``rig plan`` or ``rig ls`` with many questions for a daemon that never answers waits
+for one.
 """
 
 from __future__ import annotations
 
 import _thread
+from time import monotonic
 
 from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate, version_tuple
 from providers.docker.connection import Connection
@@ -266,20 +268,21 @@ class RawClient:
             conn.close()
 
 
-# Daemons that ran out of a bound in this process: host -> (the bound's seconds, the error it gave).
-_SILENT: dict[str, tuple[float, UnreachableError]] = {}
+# Daemons that ran out of a bound: host -> (the bound's seconds, the error it gave, until when it stands).
+_SILENT: dict[str, tuple[float, UnreachableError, float]] = {}
+SILENCE_STANDS = 30.0  # seconds: one command's questions come within it; a long-lived process asks again later
 
 
 def _remember_silence(endpoint: Endpoint, bound: Bound, error: UnreachableError) -> None:
     known = _SILENT.get(endpoint.host)
-    if known is None or known[0] < bound.seconds:
-        _SILENT[endpoint.host] = (bound.seconds, error)
+    if known is None or known[0] < bound.seconds or known[2] < monotonic():
+        _SILENT[endpoint.host] = (bound.seconds, error, monotonic() + SILENCE_STANDS)
 
 
 def _refuse_if_silent(endpoint: Endpoint, bound: Bound) -> None:
-    """The earlier answer, for a daemon that did not answer within this bound or a longer one."""
+    """The earlier answer, for a daemon that did not answer within this bound or a longer one a moment ago."""
     known = _SILENT.get(endpoint.host)
-    if known is not None and bound.seconds <= known[0]:
+    if known is not None and bound.seconds <= known[0] and monotonic() < known[2]:
         raise known[1]
 
 
