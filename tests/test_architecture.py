@@ -420,3 +420,17 @@ def test_the_cycle_check_finds_cycles_through_functions_type_checking_and_packag
 
 def test_the_line_limit_counts_every_line() -> None:
     assert long_modules({"a": "x\n" * 450, "b": "x\n" * 451}, 450) == {"b": 451}
+
+
+def test_the_bounds_on_waits_are_read_in_one_module() -> None:
+    """rigcli/timeouts.py alone names the variables (a string that is exactly one of them, anywhere else, reads it)."""
+    from rigcli.timeouts import DEFAULTS
+
+    naming = sorted(
+        name
+        for name, source in _tree_modules().items()
+        if name != "rigcli.timeouts"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and node.value in DEFAULTS
+    )
+    assert naming == []
