@@ -222,7 +222,8 @@ class RawClient:
         if "client version" not in response.message() or self.version != API_VERSION:
             return False
         answer = self.request("GET", "/version", bound=bound, versioned=False)
-        server = answer.json().get("ApiVersion") if answer.status == 200 else None
+        found = answer.json() if answer.status == 200 else None
+        server = found.get("ApiVersion") if isinstance(found, dict) else None
         version = negotiate(server if isinstance(server, str) else None)
         if version_tuple(version) < version_tuple(MIN_API_VERSION):
             raise ProviderError(

@@ -50,10 +50,12 @@ class GoneQuiet:
         return rig_within(self.project, self.env, *args)
 
 
-@pytest.fixture
-def gone_quiet(tmp_path: Path, docker_daemons: Callable[[str], Any]) -> Iterator[GoneQuiet]:
-    """The docker example applied and forked (``ws``) through a relay, which then went quiet."""
+@pytest.fixture(scope="module")
+def gone_quiet(tmp_path_factory: pytest.TempPathFactory, docker_daemons: Callable[[str], Any]) -> Iterator[GoneQuiet]:
+    """The docker example applied and forked (``ws``) through a relay, which then went quiet (once for the
+    module: the tests only read)."""
     daemon = docker_daemons("unix")
+    tmp_path = tmp_path_factory.mktemp("gone-quiet")
     project = copy_example("docker", tmp_path)
     socket_path = tmp_path / "docker.sock"
     host = f"unix://{socket_path}"
