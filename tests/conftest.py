@@ -18,6 +18,11 @@ _BEHAVIOUR_VARIABLES = (
     "RIG_NO_CONSOLE_INTERCEPT",
     "RIG_TRUST_HOST_COMMANDS",
     "RIG_STATE_URL",
+    # Bounds on waits (rigcli/timeouts.py): a test that needs one sets it.
+    "RIG_CONNECT_TIMEOUT",
+    "RIG_READ_TIMEOUT",
+    "RIG_CHECK_TIMEOUT",
+    "RIG_LONG_TIMEOUT",
 )
 
 

@@ -1,9 +1,10 @@
-"""The layering rule, enforced: no room imports a room above it; Typer, Rich and sqlite3 stay in their rooms.
+"""The layering rule, enforced: no room imports a room above it; Typer, Rich and sqlite3 stay in their rooms;
+no import cycles and no module over MAX_LINES lines where the house is already clear of them.
 
 Rooms, lowest first (a module may import its own room and the rooms below it):
 
     foundation  speed/, errors, jsonutil, statuses, records, run_ids, events, event_bus, streams, children, layout,
-                masking, sanitize, state_location, _version
+                masking, sanitize, state_location, timeouts, _version
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
     keys        graph, fingerprint/, cachekeys
     state       state/
@@ -50,6 +51,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.masking",
             "rigcli.state_location",
             "rigcli.sanitize",
+            "rigcli.timeouts",
         ),
     ),
     (
@@ -231,6 +233,88 @@ def _speed_techniques(tree: ast.AST) -> Iterable[tuple[int, str, str]]:
             yield node.lineno, f"sys.modules.{node.func.attr}", why
 
 
+def import_edges(source: str, module: str, known: set[str]) -> set[str]:
+    """The modules among ``known`` that ``module`` imports, anywhere in it (inside functions and
+    ``if TYPE_CHECKING:`` too). ``from package import name`` imports the submodule when ``name`` is one,
+    the package's ``__init__`` otherwise; relative imports are resolved; ``module`` names a package's
+    ``__init__`` as ``package.__init__`` or ``package``."""
+    name = module.removesuffix(".__init__")
+    package = name if module.endswith("__init__") or module in _packages(known) else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        targets: list[str] = []
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+            targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        for target in targets:
+            while target and target not in known:  # `import a.b.c` of a name inside a.b: the module a.b
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                found.add(target)
+    return found
+
+
+def _packages(known: set[str]) -> set[str]:
+    return {item.rpartition(".")[0] for item in known if "." in item}
+
+
+def import_cycles(modules: Mapping[str, str]) -> list[list[str]]:
+    """Every import cycle among ``{module name: source}``: each strongly connected set of two or more
+    modules (or one importing itself), sorted. A package's ``__init__`` is the package's own name."""
+    known = {module.removesuffix(".__init__") for module in modules}
+    graph = {name.removesuffix(".__init__"): import_edges(source, name, known) for name, source in modules.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    for root in sorted(graph):  # Tarjan's algorithm, iterative: no recursion limit on a deep import chain
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            step = next(edges, None)
+            if step is not None:
+                if step not in index:
+                    index[step] = low[step] = len(index)
+                    stack.append(step)
+                    on_stack.add(step)
+                    work.append((step, iter(sorted(graph[step]))))
+                elif step in on_stack:
+                    low[node] = min(low[node], index[step])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1 or node in graph[node]:
+                    cycles.append(sorted(component))
+    return sorted(cycles)
+
+
+def long_modules(modules: Mapping[str, str], limit: int) -> dict[str, int]:
+    """``{module: lines}`` for each module longer than ``limit`` lines."""
+    counts = {module: len(source.splitlines()) for module, source in modules.items()}
+    return {module: lines for module, lines in sorted(counts.items()) if lines > limit}
+
+
 def _tree_modules() -> dict[str, str]:
     modules: dict[str, str] = {}
     for top in ("rigcli", "providers"):
@@ -301,3 +385,45 @@ def test_the_check_catches_gc_and_sys_modules_writes_outside_the_speed_room() ->
         ("rigcli.speed.gc_policy", "rigcli.errors"),
         ("rigcli.speed.gc_policy", "rigcli.errors.RigError"),
     }
+
+
+MAX_LINES = 450
+# Where the house is already clear of cycles and long modules: what these tests hold to it.
+def test_no_import_cycles_in_rigcli_or_the_providers() -> None:
+    assert import_cycles(_tree_modules()) == []
+
+
+def test_no_module_of_rigcli_or_the_providers_is_over_the_line_limit() -> None:
+    assert long_modules(_tree_modules(), MAX_LINES) == {}
+
+
+def test_the_cycle_check_finds_cycles_through_functions_type_checking_and_package_inits() -> None:
+    modules = {
+        "pkg.__init__": "from pkg.a import run\n",
+        "pkg.a": "def run():\n    from pkg import helper\n",  # a name of the package: its __init__
+        "pkg.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .c import C\n",
+        "pkg.c": "from pkg import b\n",  # a submodule, not the package's __init__
+        "pkg.d": "from . import e\n",
+        "pkg.e": "import os\nfrom pkg.d import thing\n",
+        "pkg.f": "from pkg import a\n",  # into a cycle, not part of one
+    }
+    assert import_cycles(modules) == [["pkg", "pkg.a"], ["pkg.b", "pkg.c"], ["pkg.d", "pkg.e"]]
+    assert import_cycles({"pkg.__init__": "", "pkg.a": "from pkg import b\n", "pkg.b": ""}) == []
+
+
+def test_the_line_limit_counts_every_line() -> None:
+    assert long_modules({"a": "x\n" * 450, "b": "x\n" * 451}, 450) == {"b": 451}
+
+
+def test_the_bounds_on_waits_are_read_in_one_module() -> None:
+    """rigcli/timeouts.py alone names the variables (a string that is exactly one of them, anywhere else, reads it)."""
+    from rigcli.timeouts import DEFAULTS
+
+    naming = sorted(
+        name
+        for name, source in _tree_modules().items()
+        if name != "rigcli.timeouts"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant) and node.value in DEFAULTS
+    )
+    assert naming == []

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from providers.docker.labels import PROVIDER_ID
 from rigcli.speed.imports import lazy_attribute
 
 # Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
@@ -39,15 +40,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from providers.docker.controller import (
-        IMAGE_KIND,
-        KEEPALIVE,
-        DockerController,
-        DockerMachine,
-        DockerRuntime,
-        image_id_of,
-        missing_image_hint,
-    )
+    from providers.docker.controller import KEEPALIVE, DockerController, missing_image_hint
+    from providers.docker.images import IMAGE_KIND, image_id_of
+    from providers.docker.machine import DockerMachine, DockerRuntime
     from rigcli.provider_api import (
         DirectStatus,
         EffectEntry,
@@ -59,18 +54,14 @@ if TYPE_CHECKING:
         SupportsDirectStatus,
     )
 
-PROVIDER_ID = "docker"
 _LAZY = {
-    name: "providers.docker.controller"
-    for name in (
-        "IMAGE_KIND",
-        "KEEPALIVE",
-        "DockerController",
-        "DockerMachine",
-        "DockerRuntime",
-        "image_id_of",
-        "missing_image_hint",
-    )
+    "IMAGE_KIND": "providers.docker.images",
+    "image_id_of": "providers.docker.images",
+    "KEEPALIVE": "providers.docker.controller",
+    "DockerController": "providers.docker.controller",
+    "missing_image_hint": "providers.docker.controller",
+    "DockerMachine": "providers.docker.machine",
+    "DockerRuntime": "providers.docker.machine",
 }
 
 

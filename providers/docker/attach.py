@@ -20,8 +20,8 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 
+from providers.docker.connection import Connection
 from providers.docker.frames import FrameDecoder
-from providers.docker.rawconn import Connection
 from providers.docker.rawhttp import RawClient, Response
 from rigcli.errors import ProviderError
 from rigcli.provider_kit.interactive import STDIN, RawTerminal, forwarding_signals, write_all

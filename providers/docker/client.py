@@ -1,4 +1,12 @@
-"""A small Docker Engine API client over httpx: unix, tcp+TLS and ssh endpoints, version negotiation, clear errors."""
+"""A small Docker Engine API client over httpx: unix, tcp+TLS and ssh endpoints, version negotiation, clear errors.
+
+Every request is bounded (``rigcli/timeouts.py``): connecting (and a TLS handshake) by
+RIG_CONNECT_TIMEOUT, each read of the answer by the request's bound — the client's own
+(RIG_READ_TIMEOUT unless it was made with another), or the one a request names (RIG_LONG_TIMEOUT
+for a commit or a push). Running out of one is an UnreachableError naming the endpoint and the
+bound. A stream (an exec's output) waits for its answer as any request does, then reads the
+program's output without a bound: a command may be quiet as long as it likes.
+"""
 
 from __future__ import annotations
 
@@ -15,10 +23,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate
 from providers.docker.api_version import version_tuple as _version_tuple
 from providers.docker.endpoint import DEFAULT_HOST, Endpoint, resolve_endpoint
-from providers.docker.errors import transport_error
+from providers.docker.errors import out_of_time, transport_error
 from providers.docker.httpx_lib import load_httpx
 from providers.docker.processes import stop_all
 from rigcli.errors import ProviderError
+from rigcli.timeouts import Bound, connect_bound, read_bound
 
 if TYPE_CHECKING:  # imported on the first request through this client (httpx_lib.py says why)
     import httpx
@@ -40,13 +49,14 @@ class DockerClient:
     """One connection pool to one daemon; thread-safe (exec streams read on worker threads)."""
 
     def __init__(
-        self, endpoint: Endpoint | str | None = None, *, timeout: float = 600.0, api_version: str = API_VERSION
+        self, endpoint: Endpoint | str | None = None, *, bound: Bound | None = None, api_version: str = API_VERSION
     ) -> None:
+        """``bound``: each read of an answer, unless a request names its own (default RIG_READ_TIMEOUT)."""
         if not isinstance(endpoint, Endpoint):
             endpoint = resolve_endpoint({"host": endpoint} if endpoint else {})
         self.endpoint = endpoint
         self.host = endpoint.host
-        self._timeout = timeout
+        self._bound = bound
         self._client: httpx.Client | None = None
         self._ours = api_version  # spoken until the daemon says it is too new for it
         self._version: str | None = None  # set once negotiated with the daemon's /version
@@ -66,8 +76,6 @@ class DockerClient:
         load_httpx()
         import httpx
 
-        limit = self._timeout
-        timeout = httpx.Timeout(connect=min(10.0, limit), read=limit, write=limit, pool=min(30.0, limit))
         endpoint = self.endpoint
         transport: httpx.BaseTransport
         # No TLS on a unix socket or plain tcp: verify=False stops httpx building a default SSL
@@ -82,7 +90,28 @@ class DockerClient:
             transport = SshTransport(endpoint.host)
         else:
             transport = httpx.HTTPTransport(verify=False)
-        return httpx.Client(transport=transport, base_url=endpoint.base_url, timeout=timeout)
+        # Every request passes its own timeout (_bounds): the client's is never used.
+        return httpx.Client(transport=transport, base_url=endpoint.base_url)
+
+    def _bounds(self, bound: Bound | None) -> tuple[Bound, Bound, Any]:
+        """The connect and read bounds of one request, and the httpx timeout that holds it to them."""
+        import httpx
+
+        reading = bound or self._bound or read_bound()
+        connecting = connect_bound()
+        connecting = reading if reading.seconds < connecting.seconds else connecting
+        seconds = reading.seconds
+        timeout = httpx.Timeout(connect=connecting.seconds, read=seconds, write=seconds, pool=seconds)
+        return connecting, reading, timeout
+
+    def _timed_out(self, exc: Exception, connecting: Bound, reading: Bound, what: str) -> ProviderError:
+        import httpx
+
+        if isinstance(exc, httpx.ConnectTimeout):
+            return out_of_time(
+                self.endpoint, "no TLS connection" if self.endpoint.mode == "tls" else "no connection", connecting
+            )
+        return out_of_time(self.endpoint, f"no answer to {what}", reading)
 
     @property
     def api_version(self) -> str:
@@ -121,12 +150,15 @@ class DockerClient:
         # the /version round trip is only needed when an older one refuses it (see _send).
         return f"/v{self._version or self._ours}{path}" if versioned else path
 
-    def _send(self, method: str, path: str, *, versioned: bool = True, **kwargs: Any) -> httpx.Response:
+    def _send(
+        self, method: str, path: str, *, versioned: bool = True, bound: Bound | None = None, **kwargs: Any
+    ) -> httpx.Response:
         load_httpx()
         import httpx
 
         if _hijacks(path):
             kwargs["headers"] = {**kwargs.get("headers", {}), "Connection": "close"}
+        connecting, reading, kwargs["timeout"] = self._bounds(bound)
         try:
             response = self._http().request(method, self._url(path, versioned), **kwargs)
             # A 400 before negotiating: "client version 1.41 is too new", or plain HTTP to a TLS
@@ -136,6 +168,8 @@ class DockerClient:
             if refused and self._negotiated() != self._ours:
                 response = self._http().request(method, self._url(path, versioned), **kwargs)
             return response
+        except httpx.TimeoutException as exc:
+            raise self._timed_out(exc, connecting, reading, f"{method} {path}") from None
         except (httpx.TransportError, OSError) as exc:
             raise transport_error(self.endpoint, exc, f"{method} {path}") from None
 
@@ -148,7 +182,9 @@ class DockerClient:
         what: str | None = None,
         **kwargs: Any,
     ) -> httpx.Response:
-        """Send a request; a status outside ``ok`` becomes a ProviderError quoting the daemon."""
+        """Send a request; a status outside ``ok`` becomes a ProviderError quoting the daemon.
+
+        ``bound=`` (a ``rigcli.timeouts.Bound``) replaces the client's read bound for this request."""
         response = self._send(method, path, **kwargs)
         if response.status_code not in ok:
             raise self.error(response, what or f"{method} {path}")
@@ -162,11 +198,12 @@ class DockerClient:
 
     @contextmanager
     def stream(self, method: str, path: str, *, body: Mapping[str, Any]) -> Iterator[httpx.Response]:
-        """A response whose body is read as it arrives (no read timeout: commands may be quiet)."""
+        """A response whose body is read as it arrives: its head within the read bound, the body without
+        one (commands may be quiet)."""
         load_httpx()
         import httpx
 
-        timeout = httpx.Timeout(connect=10.0, read=None, write=60.0, pool=30.0)
+        connecting, reading, timeout = self._bounds(None)
         self._negotiated()  # a stream's refusal cannot be sent again: settle the version first
         try:
             with self._http().stream(
@@ -176,7 +213,12 @@ class DockerClient:
                 headers={"Content-Type": "application/json", **({"Connection": "close"} if _hijacks(path) else {})},
                 timeout=timeout,
             ) as response:
+                # httpcore reads the body's timeout from this dict when the body is first read, after
+                # the head came within the bound: from here on the program's output has none.
+                response.request.extensions["timeout"]["read"] = None
                 yield response
+        except httpx.TimeoutException as exc:
+            raise self._timed_out(exc, connecting, reading, f"{method} {path}") from None
         except (httpx.TransportError, OSError) as exc:
             raise transport_error(self.endpoint, exc, f"{method} {path}") from None
 

@@ -7,9 +7,10 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from providers.docker import PROVIDER_ID, lifecycle
+from providers.docker import lifecycle
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.images import IMAGE_KIND, full_image_id, image_id_of
+from providers.docker.labels import PROVIDER_ID
 from providers.docker.rawhttp import RawClient, Response
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject
@@ -28,15 +29,14 @@ from rigcli.provider_api import (
     SupportsPower,
     SupportsStatus,
 )
-from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, stored_records
+from rigcli.provider_kit import BaseController, config_env, now_iso, stored_records
+from rigcli.timeouts import check_bound, long_bound
 
 if TYPE_CHECKING:  # what only making and removing need is imported where it is used (see DockerController.client)
     from providers.docker.client import DockerClient
-    from providers.docker.machine import DockerMachine
+    from providers.docker.machine import DockerMachine, DockerRuntime
 
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
-CHECK_TIMEOUT = 5.0  # plan asks the daemon once; one that does not answer in time is reported, not waited for
-REQUEST_SECONDS = 600.0  # what the httpx client allows a request (client.py): a create or start of a busy daemon
 
 
 def raw_error(response: Response, what: str) -> ProviderError:
@@ -55,49 +55,6 @@ def missing_image_hint(image: str) -> str:
             "or set the provider's image (RIG_DOCKER_IMAGE in the examples) to one you have"
         )
     return f"Run: docker pull {image}"
-
-
-class DockerRuntime(BaseRuntime["DockerController"]):
-    """What handlers receive: start containers, find them again, list what exists."""
-
-    @property
-    def client(self) -> DockerClient:
-        """The controller's httpx client, made when a machine first needs it (an exec, a file, a
-        commit): making a container speaks on the controller's raw connection and needs none."""
-        return self.controller.client
-
-    def create_machine(self, image: str | None = None) -> DockerMachine:
-        """A new container from ``image`` (or the provider's configured image), kept running idle."""
-        chosen = image or self.config.get("image")
-        if not isinstance(chosen, str) or not chosen:
-            raise ProviderError("docker create_machine needs an image: pass image=... or configure image=")
-        return self._start(chosen, source_image=None)
-
-    def from_snapshot(self, ref: Any) -> DockerMachine:
-        """A new container from a committed snapshot image."""
-        image_id = image_id_of(ref)
-        return self._start(image_id, source_image=image_id)
-
-    def _start(self, image: str, *, source_image: str | None) -> DockerMachine:
-        record = self.controller.start_container(image, workspace=self.context.workspace, effects=self.context.effects)
-        record["source_image"] = source_image
-        self.controller.setup.storage.set(f"machine:{record['id']}", record)
-        from providers.docker.machine import DockerMachine
-
-        machine = DockerMachine(self, record)
-        self.event(
-            "machine.created", machine=machine.id, container_id=machine.container_id, image=image, effect_id=machine.id
-        )
-        return machine
-
-    def from_id(self, machine_id: str) -> DockerMachine:
-        """The machine recorded under ``machine_id`` (in this or any earlier rig process)."""
-        stored = self.controller.setup.storage.get(f"machine:{machine_id}")
-        if stored is None or not isinstance(stored["value"], dict):
-            raise ProviderError(f"Unknown docker machine {machine_id!r}")
-        from providers.docker.machine import DockerMachine
-
-        return DockerMachine(self, stored["value"])
 
 
 class DockerController(BaseController):
@@ -140,6 +97,8 @@ class DockerController(BaseController):
             return self._raw
 
     def runtime(self, context: RuntimeContext) -> DockerRuntime:
+        from providers.docker.machine import DockerRuntime  # a plan, a probe and an exec make no machine
+
         runtime = DockerRuntime(self, context)
         warning = self.endpoint.warning
         if warning and not self._warned:
@@ -170,12 +129,12 @@ class DockerController(BaseController):
     def _daemon_problem(self) -> str | None:
         """Why this daemon cannot serve a run as configured (unreachable, the image missing), or None.
 
-        One request, bounded by CHECK_TIMEOUT: the configured image's inspect (any answer means the
-        daemon is there), or ``/_ping`` when no image is configured."""
+        One request, bounded by RIG_CHECK_TIMEOUT: the configured image's inspect (any answer means
+        the daemon is there), or ``/_ping`` when no image is configured."""
         image = self.config.get("image")
         path = f"/images/{image}/json" if isinstance(image, str) and image else "/_ping"
         try:  # on the controller's own connection: a plan (and rig ls) imports no httpx for it
-            response = self.raw.request("GET", path, timeout=CHECK_TIMEOUT)
+            response = self.raw.request("GET", path, bound=check_bound())
         except ProviderError as exc:
             return str(exc)
         if response.status not in (200, 404):
@@ -218,9 +177,7 @@ class DockerController(BaseController):
         }
         # Create and start go over the controller's own connection (rawhttp), as the docker CLI's
         # two requests do: a fork imports no httpx (~40% of its instructions) for them.
-        response = self.raw.request(
-            "POST", "/containers/create", params={"name": machine_id}, body=body, timeout=REQUEST_SECONDS
-        )
+        response = self.raw.request("POST", "/containers/create", params={"name": machine_id}, body=body)
         if response.status == 404:
             effects.deleted(machine_id)  # nothing was made
             short = image[7:19] if image.startswith("sha256:") else image
@@ -239,7 +196,7 @@ class DockerController(BaseController):
         container_id = response.json()["Id"]
         effects.confirmed(machine_id, {"container_id": container_id})
         try:
-            started = self.raw.request("POST", f"/containers/{container_id}/start", timeout=REQUEST_SECONDS)
+            started = self.raw.request("POST", f"/containers/{container_id}/start")
             if started.status not in (204, 304):
                 raise raw_error(started, "container start")
         except BaseException:
@@ -298,6 +255,7 @@ class DockerController(BaseController):
             },
             json={},
             what="commit",
+            bound=long_bound(),
         )
         image_id = full_image_id(created["Id"])
         self.setup.storage.set(
@@ -343,12 +301,13 @@ class DockerController(BaseController):
         return idle.last_used(self.client, effect["id"])  # its name is its effect id
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
-        """An image ref is valid while the daemon still has that image."""
+        """An image ref is valid while the daemon still has that image; a daemon that does not answer
+        within RIG_CHECK_TIMEOUT is an UnreachableError (uncertain, never "gone")."""
         try:
             image_id = image_id_of(ref)
         except ProviderError:
             return False
-        response = self.raw.request("GET", f"/images/{image_id}/json")  # no httpx for a plan
+        response = self.raw.request("GET", f"/images/{image_id}/json", bound=check_bound())  # no httpx for a plan
         if response.status not in (200, 404):
             raise ProviderError(f"Docker image inspect failed: {response.message()} (HTTP {response.status})")
         return response.status == 200
@@ -427,21 +386,12 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _last_use: type[SupportsLastUse] = DockerController
 
 
-def __getattr__(name: str) -> Any:
-    if name == "DockerMachine":  # loaded with the first machine: a plan, a probe and an exec need none
-        from providers.docker.machine import DockerMachine
-
-        return DockerMachine
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 __all__ = [
     "IMAGE_KIND",
     "KEEPALIVE",
     "PROVIDER_ID",
     "DockerController",
-    "DockerMachine",
-    "DockerRuntime",
     "image_id_of",
     "missing_image_hint",
+    "raw_error",
 ]

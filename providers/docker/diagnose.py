@@ -10,12 +10,11 @@ from providers.docker.endpoint import resolve_endpoint
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import ProviderDiagnosis
-
-DOCTOR_TIMEOUT = 5.0
+from rigcli.timeouts import check_bound
 
 
 def diagnose(config: Mapping[str, Any]) -> ProviderDiagnosis:
-    """Connect once (briefly) and report; never raises."""
+    """Connect once (within RIG_CHECK_TIMEOUT) and report; never raises."""
     try:
         details = _details(config)
     except Exception as exc:  # doctor reports problems, it does not have them
@@ -48,7 +47,7 @@ def _details(config: Mapping[str, Any]) -> dict[str, JsonValue]:
         "transport": endpoint.mode_label,
         "description": endpoint.label,
     }
-    client = DockerClient(endpoint, timeout=DOCTOR_TIMEOUT)
+    client = DockerClient(endpoint, bound=check_bound())
     try:
         server = client.server_info()
     except ProviderError as exc:
@@ -79,4 +78,4 @@ def summary(details: Mapping[str, JsonValue]) -> str:
     return f"not reachable: {details.get('error')}"
 
 
-__all__ = ["DOCTOR_TIMEOUT", "diagnose", "engine_of", "summary"]
+__all__ = ["diagnose", "engine_of", "summary"]

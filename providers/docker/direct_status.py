@@ -42,14 +42,15 @@ class DirectDocker:
         """``DockerController.validate_artifact``; None where it would have raised."""
         from providers.docker.images import image_id_of
         from rigcli.errors import ProviderError
+        from rigcli.timeouts import check_bound
 
         try:
             image_id = image_id_of(ref)
         except ProviderError:
             return False
         try:
-            response = self.raw.request("GET", f"/images/{image_id}/json")
-        except Exception:  # the controller's plan fails here: the ordinary way says why
+            response = self.raw.request("GET", f"/images/{image_id}/json", bound=check_bound())
+        except Exception:  # uncertain (the controller's plan fails here): the ordinary way says why
             return None
         return None if response.status not in (200, 404) else response.status == 200
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from providers.docker.endpoint import Endpoint
 from rigcli.errors import ProviderError, UnreachableError
+from rigcli.timeouts import Bound
 
 # OpenSSL reasons meaning the daemon refused our client certificate (TLS 1.2 and 1.3 spellings).
 _REFUSED_CLIENT_CERT = ("ALERT_BAD_CERTIFICATE", "ALERT_UNKNOWN_CA", "CERTIFICATE_REQUIRED", "ALERT_CERTIFICATE")
@@ -24,6 +25,11 @@ def _causes(exc: BaseException) -> Iterator[BaseException]:
 
 def one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def out_of_time(endpoint: Endpoint, what: str, bound: Bound) -> UnreachableError:
+    """The error for a wait on the daemon that ran out of its bound: ``what`` did not come within it."""
+    return UnreachableError(f"Cannot reach the Docker daemon at {endpoint.host}: {what} within {bound}")
 
 
 def transport_error(endpoint: Endpoint, exc: BaseException, what: str) -> UnreachableError:
@@ -73,4 +79,4 @@ def _is_connect_failure(exc: BaseException) -> bool:
     return any(isinstance(cause, (FileNotFoundError, ConnectionRefusedError)) for cause in _causes(exc))
 
 
-__all__ = ["one_line", "transport_error"]
+__all__ = ["one_line", "out_of_time", "transport_error"]

@@ -21,12 +21,13 @@ from providers.docker.frames import FrameDecoder
 from rigcli.errors import InterruptedRunError, ProviderError
 from rigcli.provider_api import EXEC_EFFECT, Cancellation, EffectJournal
 from rigcli.provider_kit import CommandRecorder, CommandResult
+from rigcli.timeouts import Bound, read_bound
 
 GRACE_SECONDS = 2.0
 _ABANDON_SECONDS = 10.0  # dockerd itself waits a few seconds for orphans before closing an exec's output
 # Signals are sent while Ctrl-C is being handled and at exit: a daemon that stopped answering
-# must not hold rig there for the usual ten-minute request timeout.
-_SIGNAL_TIMEOUT = 10.0
+# must not hold rig there for a whole read bound.
+_SIGNAL_SECONDS = 10.0
 # The exec'd process leads its own process group inside the container; recording its pid lets
 # a second exec signal that whole group (grandchildren included). busybox `kill` takes -PGID
 # but not `--`, so the form below is the portable one.
@@ -129,6 +130,11 @@ def run_exec(
     return result
 
 
+def _signal_bound() -> Bound:
+    """A signal's requests: RIG_READ_TIMEOUT, at most _SIGNAL_SECONDS."""
+    return read_bound().at_most(_SIGNAL_SECONDS)
+
+
 def pidfile_of(session: str) -> str:
     """Where an exec session's process group is written in its container."""
     return f"/tmp/.rig-{session}"
@@ -148,7 +154,7 @@ def end_session(client: DockerClient, container: str, session: str) -> bool:
             "Tty": False,
             "Cmd": ["sh", "-c", _END_SESSION, pidfile_of(session), EXEC_VARIABLE, session],
         },
-        timeout=_SIGNAL_TIMEOUT,
+        bound=_signal_bound(),
     )
     if created.status_code != 201:
         return False
@@ -157,7 +163,7 @@ def end_session(client: DockerClient, container: str, session: str) -> bool:
         f"/exec/{created.json()['Id']}/start",
         json={"Detach": False, "Tty": False},
         what="exec start",
-        timeout=_SIGNAL_TIMEOUT,
+        bound=_signal_bound(),
     )
     return True
 
@@ -276,7 +282,7 @@ class _Stopper:
                 "Tty": False,
                 "Cmd": ["sh", "-c", _SIGNAL, self.pidfile, name, _NOT_STARTED],
             },
-            timeout=_SIGNAL_TIMEOUT,
+            bound=_signal_bound(),
         )
         # Attached (not detached) so the signal has been sent by the time this returns.
         response = self.client.request(
@@ -284,7 +290,7 @@ class _Stopper:
             f"/exec/{created['Id']}/start",
             json={"Detach": False, "Tty": False},
             what="exec start",
-            timeout=_SIGNAL_TIMEOUT,
+            bound=_signal_bound(),
         )
         output = b"".join(data for _, data in FrameDecoder().feed(response.content))
         return _NOT_STARTED.encode() not in output

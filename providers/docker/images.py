@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from providers.docker import PROVIDER_ID
+from providers.docker.labels import PROVIDER_ID
 from rigcli.provider_kit.refs import ref_id
 
 IMAGE_KIND = "image"

@@ -15,6 +15,7 @@ from providers.docker.live import PROBE_TIMEOUT, STATES, container_states
 from providers.docker.rawhttp import RawClient
 from rigcli.errors import ProviderError
 from rigcli.provider_api import EffectEntry, LiveStatus
+from rigcli.timeouts import read_bound
 
 if TYPE_CHECKING:
     from providers.docker.client import DockerClient
@@ -36,7 +37,7 @@ def stop(client: DockerClient, resource: EffectEntry) -> None:
         f"/containers/{container}/stop",
         params={"t": str(STOP_SECONDS)},
         ok=(204, 304, 404),
-        timeout=STOP_SECONDS + 30.0,
+        bound=read_bound().plus(STOP_SECONDS),  # the daemon answers once the container stopped
         what="container stop",
     )
     if response.status_code == 404:

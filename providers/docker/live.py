@@ -14,6 +14,7 @@ from providers.docker.endpoint import container_of
 from providers.docker.rawhttp import RawClient
 from rigcli.errors import ProviderError
 from rigcli.speed.json_lite import string
+from rigcli.timeouts import Bound, check_bound
 
 # Not typing.TYPE_CHECKING: mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
@@ -24,8 +25,7 @@ if TYPE_CHECKING:
 
     from rigcli.provider_api import EffectEntry
 
-PROBE_TIMEOUT = 2.0  # seconds for each request of a probe: rig ls waits no longer than this anyway
-STOP_SECONDS = 10  # what `docker stop` gives the container's processes before SIGKILL
+PROBE_TIMEOUT = 2.0  # seconds for each request of a probe at most: rig ls waits no longer than this anyway
 # Docker's container states as rig shows them: a paused container runs nothing either.
 STATES: Mapping[str, str] = {
     "running": "running",
@@ -59,7 +59,8 @@ def container_states(raw: RawClient, project_dir: str, resources: Sequence[Effec
     if not wanted:
         return answers
     filters = '{"label": [' + string(f"rig.project={project_dir}") + "]}"  # json.dumps({"label": [...]})
-    response = raw.request("GET", "/containers/json", params={"all": "true", "filters": filters}, timeout=PROBE_TIMEOUT)
+    bound = probe_bound()
+    response = raw.request("GET", "/containers/json", params={"all": "true", "filters": filters}, bound=bound)
     if response.status != 200:
         raise ProviderError(f"Docker container list failed: {response.message()} (HTTP {response.status})")
     listed: list[dict[str, Any]] = response.json()
@@ -73,12 +74,17 @@ def container_states(raw: RawClient, project_dir: str, resources: Sequence[Effec
         if found is not None:
             answers[effect_id] = _status(str(found.get("State") or ""), str(found.get("Status") or ""))
         else:  # labelled for another project path (a moved project), or gone: ask for it by name
-            answers[effect_id] = _inspect(raw, container)
+            answers[effect_id] = _inspect(raw, container, bound)
     return answers
 
 
-def _inspect(raw: RawClient, container: str) -> tuple[str, str]:
-    response = raw.request("GET", f"/containers/{container}/json", timeout=PROBE_TIMEOUT)
+def probe_bound() -> Bound:
+    """Each request of a probe: RIG_CHECK_TIMEOUT, at most PROBE_TIMEOUT."""
+    return check_bound().at_most(PROBE_TIMEOUT)
+
+
+def _inspect(raw: RawClient, container: str, bound: Bound) -> tuple[str, str]:
+    response = raw.request("GET", f"/containers/{container}/json", bound=bound)
     if response.status == 404:
         return ("missing", f"container {container[:12]} is gone")
     if response.status != 200:
@@ -87,4 +93,4 @@ def _inspect(raw: RawClient, container: str) -> tuple[str, str]:
     return _status(str(state.get("Status") or ""), str(state.get("Status") or ""))
 
 
-__all__ = ["PROBE_TIMEOUT", "STATES", "container_states"]
+__all__ = ["PROBE_TIMEOUT", "STATES", "container_states", "probe_bound"]

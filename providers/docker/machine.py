@@ -1,8 +1,10 @@
-"""A machine that is one long-running container: commands via exec, files via the archive API.
+"""What the docker provider's handlers receive: a runtime that makes containers, and containers as machines.
 
-``ContainerMachine`` does the container's side over whichever client reaches it; ``DockerMachine``
-is the docker provider's (the container on the provider's daemon, committed as its snapshot). The
-swarm provider builds its machines on the same base, over the client of the task's own node.
+``ContainerMachine`` does the container's side over whichever client reaches it: commands via
+exec, files via the archive API. ``DockerMachine`` is the docker provider's (the container on the
+provider's daemon, committed as its snapshot), made by ``DockerRuntime``; both ask their
+controller only what ``ContainerHost`` says. The swarm provider builds its machines on the same
+base, over the client of the task's own node.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ import posixpath
 import shlex
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from providers.docker.images import image_id_of
 from rigcli.errors import ProviderError
-from rigcli.provider_api import Cancellation
+from rigcli.provider_api import Cancellation, EffectJournal, ProviderSetup
 from rigcli.provider_kit import (
     AttachSpec,
     BaseMachine,
@@ -29,7 +32,6 @@ from rigcli.provider_kit import (
 
 if TYPE_CHECKING:
     from providers.docker.client import DockerClient
-    from providers.docker.controller import DockerRuntime
 
 RuntimeT = TypeVar("RuntimeT", bound=BaseRuntime[MachineController])
 
@@ -156,7 +158,58 @@ class ContainerMachine(BaseMachine[RuntimeT]):
         return AttachSpec(argv, cwd=None, env=env)
 
 
-class DockerMachine(ContainerMachine["DockerRuntime"]):
+class ContainerHost(MachineController, Protocol):
+    """What a docker runtime and its machines ask of their controller (``DockerController``)."""
+
+    @property
+    def setup(self) -> ProviderSetup: ...
+    @property
+    def client(self) -> DockerClient: ...
+    def start_container(self, image: str, *, workspace: str | None, effects: EffectJournal) -> dict[str, Any]: ...
+    def commit(self, machine: DockerMachine, effects: EffectJournal) -> dict[str, Any]: ...
+    def remove_container(self, container_id: str, machine_id: str | None) -> None: ...
+
+
+class DockerRuntime(BaseRuntime[ContainerHost]):
+    """What handlers receive: start containers, find them again, list what exists."""
+
+    @property
+    def client(self) -> DockerClient:
+        """The controller's httpx client, made when a machine first needs it (an exec, a file, a
+        commit): making a container speaks on the controller's raw connection and needs none."""
+        return self.controller.client
+
+    def create_machine(self, image: str | None = None) -> DockerMachine:
+        """A new container from ``image`` (or the provider's configured image), kept running idle."""
+        chosen = image or self.config.get("image")
+        if not isinstance(chosen, str) or not chosen:
+            raise ProviderError("docker create_machine needs an image: pass image=... or configure image=")
+        return self._start(chosen, source_image=None)
+
+    def from_snapshot(self, ref: Any) -> DockerMachine:
+        """A new container from a committed snapshot image."""
+        image_id = image_id_of(ref)
+        return self._start(image_id, source_image=image_id)
+
+    def _start(self, image: str, *, source_image: str | None) -> DockerMachine:
+        record = self.controller.start_container(image, workspace=self.context.workspace, effects=self.context.effects)
+        record["source_image"] = source_image
+        self.controller.setup.storage.set(f"machine:{record['id']}", record)
+        machine = DockerMachine(self, record)
+        self.event(
+            "machine.created", machine=machine.id, container_id=machine.container_id, image=image, effect_id=machine.id
+        )
+        return machine
+
+    def from_id(self, machine_id: str) -> DockerMachine:
+        """The machine recorded under ``machine_id`` (in this or any earlier rig process)."""
+        stored = self.controller.setup.storage.get(f"machine:{machine_id}")
+        if stored is None or not isinstance(stored["value"], dict):
+            raise ProviderError(f"Unknown docker machine {machine_id!r}")
+        return DockerMachine(self, stored["value"])
+
+
+class DockerMachine(ContainerMachine[DockerRuntime]):
     """The docker provider's machine: a container on the provider's daemon."""
 
     provider_id = "docker"
@@ -189,4 +242,4 @@ class DockerMachine(ContainerMachine["DockerRuntime"]):
         }
 
 
-__all__ = ["ContainerMachine", "DockerMachine"]
+__all__ = ["ContainerHost", "ContainerMachine", "DockerMachine", "DockerRuntime"]

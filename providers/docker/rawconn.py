@@ -1,8 +1,10 @@
-"""Connections to the daemon that rig holds itself (unix, tcp, TLS, ssh): bytes both ways, and a write half to close.
+"""Making a connection to the daemon that rig holds itself (unix, tcp, TLS, ssh), each within its bound.
 
-What ``rawhttp`` speaks HTTP over, for a hijacked exec stream (see there). TLS (``rawtls``) goes
-through memory BIOs so that closing the write half sends close_notify while the read half goes
-on; ssh is ``docker system dial-stdio``, whose stdin and stdout are the two halves.
+What ``rawhttp`` speaks HTTP over (``connection``): a unix or tcp socket, TLS through memory BIOs
+(``rawtls``, loaded for a TLS endpoint only), or ssh: ``docker system dial-stdio``, whose stdin
+and stdout are the two halves. Connecting (and a TLS handshake) is bounded by
+RIG_CONNECT_TIMEOUT, over ssh by ssh's own ConnectTimeout; running out of it is an
+UnreachableError naming the endpoint and the bound (``rigcli/timeouts.py``).
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ from __future__ import annotations
 import os
 import select
 
+from providers.docker.connection import READ_SIZE, Connection, SocketConnection
 from providers.docker.endpoint import Endpoint
+from providers.docker.errors import out_of_time
 from rigcli.errors import ProviderError
-from rigcli.speed.sockets import SHUT_WR, Socket, unix_stream
+from rigcli.speed.sockets import unix_stream
+from rigcli.timeouts import Bound, connect_bound
 
 # Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
 # treats any name TYPE_CHECKING as true.
@@ -21,81 +26,23 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-CONNECT_SECONDS = 10.0
-READ_SIZE = 64 * 1024
-
-
-class Connection:
-    """One connection: ``send`` from one thread and ``recv`` from another are safe together."""
-
-    def send(self, data: bytes) -> None:
-        raise NotImplementedError
-
-    def recv(self, size: int = READ_SIZE) -> bytes:
-        """Some bytes, b"" at the end; blocks until there are some."""
-        raise NotImplementedError
-
-    def fileno(self) -> int:
-        """What to select() on for reading (``ready()`` may be true without it)."""
-        raise NotImplementedError
-
-    def ready(self) -> bool:
-        """Bytes are buffered already: ``recv`` will not block."""
-        return False
-
-    def set_timeout(self, seconds: float | None) -> None:
-        """From now on ``recv`` (and ``send``) raise TimeoutError after ``seconds`` without progress (None: never)."""
-        raise NotImplementedError
-
-    def close_write(self) -> None:
-        """The end of what we send (the program's stdin); reading goes on."""
-        raise NotImplementedError
-
-    def close(self) -> None:
-        raise NotImplementedError
-
-
-class SocketConnection(Connection):
-    def __init__(self, sock: Socket) -> None:
-        self.sock = sock
-
-    def send(self, data: bytes) -> None:
-        self.sock.sendall(data)
-
-    def recv(self, size: int = READ_SIZE) -> bytes:
-        return self.sock.recv(size)
-
-    def fileno(self) -> int:
-        return self.sock.fileno()
-
-    def set_timeout(self, seconds: float | None) -> None:
-        self.sock.settimeout(seconds)
-
-    def close_write(self) -> None:
-        try:  # noqa: SIM105 - contextlib is not imported for it (rig ls's lean path probes on this)
-            self.sock.shutdown(SHUT_WR)
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        self.sock.close()
-
 
 class SshConnection(Connection):
     """``ssh … docker system dial-stdio``: its stdin is what we send, its stdout what we read."""
 
-    def __init__(self, host: str) -> None:
+    def __init__(self, host: str, connecting: Bound) -> None:
         from providers.docker.processes import spawn
-        from providers.docker.ssh import ssh_argv
+        from providers.docker.ssh_command import ssh_argv
 
         try:
-            self.process = spawn(ssh_argv(host))
+            self.process = spawn(ssh_argv(host, connecting))
         except FileNotFoundError:
             raise ProviderError(f"Cannot reach the Docker daemon at {host}: no ssh client on PATH") from None
         assert self.process.popen.stdin is not None and self.process.popen.stdout is not None
         self._stdin: Any = self.process.popen.stdin
         self._stdout = self.process.popen.stdout.fileno()
         self.host = host
+        self.connecting = connecting
         self._timeout: float | None = None
 
     def send(self, data: bytes) -> None:
@@ -110,9 +57,9 @@ class SshConnection(Connection):
         if not data:
             code = self.process.wait(5.0)
             if code:
-                from providers.docker.ssh import describe_failure
+                from providers.docker.ssh_command import describe_failure
 
-                raise ProviderError(describe_failure(self.host, code, self.process.stderr_text()))
+                raise ProviderError(describe_failure(self.host, code, self.process.stderr_text(), self.connecting))
         return data
 
     def fileno(self) -> int:
@@ -122,7 +69,7 @@ class SshConnection(Connection):
         self._timeout = seconds
 
     def close_write(self) -> None:
-        try:  # noqa: SIM105 - as above
+        try:  # noqa: SIM105 - contextlib is not imported for it (rig ls's lean path probes on this)
             self._stdin.close()
         except OSError:
             pass
@@ -132,14 +79,16 @@ class SshConnection(Connection):
         self.close_write()
 
 
-def connect(endpoint: Endpoint, timeout: float = CONNECT_SECONDS) -> Connection:
-    """A new connection to the daemon; ProviderError naming the endpoint when it cannot be had."""
+def connect(endpoint: Endpoint, bound: Bound | None = None) -> Connection:
+    """A new connection to the daemon within ``bound`` (default RIG_CONNECT_TIMEOUT); a ProviderError naming
+    the endpoint when it cannot be had (an UnreachableError naming the bound when it ran out)."""
+    bound = bound or connect_bound()
     try:
         if endpoint.mode == "ssh":
-            return SshConnection(endpoint.host)
+            return SshConnection(endpoint.host, bound)
         if endpoint.mode == "unix":
             sock = unix_stream()  # speed/sockets.py: a local daemon needs no `import socket`
-            sock.settimeout(timeout)
+            sock.settimeout(bound.seconds)
             sock.connect(endpoint.socket_path)
             sock.settimeout(None)
             return SocketConnection(sock)
@@ -149,17 +98,19 @@ def connect(endpoint: Endpoint, timeout: float = CONNECT_SECONDS) -> Connection:
         if endpoint.mode == "tls":
             from providers.docker.rawtls import connect_tls  # only a TLS endpoint loads ssl
 
-            return connect_tls(endpoint, address.hostname or "", address.port or 2375, timeout)
+            return connect_tls(endpoint, address.hostname or "", address.port or 2375, bound)
         import socket
 
-        sock = socket.create_connection((address.hostname or "", address.port or 2375), timeout=timeout)
+        sock = socket.create_connection((address.hostname or "", address.port or 2375), timeout=bound.seconds)
         sock.settimeout(None)
         return SocketConnection(sock)
     except ProviderError:
         raise
+    except TimeoutError:
+        raise out_of_time(endpoint, "no connection", bound) from None
     except OSError as exc:
         hint = "is dockerd running?" if endpoint.mode == "unix" else "is the host up and dockerd listening there?"
         raise ProviderError(f"Cannot reach the Docker daemon at {endpoint.host}: unreachable ({exc}); {hint}") from None
 
 
-__all__ = ["CONNECT_SECONDS", "READ_SIZE", "Connection", "SocketConnection", "SshConnection", "connect"]
+__all__ = ["SshConnection", "connect"]

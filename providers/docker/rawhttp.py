@@ -7,18 +7,29 @@ itself, over every transport the provider speaks: a unix socket, tcp (with mutua
 memory BIO so the write half can be closed with close_notify while the read half goes on), and ssh
 (``docker system dial-stdio``: its stdin and stdout). The few plain requests an attach makes
 (create, resize, inspect) go over the same kind of connection, so this path never imports httpx.
+
+Every wait is bounded (``rigcli/timeouts.py``): connecting by RIG_CONNECT_TIMEOUT, each read of an
+answer by the request's bound (RIG_READ_TIMEOUT unless the caller asks less, as a plan's check
+does); only a hijacked stream, once the daemon has handed it over, is read without one. A daemon
+that ran out of a bound is not asked again for SILENCE_STANDS seconds anything it would have as
+long or less to answer: the first answer (an UnreachableError naming the endpoint and the bound)
+stands, so a ``rig plan`` or ``rig ls`` with many questions for a daemon that never answers waits
+for one.
 """
 
 from __future__ import annotations
 
 import _thread
+from time import monotonic
 
 from providers.docker.api_version import API_VERSION, MIN_API_VERSION, negotiate, version_tuple
+from providers.docker.connection import Connection
 from providers.docker.endpoint import Endpoint
-from providers.docker.errors import transport_error
-from providers.docker.rawconn import CONNECT_SECONDS, Connection, connect
-from rigcli.errors import ProviderError
+from providers.docker.errors import out_of_time, transport_error
+from providers.docker.rawconn import connect
+from rigcli.errors import ProviderError, UnreachableError
 from rigcli.speed.json_lite import loads_bytes
+from rigcli.timeouts import Bound, connect_bound, read_bound
 
 # Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
 # treats any name TYPE_CHECKING as true.
@@ -144,32 +155,49 @@ class RawClient:
         *,
         body: Any = None,
         params: dict[str, Any] | None = None,
-        timeout: float | None = None,
+        bound: Bound | None = None,
+        versioned: bool = True,
     ) -> Response:
         """One request on a kept-alive connection (a kept one the daemon closed is replaced once).
 
-        ``timeout``: the seconds connecting and each read may take; past them the request fails at
-        once (a daemon that does not answer is not asked twice)."""
+        ``bound``: how long each read of the answer may take (default RIG_READ_TIMEOUT); a new
+        connection is made within RIG_CONNECT_TIMEOUT, or ``bound`` when that is shorter. Past it
+        the request fails at once with an UnreachableError naming both (a daemon that does not
+        answer is not asked twice)."""
+        what = f"{method} {path}"  # in messages: the query string can be long
         if params:
             path = f"{path}?{query_string(params)}"
+        bound = bound or read_bound()
+        _refuse_if_silent(self.endpoint, bound)
+        connecting = connect_bound()
+        connecting = bound if bound.seconds < connecting.seconds else connecting
         for attempt in (1, 2):
             with self._lock:
                 kept = self._idle.pop() if self._idle else None
                 generation = self._generation
-            conn = kept or connect(self.endpoint, min(timeout or CONNECT_SECONDS, CONNECT_SECONDS))
             try:
-                conn.set_timeout(timeout)
-                conn.send(self._message(method, path, body, {}))
+                conn = kept or connect(self.endpoint, connecting)
+            except UnreachableError as exc:
+                _remember_silence(self.endpoint, connecting, exc)
+                raise
+            try:
+                conn.set_timeout(bound.seconds)
+                conn.send(self._message(method, path, body, {}, versioned=versioned))
                 reader = Reader(conn)
                 status, headers = reader.head()
                 response = Response(status, headers, reader.body(status, headers))
                 conn.set_timeout(None)
+            except TimeoutError:
+                conn.close()
+                error = out_of_time(self.endpoint, f"no answer to {what}", bound)
+                _remember_silence(self.endpoint, bound, error)
+                raise error from None
             except (ConnectionError, OSError) as exc:
                 conn.close()
                 # Only a kept connection is tried again (the daemon may have closed it while it sat
                 # idle); a new one's failure is the answer, and a create is never sent twice for it.
-                if attempt == 2 or kept is None or isinstance(exc, TimeoutError):
-                    raise transport_error(self.endpoint, exc, f"{method} {path}") from None
+                if attempt == 2 or kept is None:
+                    raise transport_error(self.endpoint, exc, what) from None
                 continue
             self._give_back(conn, generation, reusable=headers.get("connection", "").lower() != "close")
             if response.status == 400 and b"HTTPS server" in response.body:
@@ -177,7 +205,7 @@ class RawClient:
                     f"Cannot reach the Docker daemon at {self.endpoint.host}: it expects TLS and was spoken to "
                     "without it; set tls_verify=True and cert_path (or DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH)"
                 )
-            if response.status == 400 and self._too_new(response):
+            if response.status == 400 and versioned and self._too_new(response, bound):
                 continue
             return response
         raise AssertionError("unreachable")
@@ -189,18 +217,13 @@ class RawClient:
                 return
         conn.close()
 
-    def _too_new(self, response: Response) -> bool:
+    def _too_new(self, response: Response, bound: Bound) -> bool:
         """The daemon is older than our API version: speak its own from now on (True: send again)."""
         if "client version" not in response.message() or self.version != API_VERSION:
             return False
-        conn = connect(self.endpoint)
-        try:
-            conn.send(self._message("GET", "/version", None, {}, versioned=False))
-            reader = Reader(conn)
-            status, headers = reader.head()
-            server = loads_bytes(reader.body(status, headers)).get("ApiVersion")  # type: ignore[attr-defined]
-        finally:
-            conn.close()
+        answer = self.request("GET", "/version", bound=bound, versioned=False)
+        found = answer.json() if answer.status == 200 else None
+        server = found.get("ApiVersion") if isinstance(found, dict) else None
         version = negotiate(server if isinstance(server, str) else None)
         if version_tuple(version) < version_tuple(MIN_API_VERSION):
             raise ProviderError(
@@ -210,9 +233,15 @@ class RawClient:
         return version != API_VERSION
 
     def upgrade(self, path: str, body: Any) -> tuple[Connection, Response]:
-        """``POST path`` asking for the connection itself: the stream's first bytes are ``response.leftover``."""
+        """``POST path`` asking for the connection itself: the stream's first bytes are ``response.leftover``.
+
+        The daemon's answer is awaited within RIG_READ_TIMEOUT; the stream it hands over is read without
+        a bound (a program may be quiet as long as it likes)."""
+        bound = read_bound()
+        _refuse_if_silent(self.endpoint, bound)
         conn = connect(self.endpoint)
         try:
+            conn.set_timeout(bound.seconds)
             conn.send(self._message("POST", path, body, {"Connection": "Upgrade", "Upgrade": "tcp"}))
             reader = Reader(conn)
             status, headers = reader.head()
@@ -220,7 +249,13 @@ class RawClient:
                 response = Response(status, headers, reader.body(status, headers))
                 conn.close()
                 return conn, response
+            conn.set_timeout(None)
             return conn, Response(status, headers, leftover=reader.buffer)
+        except TimeoutError:
+            conn.close()
+            error = out_of_time(self.endpoint, f"no answer to POST {path}", bound)
+            _remember_silence(self.endpoint, bound, error)
+            raise error from None
         except (ConnectionError, OSError) as exc:
             conn.close()
             raise ProviderError(f"Docker request POST {path} to {self.endpoint.host} failed: {exc}") from None
@@ -232,6 +267,24 @@ class RawClient:
             self._generation += 1
         for conn in idle:
             conn.close()
+
+
+# Daemons that ran out of a bound: host -> (the bound's seconds, the error it gave, until when it stands).
+_SILENT: dict[str, tuple[float, UnreachableError, float]] = {}
+SILENCE_STANDS = 30.0  # seconds: one command's questions come within it; a long-lived process asks again later
+
+
+def _remember_silence(endpoint: Endpoint, bound: Bound, error: UnreachableError) -> None:
+    known = _SILENT.get(endpoint.host)
+    if known is None or known[0] < bound.seconds or known[2] < monotonic():
+        _SILENT[endpoint.host] = (bound.seconds, error, monotonic() + SILENCE_STANDS)
+
+
+def _refuse_if_silent(endpoint: Endpoint, bound: Bound) -> None:
+    """The earlier answer, for a daemon that did not answer within this bound or a longer one a moment ago."""
+    known = _SILENT.get(endpoint.host)
+    if known is not None and bound.seconds <= known[0] and monotonic() < known[2]:
+        raise known[1]
 
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")

@@ -1,4 +1,4 @@
-"""A TLS connection to the daemon that rig holds itself (``rawconn``), loaded only for a TLS endpoint.
+"""A TLS connection to the daemon that rig holds itself (made by ``rawconn``), loaded only for a TLS endpoint.
 
 TLS goes through memory BIOs so that closing the write half sends close_notify while the read
 half goes on (the end of a program's stdin, with its output still to come).
@@ -11,8 +11,10 @@ import socket
 import ssl
 import threading
 
+from providers.docker.connection import READ_SIZE, SocketConnection
 from providers.docker.endpoint import Endpoint
-from providers.docker.rawconn import READ_SIZE, SocketConnection
+from providers.docker.errors import out_of_time, transport_error
+from rigcli.timeouts import Bound
 
 
 class TlsConnection(SocketConnection):
@@ -83,17 +85,19 @@ class TlsConnection(SocketConnection):
             self._flush()
 
 
-def connect_tls(endpoint: Endpoint, hostname: str, port: int, timeout: float) -> TlsConnection:
-    """A TLS connection to the daemon; a TLS failure is the one-line error naming what failed."""
+def connect_tls(endpoint: Endpoint, hostname: str, port: int, bound: Bound) -> TlsConnection:
+    """A TLS connection to the daemon, the connect and the handshake each within ``bound``; a TLS failure is
+    the one-line error naming what failed."""
     context = endpoint.ssl_context()
-    sock = socket.create_connection((hostname, port), timeout=timeout)
+    sock = socket.create_connection((hostname, port), timeout=bound.seconds)
     try:
         connection = TlsConnection(sock, context, hostname)
     except ssl.SSLError as exc:
         sock.close()
-        from providers.docker.errors import transport_error
-
         raise transport_error(endpoint, exc, "connect") from None
+    except TimeoutError:  # something accepted the connection and never finished the handshake
+        sock.close()
+        raise out_of_time(endpoint, "no TLS handshake", bound) from None
     except BaseException:
         sock.close()
         raise

@@ -23,72 +23,21 @@ import select
 import weakref
 from collections.abc import Iterable
 from typing import Any
-from urllib.parse import urlsplit
 
 from providers.docker.httpx_lib import load_httpx
 from providers.docker.processes import OwnedProcess, spawn
+from providers.docker.ssh_command import describe_failure, ssh_argv
+from rigcli.timeouts import Bound, connect_bound
 
 load_httpx()  # httpx with its optional imports hidden (httpx_lib.py); the imports below find them loaded
 import httpcore  # noqa: E402
 import httpx  # noqa: E402
 
-CONNECT_TIMEOUT = 15  # seconds for ssh to connect; the docker CLI uses 30
 _EXIT_WAIT = 5.0  # at EOF, how long ssh may take to exit and explain itself
-_UNREACHABLE = (
-    "could not resolve hostname",
-    "connection refused",
-    "timed out",
-    "no route to host",
-    "network is unreachable",
-    "connection closed by",
-    "connection reset",
-    "name or service not known",
-)
 
 
 class SshConnectionError(httpcore.ReadError):
     """ssh itself failed (authentication, host key, unreachable, no docker there); the message is one line."""
-
-
-def ssh_argv(host: str) -> list[str]:
-    """The command the docker CLI runs for ``ssh://[user@]host[:port]``, plus BatchMode."""
-    parts = urlsplit(host)
-    argv = ["ssh", "-o", "BatchMode=yes", "-o", f"ConnectTimeout={CONNECT_TIMEOUT}", "-T"]
-    if parts.username:
-        argv += ["-l", parts.username]
-    if parts.port:
-        argv += ["-p", str(parts.port)]
-    return [*argv, "--", _hostname(parts.netloc), "docker", "system", "dial-stdio"]
-
-
-def _hostname(netloc: str) -> str:
-    """The host as written: urlsplit's ``hostname`` lowercases, and ssh config Host patterns are case-sensitive."""
-    hostport = netloc.rpartition("@")[2]
-    if hostport.startswith("["):
-        return hostport[1 : hostport.find("]")]
-    return hostport.rpartition(":")[0] if ":" in hostport else hostport
-
-
-def describe_failure(host: str, returncode: int, stderr: str) -> str:
-    """One line saying what went wrong with ssh, from its exit status and what it printed."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    lines = [line for line in lines if not line.startswith("Warning: Permanently added")]
-    detail = lines[-1] if lines else f"ssh exited with status {returncode}"
-    text = stderr.lower()
-    hint = ""
-    if "permission denied" in text or "too many authentication failures" in text:
-        what = "ssh authentication failed"
-        hint = "; rig runs ssh with BatchMode=yes, so the key must come from ssh-agent or ~/.ssh/config"
-    elif "host key verification failed" in text or "host identification has changed" in text:
-        what = "ssh host key verification failed"
-        hint = f"; connect once with `ssh {urlsplit(host).netloc}` to check and accept the host key"
-    elif any(marker in text for marker in _UNREACHABLE):
-        what = "unreachable"
-    elif returncode == 127 or "command not found" in text:
-        what = "no docker CLI on the remote host (rig runs `docker system dial-stdio` there)"
-    else:
-        what = f"ssh failed with exit status {returncode}"
-    return f"Cannot reach the Docker daemon at {host}: {what} ({detail}){hint}"
 
 
 def _ready(fd: int, event: int, timeout: float | None) -> bool:
@@ -100,10 +49,11 @@ def _ready(fd: int, event: int, timeout: float | None) -> bool:
 class SshStream(httpcore.NetworkStream):
     """One HTTP connection: bytes in through ssh's stdin, out through its stdout."""
 
-    def __init__(self, process: OwnedProcess, host: str) -> None:
+    def __init__(self, process: OwnedProcess, host: str, connecting: Bound) -> None:
         assert process.popen.stdin is not None and process.popen.stdout is not None
         self._process = process
         self._host = host
+        self._connecting = connecting  # ssh's ConnectTimeout, named when ssh gave up waiting
         self._stdin = process.popen.stdin
         self._stdout = process.popen.stdout
         os.set_blocking(self._stdin.fileno(), False)  # a full pipe must not block past the write timeout
@@ -138,7 +88,8 @@ class SshStream(httpcore.NetworkStream):
         """At EOF: a failed ssh explains itself better than "server disconnected" would."""
         code = self._process.wait(_EXIT_WAIT)
         if code:
-            raise SshConnectionError(describe_failure(self._host, code, self._process.stderr_text()))
+            failure = describe_failure(self._host, code, self._process.stderr_text(), self._connecting)
+            raise SshConnectionError(failure)
 
     def close(self) -> None:
         self._process.stop()
@@ -162,7 +113,6 @@ class SshDialer(httpcore.NetworkBackend):
 
     def __init__(self, host: str) -> None:
         self.host = host
-        self.argv = ssh_argv(host)
 
     def connect_tcp(
         self,
@@ -172,13 +122,14 @@ class SshDialer(httpcore.NetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[Any] | None = None,
     ) -> httpcore.NetworkStream:
+        connecting = connect_bound()
         try:
-            process = spawn(self.argv)
+            process = spawn(ssh_argv(self.host, connecting))
         except FileNotFoundError:
             raise httpcore.ConnectError(
                 f"Cannot reach the Docker daemon at {self.host}: no ssh client on PATH (install OpenSSH)"
             ) from None
-        return SshStream(process, self.host)
+        return SshStream(process, self.host, connecting)
 
     def connect_unix_socket(
         self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
@@ -197,4 +148,4 @@ class SshTransport(httpx.HTTPTransport):
         )
 
 
-__all__ = ["SshConnectionError", "SshDialer", "SshStream", "SshTransport", "describe_failure", "ssh_argv"]
+__all__ = ["SshConnectionError", "SshDialer", "SshStream", "SshTransport"]

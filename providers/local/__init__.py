@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from providers.local.attach import login_shell
-from providers.local.machine import LocalMachine
+from providers.local.machine import PROVIDER_ID, SNAPSHOT_KIND, LocalMachine, LocalRuntime, snapshot_id_of
 from providers.local.store import LocalStore, MachineRecord, SnapshotRecord
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject, JsonValue
@@ -39,46 +39,7 @@ from rigcli.provider_api import (
     SupportsLiveSnapshot,
     SupportsStatus,
 )
-from rigcli.provider_kit import BaseController, BaseRuntime, config_env, ref_id, run_attached
-
-PROVIDER_ID = "local"
-SNAPSHOT_KIND = "dirSnapshot"
-
-
-def snapshot_id_of(ref: object) -> str:
-    """The snapshot id in a ``dirSnapshot`` ref (or a bare id string)."""
-    return ref_id(ref, provider_id=PROVIDER_ID, kind=SNAPSHOT_KIND, key="snapshot_id", what="local snapshot")
-
-
-class LocalRuntime(BaseRuntime["LocalController"]):
-    """What handlers receive: make machines, find them again, list what exists."""
-
-    def __init__(self, controller: LocalController, context: RuntimeContext) -> None:
-        super().__init__(controller, context)
-        self.store = controller.store
-
-    def create_machine(self) -> LocalMachine:
-        """A new, empty machine directory."""
-        machine = LocalMachine(self, self.store.create_machine(self.context.effects))
-        self.event("machine.created", machine=machine.id, path=machine.path, effect_id=machine.id)
-        return machine
-
-    def from_snapshot(self, ref: object) -> LocalMachine:
-        """A new machine holding a copy of the snapshot's files."""
-        snapshot_id = snapshot_id_of(ref)
-        machine = LocalMachine(self, self.store.create_machine(self.context.effects, snapshot_id))
-        self.event(
-            "machine.created", machine=machine.id, path=machine.path, snapshot_id=snapshot_id, effect_id=machine.id
-        )
-        return machine
-
-    def from_id(self, machine_id: str) -> LocalMachine:
-        """The machine recorded under ``machine_id`` (in this or any earlier rig process)."""
-        record = self.store.get_machine(machine_id)
-        if record is None:
-            raise ProviderError(f"Unknown local machine {machine_id!r}")
-        machine = LocalMachine(self, record)
-        return machine
+from rigcli.provider_kit import BaseController, config_env, run_attached
 
 
 class LocalController(BaseController):

@@ -1,24 +1,80 @@
-"""A local machine: a directory on the host where commands run as the caller (no isolation)."""
+"""What the local provider's handlers receive: a runtime that makes machine directories, and those machines.
+
+A machine is a directory on the host where commands run as the caller (no isolation). The runtime
+and its machines ask their controller only for its store (``StoreOwner``).
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from providers.local.process import run_command
-from providers.local.store import MachineRecord
+from providers.local.store import LocalStore, MachineRecord
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject
-from rigcli.provider_api import Cancellation
-from rigcli.provider_kit import AttachSpec, BaseMachine, CommandRecorder, CommandResult, MachineFileNotFoundError
+from rigcli.provider_api import Cancellation, RuntimeContext
+from rigcli.provider_kit import (
+    AttachSpec,
+    BaseMachine,
+    BaseRuntime,
+    CommandRecorder,
+    CommandResult,
+    MachineController,
+    MachineFileNotFoundError,
+    ref_id,
+)
 
-if TYPE_CHECKING:
-    from providers.local import LocalRuntime
+PROVIDER_ID = "local"
+SNAPSHOT_KIND = "dirSnapshot"
 
 
-class LocalMachine(BaseMachine["LocalRuntime"]):
+def snapshot_id_of(ref: object) -> str:
+    """The snapshot id in a ``dirSnapshot`` ref (or a bare id string)."""
+    return ref_id(ref, provider_id=PROVIDER_ID, kind=SNAPSHOT_KIND, key="snapshot_id", what="local snapshot")
+
+
+class StoreOwner(MachineController, Protocol):
+    """What a local runtime asks of its controller (``LocalController``): the store of machines and snapshots."""
+
+    @property
+    def store(self) -> LocalStore: ...
+
+
+class LocalRuntime(BaseRuntime[StoreOwner]):
+    """What handlers receive: make machines, find them again, list what exists."""
+
+    def __init__(self, controller: StoreOwner, context: RuntimeContext) -> None:
+        super().__init__(controller, context)
+        self.store = controller.store
+
+    def create_machine(self) -> LocalMachine:
+        """A new, empty machine directory."""
+        machine = LocalMachine(self, self.store.create_machine(self.context.effects))
+        self.event("machine.created", machine=machine.id, path=machine.path, effect_id=machine.id)
+        return machine
+
+    def from_snapshot(self, ref: object) -> LocalMachine:
+        """A new machine holding a copy of the snapshot's files."""
+        snapshot_id = snapshot_id_of(ref)
+        machine = LocalMachine(self, self.store.create_machine(self.context.effects, snapshot_id))
+        self.event(
+            "machine.created", machine=machine.id, path=machine.path, snapshot_id=snapshot_id, effect_id=machine.id
+        )
+        return machine
+
+    def from_id(self, machine_id: str) -> LocalMachine:
+        """The machine recorded under ``machine_id`` (in this or any earlier rig process)."""
+        record = self.store.get_machine(machine_id)
+        if record is None:
+            raise ProviderError(f"Unknown local machine {machine_id!r}")
+        machine = LocalMachine(self, record)
+        return machine
+
+
+class LocalMachine(BaseMachine[LocalRuntime]):
     """Handle on one machine directory; relative paths are relative to ``path``."""
 
     provider_id = "local"
@@ -107,4 +163,4 @@ class LocalMachine(BaseMachine["LocalRuntime"]):
         }
 
 
-__all__ = ["LocalMachine"]
+__all__ = ["PROVIDER_ID", "SNAPSHOT_KIND", "LocalMachine", "LocalRuntime", "StoreOwner", "snapshot_id_of"]

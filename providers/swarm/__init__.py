@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from providers.swarm.controller import SwarmController
 from providers.swarm.diagnose import diagnose
-from providers.swarm.machine import SwarmMachine
-from providers.swarm.runtime import PROVIDER_ID, SwarmRuntime, snapshot_of
+from providers.swarm.runtime import PROVIDER_ID, SwarmMachine, SwarmRuntime, snapshot_of
 from rigcli.provider_api import ProviderDiagnosis, ProviderPlugin, ProviderSetup, SupportsDiagnosis
 
 

@@ -14,6 +14,7 @@ from providers.docker.client import DockerClient, daemon_message, negotiate
 from providers.docker.endpoint import Endpoint
 from rigcli.errors import ProviderError
 from rigcli.speed.records import lazy_dataclass
+from rigcli.timeouts import Bound, check_bound
 
 # From API 1.30 the manager uses a service's image reference as given and never resolves it
 # through a registry (the docker CLI's --no-resolve-image); older APIs pin it by asking one.
@@ -50,9 +51,10 @@ class Node:
 class Cluster:
     """The manager's client and, made on first use, one client per node endpoint; thread-safe."""
 
-    def __init__(self, manager: Endpoint, nodes: dict[str, Endpoint], *, timeout: float = 600.0) -> None:
-        self.manager = DockerClient(manager, timeout=timeout)
-        self._timeout = timeout
+    def __init__(self, manager: Endpoint, nodes: dict[str, Endpoint], *, bound: Bound | None = None) -> None:
+        """``bound``: each read of an answer from the manager and the nodes (default RIG_READ_TIMEOUT)."""
+        self.manager = DockerClient(manager, bound=bound)
+        self._bound = bound
         self.node_endpoints = nodes
         self._clients: dict[str, DockerClient] = {manager.host: self.manager}
         self._nodes: dict[str, Node] = {}
@@ -64,8 +66,9 @@ class Cluster:
         return self.manager.host
 
     def swarm(self) -> dict[str, Any]:
-        """The manager's ``GET /swarm``: the cluster's ``ID`` and spec; a clear error when it is no manager."""
-        response = self.manager.request("GET", "/swarm", ok=(200, 406, 503), what="swarm inspect")
+        """The manager's ``GET /swarm`` (a plan's question: within RIG_CHECK_TIMEOUT): the cluster's ``ID`` and
+        spec; a clear error when it is no manager."""
+        response = self.manager.request("GET", "/swarm", ok=(200, 406, 503), what="swarm inspect", bound=check_bound())
         if response.status_code != 200:
             raise ProviderError(
                 f"The Docker daemon at {self.host} is not a swarm manager ({daemon_message(response)}); "
@@ -134,7 +137,7 @@ class Cluster:
         with self._lock:
             client = self._clients.get(endpoint.host)
             if client is None:
-                client = self._clients[endpoint.host] = DockerClient(endpoint, timeout=self._timeout)
+                client = self._clients[endpoint.host] = DockerClient(endpoint, bound=self._bound)
             return client
 
     def client_at(self, host: str) -> DockerClient | None:

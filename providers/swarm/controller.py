@@ -17,7 +17,6 @@ from providers.docker.endpoint import resolve_endpoint
 from providers.swarm import lifecycle, power, services, snapshots
 from providers.swarm.cluster import Cluster
 from providers.swarm.config import SwarmConfig, parse_config
-from providers.swarm.machine import SwarmMachine
 from providers.swarm.registry import RegistryClient
 from providers.swarm.runtime import IMAGE_KIND, PROVIDER_ID, SwarmRuntime, snapshot_of
 from rigcli.errors import ProviderError
@@ -34,6 +33,7 @@ from rigcli.provider_api import (
     SupportsEffects,
 )
 from rigcli.provider_kit import BaseController, now_iso, stored_records
+from rigcli.timeouts import check_bound
 
 
 class SwarmController(BaseController):
@@ -197,9 +197,6 @@ class SwarmController(BaseController):
 
     # -- snapshots -----------------------------------------------------------------------------------
 
-    def snapshot(self, machine: SwarmMachine, effects: EffectJournal) -> dict[str, Any]:
-        return self.snapshot_task(machine.id, machine.node_id, machine.container_id, effects)
-
     def snapshot_task(self, machine_id: str, node_id: str, container_id: str, effects: EffectJournal) -> dict[str, Any]:
         """Commit the task's container on its node (paused meanwhile: one instant of it) and push it."""
         registry = self.swarm_config.registry
@@ -253,7 +250,7 @@ class SwarmController(BaseController):
         repository, separator, reference = name.partition("@")
         if not separator:
             repository, _, reference = name.rpartition(":")
-        return self.registry.exists(repository, reference)
+        return self.registry.exists(repository, reference, bound=check_bound())  # uncertain raises, never False
 
     def delete_snapshot(self, ref: Any) -> bool:
         snapshot = snapshot_of(ref)

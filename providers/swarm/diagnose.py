@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from providers.docker.diagnose import DOCTOR_TIMEOUT, engine_of
+from providers.docker.diagnose import engine_of
 from providers.docker.endpoint import resolve_endpoint
 from providers.swarm.cluster import Cluster, Node
 from providers.swarm.config import node_endpoints, parse_registry
@@ -13,10 +13,11 @@ from providers.swarm.registry import RegistryClient
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import ProviderDiagnosis
+from rigcli.timeouts import check_bound
 
 
 def diagnose(config: Mapping[str, Any]) -> ProviderDiagnosis:
-    """Ask the manager, each node's endpoint and the registry, briefly; never raises."""
+    """Ask the manager, each node's endpoint and the registry, each within RIG_CHECK_TIMEOUT; never raises."""
     try:
         details = _details(config)
     except Exception as exc:  # doctor reports problems, it does not have them
@@ -33,7 +34,7 @@ def _details(config: Mapping[str, Any]) -> dict[str, JsonValue]:
         return {"host": config.get("host"), "reachable": False, "error": str(exc)}
     report: dict[str, JsonValue] = {"host": endpoint.host, "transport": endpoint.mode_label}
     report["registry"] = _registry(config)
-    cluster = Cluster(endpoint, nodes, timeout=DOCTOR_TIMEOUT)
+    cluster = Cluster(endpoint, nodes, bound=check_bound())
     try:
         engine, version = engine_of(cluster.manager.server_info())
         report.update(reachable=True, engine=engine, version=version)
@@ -75,7 +76,7 @@ def _registry(config: Mapping[str, Any]) -> dict[str, JsonValue]:
         registry = parse_registry(config.get("registry"))
     except ProviderError as exc:
         return {"name": None, "reachable": False, "error": str(exc)}
-    client = RegistryClient(registry, timeout=DOCTOR_TIMEOUT)
+    client = RegistryClient(registry, bound=check_bound())
     try:
         status = client.ping()
     except ProviderError as exc:

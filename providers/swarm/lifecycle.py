@@ -18,18 +18,16 @@ import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from providers.docker.execution import end_session
+from providers.docker.live import probe_bound
+from providers.swarm.parts import SwarmParts
 from rigcli.errors import ProviderError, UnreachableError
 from rigcli.provider_api import EffectEntry
 from rigcli.provider_kit import run_attached
 
-if TYPE_CHECKING:
-    from providers.swarm.controller import SwarmController
-
 Live = Literal["running", "stopped", "missing", "unknown"]
-PROBE_TIMEOUT = 2.0  # seconds for each request of a probe: rig ls waits no longer than this anyway
 # bash when the image has it (a login shell, as `docker exec -it … bash -l` would give), else sh.
 LOGIN_SHELL = ("sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; fi; exec sh -l")
 
@@ -39,22 +37,20 @@ def machine_of(resource: EffectEntry) -> str:
     return str(resource["resource"].get("machine_id") or resource["id"])
 
 
-def probe(controller: SwarmController, resources: Sequence[EffectEntry]) -> dict[str, tuple[Live, str]]:
+def probe(controller: SwarmParts, resources: Sequence[EffectEntry]) -> dict[str, tuple[Live, str]]:
     """Each service among ``resources`` as the manager sees it now, by effect id (snapshots are left out)."""
     wanted = {resource["id"]: machine_of(resource) for resource in resources if resource["kind"] == "service"}
     if not wanted:
         return {}
-    manager = controller.manager
+    manager, bound = controller.manager, probe_bound()  # rig ls waits no longer than that anyway
     try:
         filters = json.dumps({"name": sorted(set(wanted.values()))})  # a prefix match: exact names are kept below
-        listed = manager.json(
-            "GET", "/services", params={"filters": filters}, timeout=PROBE_TIMEOUT, what="service list"
-        )
+        listed = manager.json("GET", "/services", params={"filters": filters}, bound=bound, what="service list")
         by_name = {str(item["Spec"]["Name"]): item for item in listed if item["Spec"]["Name"] in wanted.values()}
         tasks: list[dict[str, Any]] = []
         if by_name:
             filters = json.dumps({"service": sorted(str(item["ID"]) for item in by_name.values())})
-            tasks = manager.json("GET", "/tasks", params={"filters": filters}, timeout=PROBE_TIMEOUT, what="task list")
+            tasks = manager.json("GET", "/tasks", params={"filters": filters}, bound=bound, what="task list")
         answers = {
             effect_id: _state(controller, by_name.get(name), [task for task in tasks if _of(task, by_name.get(name))])
             for effect_id, name in wanted.items()
@@ -68,9 +64,7 @@ def _of(task: Mapping[str, Any], service: Mapping[str, Any] | None) -> bool:
     return service is not None and task.get("ServiceID") == service["ID"]
 
 
-def _state(
-    controller: SwarmController, service: Mapping[str, Any] | None, tasks: list[dict[str, Any]]
-) -> tuple[Live, str]:
+def _state(controller: SwarmParts, service: Mapping[str, Any] | None, tasks: list[dict[str, Any]]) -> tuple[Live, str]:
     if service is None:
         return "missing", "its service is gone"
     replicas = ((service["Spec"].get("Mode") or {}).get("Replicated") or {}).get("Replicas")
@@ -90,7 +84,7 @@ def _state(
 
 
 def exec_command(
-    controller: SwarmController,
+    controller: SwarmParts,
     machine_id: str,
     argv: Sequence[str] | None,
     *,
@@ -124,7 +118,7 @@ def exec_command(
 
 
 def attach(
-    controller: SwarmController,
+    controller: SwarmParts,
     machine_id: str,
     argv: Sequence[str] | None,
     *,
@@ -137,7 +131,7 @@ def attach(
     return run_attached(command, cwd=None, env=cli_env)
 
 
-def end_exec(controller: SwarmController, effect: EffectEntry) -> bool:
+def end_exec(controller: SwarmParts, effect: EffectEntry) -> bool:
     """End what is left of a killed rig's exec on the node it ran on (the journaled ``host``): True when
     its container was there to look in, False when it is gone (so is the session)."""
     host = str(effect["resource"].get("host") or "")
@@ -147,4 +141,4 @@ def end_exec(controller: SwarmController, effect: EffectEntry) -> bool:
     return end_session(client, str(effect["resource"].get("container_id") or ""), effect["id"])
 
 
-__all__ = ["LOGIN_SHELL", "PROBE_TIMEOUT", "attach", "end_exec", "exec_command", "machine_of", "probe"]
+__all__ = ["LOGIN_SHELL", "attach", "end_exec", "exec_command", "machine_of", "probe"]

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from providers.docker.effects import EFFECT_LABEL, KIND_LABEL
 from providers.swarm import services, snapshots
+from providers.swarm.parts import SwarmParts
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import Cancellation, EffectEntry
-
-if TYPE_CHECKING:
-    from providers.swarm.controller import SwarmController
 
 STOPPED = "stopped"  # the rig.kind of a stopped machine's saved image
 _SAVED = re.compile(r"^[0-9a-f]{8}-(?P<machine>rig-[0-9a-f]{12})-stopped$")
@@ -30,7 +28,7 @@ def saved_tag(project_dir: str, machine_id: str) -> str:
     return f"{snapshots.project_key(project_dir)}-{machine_id}-{STOPPED}"
 
 
-def _service(controller: SwarmController, machine_id: str) -> dict[str, Any]:
+def _service(controller: SwarmParts, machine_id: str) -> dict[str, Any]:
     stored = controller.setup.storage.get(f"machine:{machine_id}")
     value = stored["value"] if stored is not None and isinstance(stored["value"], dict) else {}
     target = str(value.get("service_id") or machine_id)
@@ -41,7 +39,7 @@ def _service(controller: SwarmController, machine_id: str) -> dict[str, Any]:
     return found
 
 
-def _update(controller: SwarmController, service: dict[str, Any], *, replicas: int, image: str | None = None) -> None:
+def _update(controller: SwarmParts, service: dict[str, Any], *, replicas: int, image: str | None = None) -> None:
     """One service update at the version read: the replicas, the image, and for a start a new task for certain
     (with restart condition none, a slot whose old task is still shutting down is otherwise left empty)."""
     spec = dict(service["Spec"])
@@ -61,7 +59,7 @@ def _update(controller: SwarmController, service: dict[str, Any], *, replicas: i
     )
 
 
-def stop(controller: SwarmController, machine_id: str) -> None:
+def stop(controller: SwarmParts, machine_id: str) -> None:
     """Save the task's container to the registry and scale the service to 0; a stopped machine stays stopped."""
     service = _service(controller, machine_id)
     replicas = ((service["Spec"].get("Mode") or {}).get("Replicated") or {}).get("Replicas")
@@ -84,7 +82,7 @@ def stop(controller: SwarmController, machine_id: str) -> None:
         controller.registry.delete(snapshots.REPOSITORY, previous)  # the last stop's image: nothing runs it now
 
 
-def start(controller: SwarmController, machine_id: str, cancellation: Cancellation) -> None:
+def start(controller: SwarmParts, machine_id: str, cancellation: Cancellation) -> None:
     """Scale the service back to 1 and wait for its task (from the image the stop saved) to run."""
     service = _service(controller, machine_id)
     if services.running_task(controller.manager, service["ID"]) is not None:
@@ -107,13 +105,13 @@ def start(controller: SwarmController, machine_id: str, cancellation: Cancellati
         controller.current(machine_id)  # the record follows the new task
 
 
-def remove_saved(controller: SwarmController, machine_id: str) -> None:
+def remove_saved(controller: SwarmParts, machine_id: str) -> None:
     """Remove a machine's saved image (a stop's), from the registry and the nodes; fine when there is none."""
     tag = saved_tag(controller.setup.project_dir, machine_id)
     snapshots.delete(controller.registry, controller.manager, controller.cluster.every_client(), tag, None)
 
 
-def orphans(controller: SwarmController, machines: set[str]) -> list[EffectEntry]:
+def orphans(controller: SwarmParts, machines: set[str]) -> list[EffectEntry]:
     """Saved images in the registry or on the nodes whose machine is not among ``machines`` (the services that
     exist)."""
     prefix = f"{snapshots.project_key(controller.setup.project_dir)}-"
@@ -131,7 +129,7 @@ def orphans(controller: SwarmController, machines: set[str]) -> list[EffectEntry
     return found + _orphan_copies(controller, machines, {entry["id"] for entry in found})
 
 
-def _orphan_copies(controller: SwarmController, machines: set[str], known: set[str]) -> list[EffectEntry]:
+def _orphan_copies(controller: SwarmParts, machines: set[str], known: set[str]) -> list[EffectEntry]:
     """Nodes' copies of saved images whose machine is gone (a copy a running task used outlives its tag)."""
     project = controller.setup.project_dir
     filters = json.dumps({"label": [f"rig.project={project}", f"{KIND_LABEL}={STOPPED}"]})
@@ -156,12 +154,12 @@ def _orphan_copies(controller: SwarmController, machines: set[str], known: set[s
     return list(found.values())
 
 
-def _record(controller: SwarmController, machine_id: str) -> dict[str, Any]:
+def _record(controller: SwarmParts, machine_id: str) -> dict[str, Any]:
     stored = controller.setup.storage.get(f"machine:{machine_id}")
     return dict(stored["value"]) if stored is not None and isinstance(stored["value"], dict) else {}
 
 
-def _remember(controller: SwarmController, machine_id: str, **fields: JsonValue) -> None:
+def _remember(controller: SwarmParts, machine_id: str, **fields: JsonValue) -> None:
     record = _record(controller, machine_id)
     if record:
         controller.setup.storage.set(f"machine:{machine_id}", {**record, **fields})

@@ -3,6 +3,10 @@
 Manifests are asked for with the Accept headers of every manifest type a Docker Engine pushes: a
 registry asked without them may convert the manifest and answer another digest, and a deletion by
 that digest would miss the one the tag points to.
+
+Every request is bounded (``rigcli/timeouts.py``): connecting by RIG_CONNECT_TIMEOUT, each read
+by RIG_READ_TIMEOUT (or the bound a caller names: a plan's question is brief). A registry that
+does not answer, or cannot be reached, is an UnreachableError naming it: uncertain, never "gone".
 """
 
 from __future__ import annotations
@@ -14,7 +18,8 @@ from typing import Any
 
 from providers.docker.httpx_lib import load_httpx
 from providers.swarm.config import Registry
-from rigcli.errors import ProviderError
+from rigcli.errors import ProviderError, UnreachableError
+from rigcli.timeouts import Bound, connect_bound, read_bound
 
 load_httpx()  # httpx with its optional imports hidden (httpx_lib.py); the import below finds it loaded
 import httpx  # noqa: E402
@@ -26,30 +31,40 @@ MANIFEST_TYPES = (
     "application/vnd.oci.image.index.v1+json",
 )
 _ACCEPT = {"Accept": ", ".join(MANIFEST_TYPES)}
-TIMEOUT = 30.0
 
 
 class RegistryClient:
     """One connection pool to the registry, made on first use; thread-safe (forks may run side by side)."""
 
-    def __init__(self, registry: Registry, *, timeout: float = TIMEOUT) -> None:
+    def __init__(self, registry: Registry, *, bound: Bound | None = None) -> None:
+        """``bound``: each read of an answer, unless a request names its own (default RIG_READ_TIMEOUT)."""
         self.registry = registry
-        self._timeout = timeout
+        self._bound = bound
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
 
     def _http(self) -> httpx.Client:
         with self._lock:
             if self._client is None:
-                self._client = httpx.Client(base_url=self.registry.url, timeout=self._timeout)
+                self._client = httpx.Client(base_url=self.registry.url)  # every request passes its own timeout
             return self._client
 
-    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    def _send(self, method: str, path: str, *, bound: Bound | None = None, **kwargs: Any) -> httpx.Response:
+        reading = bound or self._bound or read_bound()
+        connecting = connect_bound()
+        connecting = reading if reading.seconds < connecting.seconds else connecting
+        seconds = reading.seconds
+        timeout = httpx.Timeout(connect=connecting.seconds, read=seconds, write=seconds, pool=seconds)
+        at = f"Cannot reach the registry at {self.registry.url}"
         try:
-            return self._http().request(method, f"/v2/{path}", **kwargs)
+            return self._http().request(method, f"/v2/{path}", timeout=timeout, **kwargs)
+        except httpx.ConnectTimeout:
+            raise UnreachableError(f"{at}: no connection within {connecting}") from None
+        except httpx.TimeoutException:
+            raise UnreachableError(f"{at}: no answer to {method} /v2/{path} within {reading}") from None
         except (httpx.TransportError, OSError) as exc:
             reason = " ".join(str(exc).split()) or type(exc).__name__
-            raise ProviderError(f"Cannot reach the registry at {self.registry.url}: {reason}") from None
+            raise UnreachableError(f"{at}: {reason}") from None
 
     def _error(self, response: httpx.Response, what: str) -> ProviderError:
         try:
@@ -64,9 +79,9 @@ class RegistryClient:
         """The status of ``GET /v2/``: 200 (or 401 when it wants credentials) from a registry."""
         return self._send("GET", "").status_code
 
-    def digest(self, repository: str, reference: str) -> str | None:
+    def digest(self, repository: str, reference: str, *, bound: Bound | None = None) -> str | None:
         """The manifest digest a tag (or digest) names; None when the registry has no such manifest."""
-        response = self._send("HEAD", f"{repository}/manifests/{reference}", headers=_ACCEPT)
+        response = self._send("HEAD", f"{repository}/manifests/{reference}", headers=_ACCEPT, bound=bound)
         if response.status_code == 404:
             return None
         if response.status_code != 200:
@@ -74,13 +89,13 @@ class RegistryClient:
         found = response.headers.get("Docker-Content-Digest")
         if found:
             return str(found)
-        body = self._send("GET", f"{repository}/manifests/{reference}", headers=_ACCEPT)
+        body = self._send("GET", f"{repository}/manifests/{reference}", headers=_ACCEPT, bound=bound)
         if body.status_code != 200:
             raise self._error(body, f"manifest read of {repository}:{reference}")
         return f"sha256:{hashlib.sha256(body.content).hexdigest()}"
 
-    def exists(self, repository: str, reference: str) -> bool:
-        return self.digest(repository, reference) is not None
+    def exists(self, repository: str, reference: str, *, bound: Bound | None = None) -> bool:
+        return self.digest(repository, reference, bound=bound) is not None
 
     def delete(self, repository: str, reference: str) -> bool:
         """Delete the manifest a tag or digest names (and with it every tag on it); False when it was gone."""

@@ -1,16 +1,19 @@
-"""What a swarm provider's handlers receive: machines started on the cluster, found again, listed."""
+"""What a swarm provider's handlers receive: a runtime that starts machines on the cluster, and those machines.
+
+A machine is a service of one replica; exec, files and commits go to the node running its task
+(the manager cannot reach its container). Both ask their controller only what ``SwarmParts`` says.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from providers.swarm.machine import SwarmMachine
+from providers.docker.client import DockerClient
+from providers.docker.machine import ContainerMachine
+from providers.swarm.parts import SwarmParts
 from rigcli.errors import ProviderError
 from rigcli.provider_kit import BaseRuntime
-
-if TYPE_CHECKING:
-    from providers.swarm.controller import SwarmController  # noqa: F401 - named in SwarmRuntime's base, a string
 
 PROVIDER_ID = "swarm"
 IMAGE_KIND = "image"
@@ -26,7 +29,7 @@ def snapshot_of(ref: Any) -> dict[str, Any]:
     raise ProviderError(f"Not a swarm image ref: {ref!r}")
 
 
-class SwarmRuntime(BaseRuntime["SwarmController"]):
+class SwarmRuntime(BaseRuntime[SwarmParts]):
     """What handlers receive: start machines on the cluster, find them again, list what exists."""
 
     def create_machine(self, image: str | None = None) -> SwarmMachine:
@@ -60,4 +63,49 @@ class SwarmRuntime(BaseRuntime["SwarmController"]):
         return SwarmMachine(self, self.controller.current(machine_id))
 
 
-__all__ = ["IMAGE_KIND", "PROVIDER_ID", "SwarmRuntime", "snapshot_of"]
+class SwarmMachine(ContainerMachine[SwarmRuntime]):
+    """Exec, files and commits go to the node running the task (the manager cannot reach its container)."""
+
+    provider_id = "swarm"
+
+    def __init__(self, runtime: SwarmRuntime, record: Mapping[str, Any]) -> None:
+        super().__init__(runtime, record)
+        self.service_id: str = record["service_id"]
+        self.task_id: str = record.get("task_id") or ""
+        self.node_id: str = record.get("node_id") or ""
+        self.node: str = record.get("node") or ""
+        self.source_image: str | None = record.get("source_image")
+        self._node_client: DockerClient | None = None
+
+    @property
+    def _client(self) -> DockerClient:
+        if self._node_client is None:
+            _, self._node_client = self._runtime.controller.cluster.client_for(self.node_id)
+        return self._node_client
+
+    def _snapshot(self) -> dict[str, Any]:
+        """Commit the task's container on its node and push it to the registry."""
+        effects = self._runtime.context.effects
+        return self._runtime.controller.snapshot_task(self.id, self.node_id, self.container_id, effects)
+
+    def _remove(self) -> None:
+        """Remove the service (its node removes the task's container) and its record."""
+        self._runtime.controller.delete_machine(self.id)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "provider": "swarm",
+            "id": self.id,
+            "service_id": self.service_id,
+            "task_id": self.task_id,
+            "node_id": self.node_id,
+            "node": self.node,
+            "container_id": self.container_id,
+            "image": self.image,
+            "workdir": self.workdir,
+            "created_at": self.created_at,
+            "source_image": self.source_image,
+        }
+
+
+__all__ = ["IMAGE_KIND", "PROVIDER_ID", "SwarmMachine", "SwarmRuntime", "snapshot_of"]

@@ -24,6 +24,7 @@ from providers.swarm.registry import RegistryClient
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import EffectEntry
+from rigcli.timeouts import long_bound
 
 REPOSITORY = "rig/snapshot"
 NO_CREDENTIALS = base64.urlsafe_b64encode(b"{}").decode()  # what a registry without authentication takes
@@ -58,6 +59,7 @@ def commit(node: DockerClient, container_id: str, registry: Registry, tag: str, 
         },
         json={},
         what="commit",
+        bound=long_bound(),
     )
     return full_image_id(str(created["Id"]))
 
@@ -70,6 +72,7 @@ def push(node: DockerClient, registry: Registry, tag: str) -> str:
         params={"tag": tag},
         headers={"X-Registry-Auth": NO_CREDENTIALS},
         what="image push",
+        bound=long_bound(),
     )
     digest = None
     for line in response.text.splitlines():

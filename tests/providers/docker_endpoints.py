@@ -185,8 +185,9 @@ def reap_podman_exec_sessions(daemon: EndpointDaemon) -> list[int]:
 
 
 def ssh_processes(host: str) -> list[int]:
-    """Pids of ssh clients running ``docker system dial-stdio`` for ``host`` (an ssh:// URL), on this machine."""
-    target = host[len("ssh://") :].rpartition("@")[2].split(":")[0].encode()
+    """Pids of ssh clients running ``docker system dial-stdio`` for ``host`` (an ssh:// URL; its port too,
+    when it names one), on this machine."""
+    target, _, port = host[len("ssh://") :].rpartition("@")[2].partition(":")
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
@@ -198,7 +199,8 @@ def ssh_processes(host: str) -> list[int]:
                 state = handle.read().rsplit(b")", 1)[1].split()[0]
         except OSError:
             continue
-        if argv[0].endswith(b"ssh") and b"dial-stdio" in argv and target in argv and state not in (b"Z", b"X"):
+        ours = target.encode() in argv and (not port or port.encode() in argv)
+        if argv[0].endswith(b"ssh") and b"dial-stdio" in argv and ours and state not in (b"Z", b"X"):
             found.append(int(name))
     return found
 

@@ -62,6 +62,32 @@ class Rig:
         return json.loads(self.run("--json", *args).stdout)
 
 
+WALL_SECONDS = 60  # what a run against a peer that never answers may take: far above any bound a test sets
+
+
+def rig_within(project: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``rig ARGS`` held to WALL_SECONDS by the subprocess's own timeout: a hang fails, a slow machine does not."""
+    return subprocess.run(
+        [RIG, *args],
+        cwd=project,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=WALL_SECONDS,
+    )
+
+
+def docker_env(home: Path, host: str, image: str, **more: str) -> dict[str, str]:
+    """``rig_env`` on the daemon at ``host`` (no TLS or context but what ``more`` says); the image as both
+    examples and test configs name it (RIG_DOCKER_IMAGE, RIG_CHECK_IMAGE)."""
+    env = rig_env(home, RIG_DOCKER_IMAGE=image, RIG_CHECK_IMAGE=image)
+    for key in ("DOCKER_TLS_VERIFY", "DOCKER_CERT_PATH", "DOCKER_CONTEXT"):
+        env.pop(key, None)
+    env.update(DOCKER_HOST=host, **more)
+    return env
+
+
 def statuses(plan: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {node["path"]: (node["status"], node["reason"]["code"]) for node in plan["nodes"]}
 

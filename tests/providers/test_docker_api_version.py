@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import socketserver
+import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -10,7 +13,9 @@ from docker_endpoints import tls_settings
 
 from providers.docker.client import API_VERSION, DockerClient
 from providers.docker.endpoint import resolve_endpoint
+from providers.docker.rawhttp import RawClient
 from rigcli.errors import ProviderError
+from rigcli.timeouts import Bound
 
 
 def _watched(client: DockerClient) -> list[str]:
@@ -83,3 +88,53 @@ def test_plain_http_to_a_tls_daemon_is_one_clear_line(docker_daemons: Callable[[
             client.json("GET", "/images/json")
     finally:
         client.close()
+
+
+TOO_NEW = "client version 1.41 is too new. Maximum supported API version is 1.40"
+
+
+class _OldDaemon(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """Speaks API 1.40 only, as a daemon older than Docker 20.10 does: a request in 1.41 is refused with HTTP 400."""
+
+    daemon_threads = True
+    seen: list[str]
+
+
+class _OldDaemonHandler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        while True:
+            line = self.rfile.readline().decode()
+            if not line:
+                return
+            target = line.split()[1]
+            while self.rfile.readline() not in (b"\r\n", b""):
+                pass  # the headers: no request here has a body
+            self.server.seen.append(target)  # type: ignore[attr-defined]
+            if target == "/version":
+                status, body = "200 OK", '{"ApiVersion": "1.40"}'
+            elif target.startswith("/v1.40/"):
+                status, body = "200 OK", '"OK"'
+            else:
+                status, body = (
+                    "400 Bad Request",
+                    '{"message": "client version 1.41 is too new. Maximum supported API version is 1.40"}',
+                )
+            self.wfile.write(f"HTTP/1.1 {status}\r\nContent-Length: {len(body)}\r\n\r\n{body}".encode())
+
+
+def test_rigs_own_connection_speaks_an_older_daemons_version_once_refused(tmp_path: Path) -> None:
+    """The raw client (plan's check, probe, exec) negotiates down as the httpx client does."""
+    path = str(tmp_path / "old.sock")
+    server = _OldDaemon(path, _OldDaemonHandler)
+    server.seen = []
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    raw = RawClient(resolve_endpoint({"host": f"unix://{path}"}))
+    try:
+        response = raw.request("GET", "/_ping", bound=Bound(5.0, "RIG_CHECK_TIMEOUT"))
+        assert (response.status, raw.version) == (200, "1.40")
+        assert server.seen == [f"/v{API_VERSION}/_ping", "/version", "/v1.40/_ping"]
+    finally:
+        raw.close()
+        server.shutdown()
+        server.server_close()

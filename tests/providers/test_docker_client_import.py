@@ -58,7 +58,7 @@ from providers.docker import controller, lifecycle  # what a plan's check and ri
 making = ("providers.docker.client", "providers.docker.effects", "providers.docker.execution",
           "providers.docker.machine", "providers.docker.idle", "providers.docker.diagnose", "secrets")
 loaded = sorted(name for name in making if name in sys.modules and name not in already)
-machine = controller.DockerMachine  # still importable by name, loaded on first use
+machine = providers.docker.DockerMachine  # still importable by name, loaded on first use
 print(json.dumps({"loaded": loaded, "machine": machine.__module__}))
 """
 

@@ -13,11 +13,13 @@ from typing import Any
 import pytest
 from provider_helpers import Harness
 
-from providers.docker import lifecycle, plugin
+from providers.docker import lifecycle, plugin, rawhttp
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.rawhttp import RawClient
-from rigcli.errors import ProviderError
+from rigcli.errors import UnreachableError
 from rigcli.provider_api import EffectEntry, LiveStatus
+from rigcli.timeouts import Bound
+from tests.silent_peers import Silent
 
 
 def container_entry(machine_id: str, host: str, **details: Any) -> EffectEntry:
@@ -101,8 +103,34 @@ def test_a_daemon_that_never_answers_fails_the_probe_within_its_bound(silent_dae
     entry = container_entry("rig-silent", silent_daemon)
     started = time.monotonic()
     try:
-        with pytest.raises(ProviderError, match=r"Docker request GET /containers/json.* failed: timed out"):
+        expected = rf"^Cannot reach the Docker daemon at {silent_daemon}: no answer to GET /containers/json within 2s"
+        with pytest.raises(UnreachableError, match=expected + r" \(RIG_CHECK_TIMEOUT\)$"):
             lifecycle.probe(raw, "/nowhere", [entry])
     finally:
         raw.close()
     assert time.monotonic() - started < lifecycle.PROBE_TIMEOUT + 5  # bounded, never asked twice
+
+
+def test_a_daemon_that_did_not_answer_is_not_asked_again_for_a_while(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Within SILENCE_STANDS, anything it would have as long or less to answer gets the first answer at once."""
+    with Silent.unix(tmp_path / "docker.sock") as peer:
+        raw = RawClient(resolve_endpoint({"host": f"unix://{tmp_path / 'docker.sock'}"}))
+        try:
+            with pytest.raises(UnreachableError) as first:
+                raw.request("GET", "/_ping", bound=Bound(0.3, "RIG_CHECK_TIMEOUT"))
+            asked = peer.accepted
+            for seconds in (0.3, 0.1):
+                with pytest.raises(UnreachableError) as again:
+                    raw.request("GET", "/containers/json", bound=Bound(seconds, "RIG_CHECK_TIMEOUT"))
+                assert again.value is first.value and peer.accepted == asked  # not even connected
+            monkeypatch.setattr(rawhttp, "SILENCE_STANDS", 0.0)  # from now on, what is remembered stands no time
+            with pytest.raises(UnreachableError, match=r"no answer to GET /info within 0\.5s \(RIG_READ_TIMEOUT\)"):
+                raw.request("GET", "/info", bound=Bound(0.5, "RIG_READ_TIMEOUT"))  # a longer bound: asked
+            assert peer.accepted == asked + 1
+            with pytest.raises(UnreachableError, match=r"no answer to GET /_ping within 0\.1s"):
+                raw.request("GET", "/_ping", bound=Bound(0.1, "RIG_CHECK_TIMEOUT"))  # what stood has expired
+            assert peer.accepted == asked + 2
+        finally:
+            raw.close()

@@ -14,8 +14,9 @@ from provider_helpers import process_dead, wait_until
 from providers.docker import plugin
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.processes import live_pids
-from providers.docker.ssh import describe_failure, ssh_argv
+from providers.docker.ssh_command import describe_failure, ssh_argv
 from rigcli.errors import InterruptedRunError, ProviderError
+from rigcli.timeouts import Bound
 
 TLS_ENV = {"DOCKER_HOST": "tcp://build.example:2376", "DOCKER_TLS_VERIFY": "1", "DOCKER_CERT_PATH": "/certs"}
 
@@ -62,12 +63,30 @@ def test_bad_settings_are_one_line_errors(config: dict[str, Any], message: str) 
     assert message in str(raised.value) and "\n" not in str(raised.value)
 
 
-def test_ssh_runs_like_the_docker_cli_but_never_prompts() -> None:
+def test_ssh_runs_like_the_docker_cli_but_never_prompts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RIG_CONNECT_TIMEOUT", raising=False)
     assert ssh_argv("ssh://deploy@Build-Box:2222") == [
-        "ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=15", "-T", "-l", "deploy", "-p", "2222",
+        "ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-T", "-l", "deploy", "-p", "2222",
         "--", "Build-Box", "docker", "system", "dial-stdio",
     ]  # fmt: skip
     assert ssh_argv("ssh://alias")[-5:] == ["--", "alias", "docker", "system", "dial-stdio"]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "option"), [("2.5", "ConnectTimeout=3"), ("0.2", "ConnectTimeout=1"), ("30", "ConnectTimeout=30")]
+)
+def test_ssh_connects_within_rigs_connect_bound_in_whole_seconds(
+    monkeypatch: pytest.MonkeyPatch, seconds: str, option: str
+) -> None:
+    monkeypatch.setenv("RIG_CONNECT_TIMEOUT", seconds)
+    assert option in ssh_argv("ssh://alias")
+
+
+def test_ssh_giving_up_names_the_bound_it_had() -> None:
+    stderr = "Connection timed out during banner exchange\nConnection to 127.0.0.1 port 2222 timed out\n"
+    message = describe_failure("ssh://me@box", 255, stderr, Bound(3.0, "RIG_CONNECT_TIMEOUT"))
+    assert message.startswith("Cannot reach the Docker daemon at ssh://me@box: unreachable (")
+    assert message.endswith("; ssh's ConnectTimeout is 3s (RIG_CONNECT_TIMEOUT))")
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,13 @@
 psycopg is imported here and only here, and only once a PostgreSQL URL is used; without it the
 user gets one line saying what to install. Connections run in autocommit mode: a read is one
 statement, and ``StateDatabase._write`` brackets writes with explicit ``BEGIN``/``COMMIT``.
+
+Every wait on the server is bounded (``rigcli/timeouts.py``): connecting by libpq's
+``connect_timeout`` (RIG_CONNECT_TIMEOUT unless the URL or ``PGCONNECT_TIMEOUT`` sets one), each
+statement by RIG_READ_TIMEOUT (a bulk ``executemany`` by RIG_LONG_TIMEOUT) through the
+``watchdog``. The writer lock's wait is no statement (it polls ``pg_try_advisory_lock``), and a
+migration's wait for another's transaction lock is left unbounded on purpose. Running out of a
+bound is one StateError naming the database and the bound.
 """
 
 from __future__ import annotations
@@ -10,13 +17,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rigcli.errors import StateError
 from rigcli.speed.digests import sha256
 from rigcli.state.dialect import Column, Connection, Cursor, Params
 from rigcli.state.postgres.url import PostgresURL
+from rigcli.state.postgres.watchdog import WATCHDOG, shut_down
+from rigcli.timeouts import Bound, connect_bound, long_bound, read_bound
 
 if TYPE_CHECKING:
     import psycopg
@@ -27,7 +36,6 @@ INSTALL_HINT = "pip install 'rig[postgres]'"
 # advisory lock it held — ends. Only libpq's defaults are changed; the URL can override them.
 KEEPALIVES = {"keepalives": "1", "keepalives_idle": "10", "keepalives_interval": "5", "keepalives_count": "3"}
 SERVER_KEEPALIVES = "-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3"
-CONNECT_TIMEOUT = "10"
 
 
 def import_psycopg(masked_url: str) -> Any:
@@ -98,21 +106,60 @@ def _bind(parameters: Params) -> Any:
 
 
 class PgConnection:
-    """The ``Connection`` shape over one psycopg connection (``?`` placeholders, tuples for rows)."""
+    """The ``Connection`` shape over one psycopg connection (``?`` placeholders, tuples for rows), each
+    statement bounded (see the module)."""
 
     def __init__(self, raw: psycopg.Connection[Any], url: PostgresURL) -> None:
         self.raw = raw
         self.url = url
+        self._reading, self._bulk = read_bound(), long_bound()
+        self._unbounded = False  # set while a statement waits on purpose (unbounded())
+        self._cut: Bound | None = None  # the bound the watchdog cut this connection at
 
     def execute(self, sql: str, parameters: Params = (), /) -> Cursor:
         cursor = self.raw.cursor()
-        cursor.execute(translate(sql), _bind(parameters))
+        if self._unbounded:
+            cursor.execute(translate(sql), _bind(parameters))
+            return cursor
+        WATCHDOG.arm(self, self._reading)
+        try:
+            cursor.execute(translate(sql), _bind(parameters))
+        except Exception:
+            self._raise_if_cut()
+            raise
+        finally:
+            WATCHDOG.disarm(self)
         return cursor
 
     def executemany(self, sql: str, seq_of_parameters: Iterable[Params], /) -> Cursor:
         cursor = self.raw.cursor()
-        cursor.executemany(translate(sql), [_bind(item) for item in seq_of_parameters])
+        WATCHDOG.arm(self, self._bulk)
+        try:
+            cursor.executemany(translate(sql), [_bind(item) for item in seq_of_parameters])
+        except Exception:
+            self._raise_if_cut()
+            raise
+        finally:
+            WATCHDOG.disarm(self)
         return cursor
+
+    @contextlib.contextmanager
+    def unbounded(self) -> Iterator[None]:
+        """Statements in this block wait as long as the server makes them (a lock wait with rules of its own)."""
+        self._unbounded = True
+        try:
+            yield
+        finally:
+            self._unbounded = False
+
+    def cut_off(self, bound: Bound) -> None:
+        """The statement outlived ``bound`` (the watchdog's thread): end its wait; the connection is gone."""
+        self._cut = bound
+        shut_down(self.raw.fileno())
+
+    def _raise_if_cut(self) -> None:
+        if self._cut is not None:
+            raise StateError(f"State database {self.url.masked}: no answer within {self._cut}") from None
 
     @property
     def in_transaction(self) -> bool:
@@ -139,7 +186,7 @@ def _settings(url: PostgresURL, schema: str, application_name: str) -> dict[str,
     given = psycopg.conninfo.conninfo_to_dict(url.conninfo)
     extra = {key: value for key, value in KEEPALIVES.items() if key not in given}
     if "connect_timeout" not in given and "PGCONNECT_TIMEOUT" not in os.environ:
-        extra["connect_timeout"] = url.connect_timeout or CONNECT_TIMEOUT
+        extra["connect_timeout"] = url.connect_timeout or _whole_seconds(connect_bound())
     if "application_name" not in given and "PGAPPNAME" not in os.environ:
         extra["application_name"] = application_name
     # search_path names the project's schema, so the state modules' SQL needs no schema prefix.
@@ -148,13 +195,23 @@ def _settings(url: PostgresURL, schema: str, application_name: str) -> dict[str,
     return extra
 
 
+def _whole_seconds(bound: Bound) -> str:
+    """libpq's connect_timeout is whole seconds (and at least 2): the bound rounded up."""
+    return str(max(2, -int(-bound.seconds // 1)))
+
+
 def connect(url: PostgresURL, schema: str, *, application_name: str = "rig") -> PgConnection:
-    """A new autocommit connection whose search_path is ``schema``; errors are one masked line."""
+    """A new autocommit connection whose search_path is ``schema``; errors are one masked line (one that ran
+    out of rig's connect bound names it)."""
     psycopg = import_psycopg(url.masked)
+    settings = _settings(url, schema, application_name)
     try:
-        raw = psycopg.connect(url.conninfo, autocommit=True, **_settings(url, schema, application_name))
+        raw = psycopg.connect(url.conninfo, autocommit=True, **settings)
     except psycopg.Error as error:
-        raise StateError(f"Cannot connect to the state database {url.masked}: {one_line(error, url)}") from None
+        reason = one_line(error, url)
+        if "timeout expired" in reason and "connect_timeout" in settings and url.connect_timeout is None:
+            reason += f": no answer within {Bound(float(settings['connect_timeout']), connect_bound().variable)}"
+        raise StateError(f"Cannot connect to the state database {url.masked}: {reason}") from None
     return PgConnection(raw, url)
 
 
@@ -182,7 +239,9 @@ class PostgresDialect:
         # A separate key from the writer lock: a reader migrating a fresh schema must not wait
         # for a writer's whole apply, and the xact lock ends with the transaction.
         db.execute("BEGIN")
-        db.execute("SELECT pg_advisory_xact_lock(?, ?)", advisory_key(self.schema, "migrate"))
+        waiting = db.unbounded() if isinstance(db, PgConnection) else contextlib.nullcontext()
+        with waiting:  # another rig's migration may take a while: its lock is waited for, not timed out
+            db.execute("SELECT pg_advisory_xact_lock(?, ?)", advisory_key(self.schema, "migrate"))
         # Looked up first: CREATE SCHEMA IF NOT EXISTS still needs the database's CREATE
         # privilege, which a teammate's role may lack once the schema exists.
         if db.execute("SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = ?", (self.schema,)).fetchone() is None:
