@@ -7,6 +7,7 @@ Rooms, lowest first (a module may import its own room and the rooms below it):
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
     keys        graph, fingerprint/, cachekeys
     state       state/
+    devcontainer devcontainer/ (a configuration as a workflow; its locations are authoring's, for discovery)
     engine      engine/
     render      render/
     cli         cli/, __main__, the rigcli package itself
@@ -61,10 +62,12 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.host",
             "rigcli.discovery",
             "rigcli.config_loader",
+            "rigcli.devcontainer.locations",
         ),
     ),
     ("keys", ("rigcli.graph", "rigcli.fingerprint", "rigcli.cachekeys")),
     ("state", ("rigcli.state",)),
+    ("devcontainer", ("rigcli.devcontainer",)),
     ("engine", ("rigcli.engine",)),
     ("render", ("rigcli.render",)),
     ("cli", ("rigcli.cli", "rigcli.__main__", "rigcli")),

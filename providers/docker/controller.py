@@ -8,9 +8,11 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from providers.docker import PROVIDER_ID, lifecycle
+from providers.docker.container_options import apply_options, asked
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.images import IMAGE_KIND, full_image_id, image_id_of
 from providers.docker.rawhttp import RawClient, Response
+from providers.docker.runtime import DockerRuntime
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import (
@@ -28,7 +30,7 @@ from rigcli.provider_api import (
     SupportsPower,
     SupportsStatus,
 )
-from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso, stored_records
+from rigcli.provider_kit import BaseController, config_env, now_iso, stored_records
 
 if TYPE_CHECKING:  # what only making and removing need is imported where it is used (see DockerController.client)
     from providers.docker.client import DockerClient
@@ -55,49 +57,6 @@ def missing_image_hint(image: str) -> str:
             "or set the provider's image (RIG_DOCKER_IMAGE in the examples) to one you have"
         )
     return f"Run: docker pull {image}"
-
-
-class DockerRuntime(BaseRuntime["DockerController"]):
-    """What handlers receive: start containers, find them again, list what exists."""
-
-    @property
-    def client(self) -> DockerClient:
-        """The controller's httpx client, made when a machine first needs it (an exec, a file, a
-        commit): making a container speaks on the controller's raw connection and needs none."""
-        return self.controller.client
-
-    def create_machine(self, image: str | None = None) -> DockerMachine:
-        """A new container from ``image`` (or the provider's configured image), kept running idle."""
-        chosen = image or self.config.get("image")
-        if not isinstance(chosen, str) or not chosen:
-            raise ProviderError("docker create_machine needs an image: pass image=... or configure image=")
-        return self._start(chosen, source_image=None)
-
-    def from_snapshot(self, ref: Any) -> DockerMachine:
-        """A new container from a committed snapshot image."""
-        image_id = image_id_of(ref)
-        return self._start(image_id, source_image=image_id)
-
-    def _start(self, image: str, *, source_image: str | None) -> DockerMachine:
-        record = self.controller.start_container(image, workspace=self.context.workspace, effects=self.context.effects)
-        record["source_image"] = source_image
-        self.controller.setup.storage.set(f"machine:{record['id']}", record)
-        from providers.docker.machine import DockerMachine
-
-        machine = DockerMachine(self, record)
-        self.event(
-            "machine.created", machine=machine.id, container_id=machine.container_id, image=image, effect_id=machine.id
-        )
-        return machine
-
-    def from_id(self, machine_id: str) -> DockerMachine:
-        """The machine recorded under ``machine_id`` (in this or any earlier rig process)."""
-        stored = self.controller.setup.storage.get(f"machine:{machine_id}")
-        if stored is None or not isinstance(stored["value"], dict):
-            raise ProviderError(f"Unknown docker machine {machine_id!r}")
-        from providers.docker.machine import DockerMachine
-
-        return DockerMachine(self, stored["value"])
 
 
 class DockerController(BaseController):
@@ -187,16 +146,28 @@ class DockerController(BaseController):
             )
         return None
 
-    def start_container(self, image: str, *, workspace: str | None, effects: EffectJournal) -> dict[str, Any]:
+    def start_container(
+        self,
+        image: str,
+        *,
+        workspace: str | None,
+        effects: EffectJournal,
+        options: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         from providers.docker.labels import EFFECT_LABEL, KIND_LABEL
 
+        wanted, defaults = asked(options)
         # os.urandom(6).hex() is secrets.token_hex(6), without secrets' import of random and its hashes.
         machine_id = f"rig-{os.urandom(6).hex()}"
-        workdir = str(self.config.get("workdir") or "/workspace")
+        workdir = str(wanted.get("workdir") or self.config.get("workdir") or "/workspace")
         host = self.endpoint.host
         # The container's name and rig.effect label are its effect id, journaled before the create
-        # call: if the reply is lost or rig is killed, rm and gc still find it.
-        effects.requested("container", {"machine_id": machine_id, "host": host}, effect_id=machine_id)
+        # call: if the reply is lost or rig is killed, rm and gc still find it. What commands in it
+        # get by default (its user and environment) goes with it: rig exec reads it from there.
+        journaled: dict[str, Any] = {"machine_id": machine_id, "host": host}
+        if defaults:
+            journaled["exec"] = {**defaults, "workdir": workdir}
+        effects.requested("container", journaled, effect_id=machine_id)
         labels = {
             "rig.project": self.setup.project_dir,
             "rig.machine": machine_id,
@@ -216,6 +187,8 @@ class DockerController(BaseController):
             "Tty": False,
             "HostConfig": {"NetworkMode": str(self.config.get("network") or "none"), "Init": True},
         }
+        if wanted:
+            apply_options(body, wanted)
         # Create and start go over the controller's own connection (rawhttp), as the docker CLI's
         # two requests do: a fork imports no httpx (~40% of its instructions) for them.
         response = self.raw.request(
@@ -251,6 +224,7 @@ class DockerController(BaseController):
             "image": image,
             "workdir": workdir,
             "created_at": now_iso(),
+            **{f"exec_{key}": value for key, value in defaults.items()},
         }
 
     def remove_container(self, container_id: str, machine_id: str | None) -> None:
@@ -277,7 +251,13 @@ class DockerController(BaseController):
         return self.commit_container(machine.container_id, machine.id, effects, made_from=machine.image)
 
     def commit_container(
-        self, container_id: str, machine_id: str, effects: EffectJournal, *, made_from: str | None
+        self,
+        container_id: str,
+        machine_id: str,
+        effects: EffectJournal,
+        *,
+        made_from: str | None,
+        changes: Sequence[str] = (),
     ) -> dict[str, Any]:
         """Commit the container (paused meanwhile, so the image is one instant of it) to a snapshot image."""
         import secrets
@@ -293,7 +273,7 @@ class DockerController(BaseController):
                 "container": container_id,
                 "repo": SNAPSHOT_REPO,
                 "tag": tag,
-                "changes": snapshot_changes(tag),
+                "changes": [*changes, *snapshot_changes(tag)],
                 "pause": "true",
             },
             json={},
@@ -399,11 +379,12 @@ class DockerController(BaseController):
         cwd: str | None,
     ) -> int:
         """Run ``argv`` (or a login shell) in the container on rig's stdio, like ``docker exec -i[t]``."""
-        from providers.docker.attach import attach_exec
+        from providers.docker.attach import attach_exec, journaled_exec
 
         container = lifecycle.container_of(self.endpoint.host, resource)
-        full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
-        return attach_exec(self.raw, container, argv, tty=tty, env=full, cwd=cwd)
+        user, defaults, workdir = journaled_exec(resource["resource"])
+        full = {**{str(key): str(value) for key, value in self.env.items()}, **defaults, **env}
+        return attach_exec(self.raw, container, argv, tty=tty, env=full, cwd=cwd or workdir, user=user)
 
     def list_machines(self) -> list[JsonObject]:
         return stored_records(self.setup.storage, "machine:", provider=PROVIDER_ID)

@@ -7,6 +7,7 @@ swarm provider builds its machines on the same base, over the client of the task
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import posixpath
@@ -28,6 +29,8 @@ from rigcli.provider_kit import (
 )
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from providers.docker.client import DockerClient
     from providers.docker.controller import DockerRuntime
 
@@ -43,6 +46,9 @@ class ContainerMachine(BaseMachine[RuntimeT]):
         self.image: str = record.get("image") or ""
         self.workdir: str = record.get("workdir") or "/"
         self.created_at: str = record.get("created_at") or ""
+        # What every command gets unless it says otherwise (container_options: exec_user, exec_env).
+        self.user: str | None = record.get("exec_user") or None
+        self.exec_env: dict[str, str] = dict(record.get("exec_env") or {})
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r}, container={self.container_id[:12]!r})"
@@ -80,12 +86,33 @@ class ContainerMachine(BaseMachine[RuntimeT]):
             self._client,
             self.container_id,
             command,
-            env=env,
+            env={**self.exec_env, **env},
+            user=self.user,
             cwd=cwd,
             timeout=timeout,
             recorder=recorder,
             cancellation=cancellation,
             effects=self._runtime.context.effects,
+        )
+
+    def with_user(self, user: str | None) -> Self:
+        """The same machine, its commands run as ``user`` (None: the container's own user)."""
+        other = copy.copy(self)
+        other.user = user or None
+        return other
+
+    def put_archive(self, folder: str, archive: bytes) -> None:
+        """Unpack a tar archive into ``folder`` (made first when missing), as ``docker cp`` does."""
+        target = self.resolve(folder)
+        self.exec(f"mkdir -p {shlex.quote(target)}", name=f"mkdir {target}")
+        self._client.request(
+            "PUT",
+            f"/containers/{self.container_id}/archive",
+            params={"path": target},
+            content=archive,
+            headers={"Content-Type": "application/x-tar"},
+            ok=(200,),
+            what=f"copy into {target}",
         )
 
     def exists(self, path: str) -> bool:
@@ -173,6 +200,14 @@ class DockerMachine(ContainerMachine["DockerRuntime"]):
         """Commit the container to an image."""
         return self._runtime.controller.commit(self, self._runtime.context.effects)
 
+    def snapshot_with(self, changes: list[str]) -> dict[str, Any]:
+        """``snapshot_ref`` with Dockerfile ``changes`` made in the commit (``ENV K=V``, ``USER u``)."""
+        ref = self._runtime.controller.commit_container(
+            self.container_id, self.id, self._runtime.context.effects, made_from=self.image, changes=changes
+        )
+        self._runtime.event("snapshot.created", machine=self.id, artifact=ref)
+        return ref
+
     def _remove(self) -> None:
         """Remove the container (forced) and its record."""
         self._runtime.controller.remove_container(self.container_id, self.id)
@@ -186,6 +221,7 @@ class DockerMachine(ContainerMachine["DockerRuntime"]):
             "workdir": self.workdir,
             "created_at": self.created_at,
             "source_image": self.source_image,
+            "exec_user": self.user,
         }
 
 

@@ -83,6 +83,8 @@ def _attach_entry(workflow: CompiledWorkflow) -> JsonValue:
                 seen.add(id(definition))
                 providers.append([definition.provider_id, encoded_config(definition)])
     operations: list[JsonValue] = [str(name) for name in sorted(workflow.workspace_operations)]
+    if workflow.attach_hook is not None and "shell" not in operations:  # its hook runs the full way
+        operations.append("shell")
     return {"operations": operations, "providers": providers}
 
 
