@@ -4,7 +4,7 @@ Rooms, lowest first (a module may import its own room and the rooms below it):
 
     foundation  speed/, errors, jsonutil, statuses, records, run_ids, events, event_bus, streams, children, layout,
                 masking, sanitize, state_location, _version
-    authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
+    authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader, load_inputs
     keys        graph, fingerprint/, cachekeys
     state       state/
     devcontainer devcontainer/ (a configuration as a workflow; its locations are authoring's, for discovery)
@@ -63,6 +63,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.discovery",
             "rigcli.config_loader",
             "rigcli.devcontainer.locations",
+            "rigcli.load_inputs",
         ),
     ),
     ("keys", ("rigcli.graph", "rigcli.fingerprint", "rigcli.cachekeys")),

@@ -19,6 +19,7 @@ from functools import lru_cache
 
 from rigcli.errors import ConfigError
 from rigcli.layout import STATE_DIR
+from rigcli.load_inputs import note_inputs
 from rigcli.speed.digests import sha256
 
 GIT_SECONDS = 30.0  # `git ls-files` of a large repository; one that takes longer is not waited for
@@ -145,7 +146,12 @@ def _compiled(pattern: str) -> re.Pattern[str]:
 
 
 def tree_digest(root: str, files: Iterable[str]) -> str:
-    """SHA-256 over each file's path, mode and content (a symlink's target), in the order given."""
+    """SHA-256 over each file's path, mode and content (a symlink's target), in the order given.
+
+    What it read is noted for the project's memo (``load_inputs``): each file, each directory
+    that holds one (a file added there changes its stamp) and, in a git work tree, git's index."""
+    files = list(files)
+    _note_tree(root, files)
     digest = sha256()
     for path in files:
         full = os.path.join(root, path)
@@ -162,6 +168,13 @@ def tree_digest(root: str, files: Iterable[str]) -> str:
                     digest.update(chunk)
         digest.update(b"\0")
     return digest.hexdigest()
+
+
+def _note_tree(root: str, files: list[str]) -> None:
+    folders = {root} | {os.path.join(root, os.path.dirname(path)) for path in files}
+    index = os.path.join(root, ".git", "index")
+    extra = [index] if os.path.exists(index) else []
+    note_inputs([*folders, *(os.path.join(root, path) for path in files), *extra])
 
 
 def tar_of(root: str, files: Iterable[str], *, prefix: str = "", extra: Mapping[str, str] | None = None) -> bytes:

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from rigcli.errors import ConfigError
+from rigcli.load_inputs import note_inputs
 
 # json5's own wording: '<string>:3 Unexpected "}" at column 8' (line and column both 1-based).
 _PLACE = re.compile(r"^<string>:(?P<line>\d+) (?P<what>.*?)(?: at column (?P<column>\d+))?$", re.DOTALL)
@@ -13,6 +14,7 @@ _PLACE = re.compile(r"^<string>:(?P<line>\d+) (?P<what>.*?)(?: at column (?P<col
 
 def read_jsonc(path: Path) -> object:
     """The parsed document; a ConfigError naming ``path``, line and column when it is not JSONC."""
+    note_inputs([str(path)])
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError as exc:

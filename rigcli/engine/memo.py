@@ -66,6 +66,7 @@ def remember_project(project: Project, *, listing: JsonValue | _Kept = KEPT, pla
             for name, compiled in workflows.items()
         },
         read_since=project.loaded.config.read_since,
+        inputs=project.loaded.config.inputs,
         sections={
             ATTACH_SECTION: {name: _attach_entry(compiled) for name, compiled in workflows.items()},
             LISTING_SECTION: listing,

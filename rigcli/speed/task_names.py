@@ -76,12 +76,13 @@ def remember(
     workflows: Mapping[str, Iterable[TaskRow]],
     sections: Mapping[str, object] | None = None,
     read_since: float = 0.0,
+    inputs: Sequence[str] = (),
 ) -> None:
     """Keep ``workflows``' tasks for ``recall`` and each of ``sections`` (JSON) for ``recall_section``;
     a home that cannot be written to keeps nothing, nor does a load that began at ``read_since``
     (``time.time()``) when one of its files changed after that: the stamp would be of bytes the
-    load may not have read."""
-    files = project_files(project_dir, config_path)
+    load may not have read. ``inputs``: more files (or directories) the load read, stamped alike."""
+    files = sorted({*project_files(project_dir, config_path), *(os.path.abspath(path) for path in inputs)})
     if len(files) > MAX_FILES:
         return
     stamps = {path: file_stamp(path) for path in files}
