@@ -75,8 +75,8 @@ def feature_task(spec: dict[str, Any], step: Any, box: Any) -> dict[str, JsonVal
         machine.put_archive(FEATURES_DIR, archive)
         builtin = f"{FEATURES_DIR}/devcontainer-features.builtin.env"
         homes = (
-            f'echo "_CONTAINER_USER_HOME=$({_PASSWD.format(u=shlex.quote(container_user))} | cut -d: -f6)" >> {builtin}'
-            f' && echo "_REMOTE_USER_HOME=$({_PASSWD.format(u=shlex.quote(remote_user))} | cut -d: -f6)" >> {builtin}'
+            f'echo "_CONTAINER_USER_HOME=$( {_PASSWD.format(u=shlex.quote(container_user))} | cut -d: -f6)" >> {builtin}'
+            f' && echo "_REMOTE_USER_HOME=$( {_PASSWD.format(u=shlex.quote(remote_user))} | cut -d: -f6)" >> {builtin}'
         )
         machine.exec(homes, name="feature users")
         script = (
@@ -102,7 +102,9 @@ def source_task(spec: dict[str, Any], step: Any, box: Any) -> dict[str, JsonValu
         machine.put_archive(folder, tar_of(root, project_files(root)))
         if user not in ("root", "0"):
             owner = shlex.quote(user)
-            machine.exec(f"chown -R $(id -u {owner}):$(id -g {owner}) {shlex.quote(folder)}", name="owner")
+            # A user the image does not have yet (an onCreateCommand may add it) leaves the files root's.
+            chown = f"chown -R $(id -u {owner}):$(id -g {owner}) {shlex.quote(folder)}"
+            machine.exec(f"if id -u {owner} >/dev/null 2>&1; then {chown}; fi", name="owner")
         ref = machine.snapshot_ref()
     finally:
         machine.delete()

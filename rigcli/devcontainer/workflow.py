@@ -45,7 +45,7 @@ def devcontainer_workflow(path: str = ".devcontainer/devcontainer.json") -> Sequ
         spec = {"feature": dict(feature), "network": network, **users}
         node = _task(node, f"feature:{feature['id']}", feature_task, spec)
     source = {"folder": loaded.workspace_folder, "project_dir": project_dir, "network": network, **users}
-    source["digest"] = tree_digest(project_dir, project_files(project_dir))
+    source["digest"] = tree_digest(project_dir, _without_config(loaded, project_dir, project_files(project_dir)))
     node = _task(node, "source", source_task, source)
     base = _run_spec(loaded)
     for name, key in (("onCreate", "onCreateCommand"), ("updateContent", "updateContentCommand")):
@@ -99,7 +99,7 @@ def _image_spec(loaded: DevContainer) -> dict[str, Any]:
     dockerfile = os.path.normpath(os.path.join(loaded.config_dir, keys.dockerfile))
     if not os.path.isfile(dockerfile):
         raise ConfigError(f"{loaded.config_file}: build.dockerfile {keys.dockerfile} does not exist ({dockerfile})")
-    files = context_files(context_dir)
+    files = _without_config(loaded, context_dir, context_files(context_dir))
     inside = os.path.relpath(dockerfile, context_dir)
     digest = tree_digest(context_dir, files) + tree_digest(os.path.dirname(dockerfile), [os.path.basename(dockerfile)])
     if inside.startswith(".."):
@@ -115,6 +115,13 @@ def _image_spec(loaded: DevContainer) -> dict[str, Any]:
         "digest": digest,
     }
     return spec
+
+
+def _without_config(loaded: DevContainer, root: str, files: list[str]) -> list[str]:
+    """``files`` less the configuration itself: its keys are in the tasks' keys already, and an edit to
+    a per-workspace hook must not make the image or the source pending (the file is still copied)."""
+    own = os.path.relpath(loaded.config_file, root).replace(os.sep, "/")
+    return [path for path in files if path != own]
 
 
 def _run_spec(loaded: DevContainer) -> dict[str, Any]:
