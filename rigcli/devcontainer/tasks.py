@@ -74,9 +74,9 @@ def feature_task(spec: dict[str, Any], step: Any, box: Any) -> dict[str, JsonVal
         )
         machine.put_archive(FEATURES_DIR, archive)
         builtin = f"{FEATURES_DIR}/devcontainer-features.builtin.env"
-        homes = (
-            f'echo "_CONTAINER_USER_HOME=$( {_PASSWD.format(u=shlex.quote(container_user))} | cut -d: -f6)" >> {builtin}'
-            f' && echo "_REMOTE_USER_HOME=$( {_PASSWD.format(u=shlex.quote(remote_user))} | cut -d: -f6)" >> {builtin}'
+        homes = " && ".join(
+            f'echo "_{who}_HOME=$( {_PASSWD.format(u=shlex.quote(user))} | cut -d: -f6)" >> {builtin}'
+            for who, user in (("CONTAINER_USER", container_user), ("REMOTE_USER", remote_user))
         )
         machine.exec(homes, name="feature users")
         script = (
