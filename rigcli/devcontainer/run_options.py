@@ -140,8 +140,8 @@ def container_options(
         options["security_opt"] = sorted(set(secs))
     if keys.privileged or any(f["run"]["privileged"] for f in features):
         options["privileged"] = True
-    if keys.init is not None or any(f["run"]["init"] for f in features):
-        options["init"] = bool(keys.init or options.get("init") or any(f["run"]["init"] for f in features))
+    # As the reference runs it: no init process unless asked (rig's own containers have one).
+    options["init"] = bool(keys.init or options.get("init") or any(f["run"]["init"] for f in features))
     options.setdefault("network", "default")
     return options
 

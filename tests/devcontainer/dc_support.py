@@ -60,7 +60,9 @@ class Rig:
 
     def __init__(self, project: Path, home: Path, **env: str) -> None:
         self.project = project
+        # rig's own settings are the test's; the daemon's test image is the configurations' too.
         self.env = {key: value for key, value in os.environ.items() if not key.startswith("RIG_")}
+        self.env["RIG_TEST_DOCKER_IMAGE"] = IMAGE
         self.env.update(
             {
                 "RIG_HOME": str(home),
