@@ -21,6 +21,7 @@ import httpx
 import pytest
 
 from tests.devcontainer.dc_support import Rig, remove_made_for
+from tests.devcontainer.registry import Registry, publish_feature, run_registry
 
 CORPUS = Path(__file__).parent / "corpus"
 REPO = Path(__file__).resolve().parents[2]
@@ -48,11 +49,28 @@ def cli() -> str:
     return reference_cli()
 
 
-def _copy(name: str, root: Path) -> Path:
+@pytest.fixture(scope="module")
+def feature_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Registry]:
+    """A registry over TLS on loopback (the reference speaks only HTTPS) holding the test's OCI feature."""
+    try:
+        running = run_registry(tmp_path_factory.mktemp("registry"), tls=True)
+        registry = next(running)
+    except FileNotFoundError as exc:
+        if os.environ.get("RIG_REQUIRE_DEVCONTAINER_CLI") == "1":
+            pytest.fail(f"RIG_REQUIRE_DEVCONTAINER_CLI=1 but {exc}")
+        pytest.skip(str(exc))
+    publish_feature(registry, "rig-test/features/hello", "1", Path(__file__).parent / "oci-features/hello")
+    yield registry
+    next(running, None)
+
+
+def _copy(name: str, root: Path, registry: Registry) -> Path:
     target = root / f"dc-{name}"  # the same folder name for both: /workspaces/dc-NAME in each
     shutil.copytree(CORPUS / name, target)
     for path in target.rglob("*.sh"):
         path.chmod(0o755)
+    for config in target.rglob("*devcontainer.json"):
+        config.write_text(config.read_text().replace("@REGISTRY@", registry.address))
     return target
 
 
@@ -77,8 +95,8 @@ def _normal(text: str, folder: Path) -> list[str]:
     return [line.replace(str(folder), "<local>").rstrip() for line in text.strip().splitlines()]
 
 
-def _reference(cli: str, folder: Path, probe: str) -> list[str]:
-    env = {**os.environ, "HOME": str(folder.parent / "ref-home")}
+def _reference(cli: str, folder: Path, probe: str, registry: Registry) -> list[str]:
+    env = {**os.environ, "HOME": str(folder.parent / "ref-home"), "NODE_EXTRA_CA_CERTS": str(registry.ca_file)}
     up = subprocess.run(
         [cli, "up", "--workspace-folder", str(folder)], env=env, capture_output=True, text=True, timeout=CLI_SECONDS
     )
@@ -91,8 +109,8 @@ def _reference(cli: str, folder: Path, probe: str) -> list[str]:
     return _normal(done.stdout, folder)
 
 
-def _rig(folder: Path, probe: str) -> list[str]:
-    rig = Rig(folder, folder.parent / "rig-home")
+def _rig(folder: Path, probe: str, registry: Registry) -> list[str]:
+    rig = Rig(folder, folder.parent / "rig-home", SSL_CERT_FILE=str(registry.ca_file))
     rig.run("fork", "w")
     rig.run("shell", "w", stdin="exit\n")  # the session that runs postAttachCommand (up runs it too)
     return _normal(rig.run("exec", "w", "--", "sh", "-c", probe).stdout, folder)
@@ -100,15 +118,20 @@ def _rig(folder: Path, probe: str) -> list[str]:
 
 @pytest.mark.parametrize("name", sorted(path.name for path in CORPUS.iterdir() if path.is_dir()))
 def test_rig_and_the_reference_agree(
-    name: str, cli: str, tmp_path: Path, daemon: httpx.Client, reference_made: list[Path]
+    name: str,
+    cli: str,
+    tmp_path: Path,
+    daemon: httpx.Client,
+    reference_made: list[Path],
+    feature_registry: Registry,
 ) -> None:
     probe = (CORPUS / name / "probe.sh").read_text()
-    ours = _copy(name, tmp_path / "rig")
-    theirs = _copy(name, tmp_path / "reference")
+    ours = _copy(name, tmp_path / "rig", feature_registry)
+    theirs = _copy(name, tmp_path / "reference", feature_registry)
     reference_made.append(theirs)
     try:
-        expected = _reference(cli, theirs, probe)
-        seen = _rig(ours, probe)
+        expected = _reference(cli, theirs, probe, feature_registry)
+        seen = _rig(ours, probe, feature_registry)
     finally:
         remove_made_for(daemon, ours)
     assert seen == expected
