@@ -77,8 +77,8 @@ def load_devcontainer(relative: str, project_dir: str, environ: Mapping[str, str
 
 
 def _check_host_requirements(keys: DevContainerKeys, where: str) -> None:
-    wanted = keys.host_requirements
-    for size in (wanted.memory, wanted.storage) if wanted else ():
+    wanted = keys.host_requirements or {}
+    for size in (wanted.get("memory"), wanted.get("storage")):
         if size is not None:
             memory_bytes(size, f"{where}: hostRequirements")
 

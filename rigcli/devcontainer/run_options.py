@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from rigcli.devcontainer.model import DevContainerKeys, MountKeys
+from rigcli.devcontainer.model import DevContainerKeys
 from rigcli.errors import ConfigError
 
 # docker run option -> (container option, takes a value)
@@ -83,12 +83,13 @@ def memory_bytes(text: str, what: str) -> int:
     return int(float(found[1]) * _UNITS[found[2]])
 
 
-def parse_mount(mount: str | MountKeys | dict[str, Any], where: str) -> dict[str, Any]:
+def parse_mount(mount: str | dict[str, Any], where: str) -> dict[str, Any]:
     """A ``--mount`` string (``type=bind,source=/a,target=/b,readonly``) or object as an Engine API mount."""
     if isinstance(mount, dict):
-        mount = MountKeys.model_validate(mount)
-    if isinstance(mount, MountKeys):
-        return _api_mount(mount.type, mount.source, mount.target, False, where)
+        source = mount.get("source")
+        return _api_mount(
+            str(mount.get("type") or "bind"), str(source) if source else None, mount.get("target"), False, where
+        )
     fields: dict[str, str] = {}
     for part in str(mount).split(","):
         name, _, value = part.strip().partition("=")

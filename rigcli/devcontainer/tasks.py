@@ -52,6 +52,9 @@ def image_task(spec: dict[str, Any], step: Any, box: Any, log: logging.Logger) -
         "user": config.get("User") or "root",
         "entrypoint": config.get("Entrypoint"),
         "cmd": config.get("Cmd"),
+        # The image's environment as the tasks after this one leave it (features add theirs): what
+        # ${containerEnv:X} reads, known without asking the daemon at fork.
+        "env": dict(item.split("=", 1) for item in config.get("Env") or [] if "=" in item),
     }
     return {"ctx": {**dict(step.ctx), "image": ref, "base": base}}
 
@@ -88,7 +91,8 @@ def feature_task(spec: dict[str, Any], step: Any, box: Any) -> dict[str, JsonVal
         ref = machine.snapshot_with(changes)
     finally:
         machine.delete()
-    return {"ctx": {**ctx, "image": ref}}
+    base = {**ctx["base"], "env": {**ctx["base"]["env"], **feature["container_env"]}}
+    return {"ctx": {**ctx, "image": ref, "base": base}}
 
 
 def source_task(spec: dict[str, Any], step: Any, box: Any) -> dict[str, JsonValue]:
@@ -120,8 +124,8 @@ def hook_task(spec: dict[str, Any], step: Any, box: Any) -> dict[str, JsonValue]
     ctx: Ctx = dict(step.ctx)
     machine = box.from_snapshot(ctx["image"], options=spec["options"])
     try:
-        env, user = remote_environment(spec, box, ctx)
-        resolve = container_env_resolver(container_env(spec, box, ctx), spec["config_file"])
+        env, user = remote_environment(spec, ctx)
+        resolve = container_env_resolver(container_env(spec, ctx), spec["config_file"])
         worker = machine.with_user(user)
         for form in forms:
             run_in_machine(worker, spec["key"], resolve(form), env=env, cwd=spec["folder"])
@@ -131,10 +135,10 @@ def hook_task(spec: dict[str, Any], step: Any, box: Any) -> dict[str, JsonValue]
     return {"ctx": {**ctx, "image": ref}}
 
 
-def remote_environment(spec: dict[str, Any], box: Any, ctx: Ctx) -> tuple[dict[str, str], str]:
+def remote_environment(spec: dict[str, Any], ctx: Ctx) -> tuple[dict[str, str], str]:
     """``remoteEnv`` with ``${containerEnv:X}`` read from the container's configured environment
     (its image's and ``containerEnv``), and the user commands run as."""
-    resolve = container_env_resolver(container_env(spec, box, ctx), spec["config_file"])
+    resolve = container_env_resolver(container_env(spec, ctx), spec["config_file"])
     resolved = resolve(spec["remote_env"])
     assert isinstance(resolved, dict)
     env = {str(key): str(value) for key, value in resolved.items() if value is not None}
@@ -142,12 +146,9 @@ def remote_environment(spec: dict[str, Any], box: Any, ctx: Ctx) -> tuple[dict[s
     return env, str(user)
 
 
-def container_env(spec: dict[str, Any], box: Any, ctx: Ctx) -> dict[str, str]:
+def container_env(spec: dict[str, Any], ctx: Ctx) -> dict[str, str]:
     """The container's configured environment: its image's, then ``containerEnv``."""
-    info = box.image_info(ctx["image"]) or {}
-    found = dict(item.split("=", 1) for item in (info.get("Config") or {}).get("Env") or [] if "=" in item)
-    found.update(spec["options"].get("env") or {})
-    return found
+    return {**ctx["base"]["env"], **(spec["options"].get("env") or {})}
 
 
 def _env_text(value: str) -> str:

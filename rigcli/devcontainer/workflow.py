@@ -25,7 +25,7 @@ from rigcli.devcontainer.workspace import attach_workspace, create_workspace, st
 from rigcli.errors import ConfigError
 
 # Part of every task's cache key: a rig whose tasks do something else must not reuse older runs.
-IMPLEMENTATION = "devcontainer-1"
+IMPLEMENTATION = "devcontainer-2"
 PROVIDER = "box"
 
 
@@ -70,8 +70,8 @@ def declared_ports(loaded: DevContainer) -> list[dict[str, Any]]:
         if number is None:
             raise ConfigError(f"{loaded.config_file}: forwardPorts entry {item!r} is not a port number")
         attributes = loaded.keys.ports_attributes.get(str(item)) or loaded.keys.ports_attributes.get(str(number))
-        label = attributes.label if attributes else ""
-        protocol = (attributes.protocol if attributes else None) or "http"
+        attributes = attributes if isinstance(attributes, dict) else {}
+        label, protocol = str(attributes.get("label") or ""), str(attributes.get("protocol") or "http")
         found.append({"port": number, "label": label, "protocol": protocol})
     return found
 
@@ -106,12 +106,12 @@ def _image_spec(loaded: DevContainer) -> dict[str, Any]:
         raise ConfigError(
             f"{loaded.config_file}: the Dockerfile {dockerfile} is outside the build context {context_dir}"
         )
-    build = keys.build
+    build = keys.build or {}
     spec["build"] = {
         "context_dir": context_dir,
         "dockerfile": inside.replace(os.sep, "/"),
-        "args": dict(build.args) if build else {},
-        "target": build.target if build else None,
+        "args": dict(build.get("args") or {}),
+        "target": build.get("target"),
         "digest": digest,
     }
     return spec
@@ -139,17 +139,12 @@ def _run_spec(loaded: DevContainer) -> dict[str, Any]:
 def _forms(loaded: DevContainer, key: str) -> list[Any]:
     """The hook's commands: each feature's (in install order), then the configuration's own."""
     found = [feature["hooks"][key] for feature in loaded.features if feature["hooks"].get(key)]
-    own = getattr(loaded.keys, _attribute(key))
+    own = loaded.keys.hook(key)
     return [*found, own] if own else found
 
 
-def _attribute(key: str) -> str:
-    return "".join(f"_{char.lower()}" if char.isupper() else char for char in key)
-
-
 def _host_requirements(loaded: DevContainer) -> dict[str, Any] | None:
-    wanted = loaded.keys.host_requirements
-    return wanted.model_dump(exclude_none=True) if wanted else None
+    return loaded.keys.host_requirements
 
 
 def _caller_dir() -> str:

@@ -18,7 +18,7 @@ from rigcli.jsonutil import JsonValue
 
 def create_workspace(spec: dict[str, Any], workflow: Any, box: Any, log: logging.Logger) -> dict[str, JsonValue]:
     ctx = dict(workflow.ctx)
-    env, user = remote_environment(spec, box, ctx)
+    env, user = remote_environment(spec, ctx)
     options = {**spec["options"], "exec_user": user, "exec_env": env, "workdir": spec["folder"]}
     if not spec["override_command"]:  # the image's own program, as it was before rig's tasks ran
         options["entrypoint"], options["cmd"] = ctx["base"]["entrypoint"], ctx["base"]["cmd"]
@@ -44,8 +44,8 @@ def _run(spec: dict[str, Any], key: str, machine: Any, box: Any, ctx: dict[str, 
     forms = [form for form in spec["hooks"].get(key, []) if form]
     if not forms:
         return
-    env, _ = remote_environment(spec, box, ctx)
-    resolve = container_env_resolver(container_env(spec, box, ctx), spec["config_file"])
+    env, _ = remote_environment(spec, ctx)
+    resolve = container_env_resolver(container_env(spec, ctx), spec["config_file"])
     for form in forms:  # the machine runs them as the remote user, with remoteEnv, by default
         run_in_machine(machine, key, resolve(form), env=env, cwd=spec["folder"])
 

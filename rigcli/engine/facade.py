@@ -326,6 +326,9 @@ class ProjectEngine:
     ) -> int:
         return await self.lifecycle.attach(name, argv, tty=tty, env=env, workflow=workflow, start=start)
 
+    async def session_started(self, name: str, workflow: str | None = None) -> None:
+        await self.lifecycle.session_started(name, workflow)
+
     # -- the cache ----------------------------------------------------------------------------------
     async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]:
         return await self.cache.list_cache(workflow)

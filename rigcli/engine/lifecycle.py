@@ -183,6 +183,12 @@ class Lifecycle:
         code = await maybe_await(interactive.attach(machine.entry, argv, tty=tty, env=env, cwd=None))
         return int(code)
 
+    async def session_started(self, name: str, workflow: str | None = None) -> None:
+        """The hook point of every interactive session (``rig shell`` in ``attach``; ``rig ssh``, once
+        per session): the workflow's ``workspace(on_attach=...)``, for a ready workspace."""
+        selected, record = self.workspaces.find_workspace(name, workflow)
+        await self._workspace_hook(selected, record, selected.attach_hook)
+
 
 def _power_problem(name: str, verb: str, machine: Resource, answer: Answer) -> RigError | None:
     status = answer.status

@@ -101,7 +101,7 @@ def test_the_reference_devcontainer_id() -> None:
         ({"image": "x", "runArgs": ["--gpus", "all"]}, "runArgs option '--gpus' is not supported"),
         ({"image": "x", "runArgs": ["--cap-add"]}, "runArgs option --cap-add needs a value"),
         ({"name": "nothing"}, "neither image nor build.dockerfile is set"),
-        ({"image": "x", "containerEnv": ["A=1"]}, "containerEnv: Input should be a valid dictionary"),
+        ({"image": "x", "containerEnv": ["A=1"]}, "containerEnv: should be an object"),
         ({"image": "x", "hostRequirements": {"memory": "lots"}}, "'lots' is not a size"),
         ({"image": "x", "mounts": ["type=nfs,target=/x"]}, "mount type 'nfs' is not supported"),
     ],
