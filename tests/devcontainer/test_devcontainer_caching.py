@@ -151,3 +151,28 @@ def test_a_local_feature_with_options(make_project: MakeProject) -> None:
     ]  # fmt: skip
     (rig.project / ".devcontainer/greeter/install.sh").write_text(install + "true\n")
     assert pending(rig)["feature:greeter"] == "task-changed"
+
+
+def test_source_is_what_git_would_add_and_rm_and_gc_clean_up(make_project: MakeProject, daemon) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    rig = make_project(BUILT, {**FILES, ".gitignore": "secret.txt\n", "secret.txt": "no\n", "tracked.txt": "t\n"})
+    git = ["git", "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], cwd=rig.project, check=True)
+    subprocess.run([*git, "add", "tracked.txt", ".gitignore"], cwd=rig.project, check=True)
+    subprocess.run([*git, "commit", "-qm", "t"], cwd=rig.project, check=True)
+    (rig.project / "untracked.txt").write_text("u\n")
+    first = rig.json("apply")["context"]["image"]["image_id"]
+    rig.run("fork", "w")
+    listed = rig.exec("w", "ls -a").split()
+    assert {"tracked.txt", "untracked.txt", ".gitignore", "tool.txt"} <= set(listed)
+    assert "secret.txt" not in listed and ".rig" not in listed and ".git" not in listed
+
+    labels = json.dumps({"label": [f"rig.project={rig.project}"]})
+    rig.run("rm", "w", "--yes")
+    assert daemon.get("/containers/json", params={"all": "true", "filters": labels}).json() == []
+    (rig.project / "tool.txt").write_text("v2\n")
+    rig.run("apply")
+    assert daemon.get(f"/images/{first}/json").status_code == 200
+    rig.run("gc")
+    assert daemon.get(f"/images/{first}/json").status_code == 404  # nothing refers to it any more

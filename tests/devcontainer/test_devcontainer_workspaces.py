@@ -90,3 +90,12 @@ def test_updatecontent_is_there_and_does_nothing_without_its_key(make_project: M
     assert applied["context"]["image"] == rig.json("plan")["final_context"]["image"]
     rig.run("fork", "w")
     assert rig.exec("w", "pwd").strip() == "/workspaces/proj"
+
+
+def test_host_requirements_are_a_warning_at_apply_and_fork(make_project: MakeProject) -> None:
+    rig = make_project({"image": IMAGE, "hostRequirements": {"cpus": 4096, "memory": "64tb"}})
+    applied = rig.run("apply")
+    assert "hostRequirements not met: this configuration asks for 4096 CPUs" in applied.stderr
+    assert "64tb of memory" in applied.stderr
+    forked = rig.run("fork", "w")  # a warning, never a refusal
+    assert "hostRequirements not met" in forked.stderr
