@@ -183,7 +183,7 @@ def scan_projects(root: Path) -> list[ProjectLocation]:
 
     found: list[ProjectLocation] = []
     for directory, subdirs, files in os.walk(root):
-        if CONFIG_FILE in files:
+        if CONFIG_FILE in files or _holds_project(directory):  # zero config: a dev container configuration
             project_dir = Path(directory).resolve()
             found.append(ProjectLocation(project_dir, project_dir / CONFIG_FILE))
             subdirs[:] = []
