@@ -18,7 +18,6 @@ CONFIG = {
     "name": "bench",
     "build": {"dockerfile": "Dockerfile"},
     "onCreateCommand": "sleep 3",
-    "postCreateCommand": "true",
 }
 
 
