@@ -22,8 +22,9 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.discovery import load_dotenv_file
 from rigcli.errors import ConfigError, RigError, describe_exception
 from rigcli.layout import CONFIG_FILE
+from rigcli.load_inputs import noting
 from rigcli.speed.imports import forget_module, install_module
-from rigcli.speed.records import lazy_dataclass
+from rigcli.speed.records import evolve, lazy_dataclass
 
 
 @lazy_dataclass(frozen=True)
@@ -38,15 +39,29 @@ class LoadedConfig:
     # time.time() before any of the project's files was read: a file changed since then may be
     # newer than what this load saw (engine/memo.py keeps nothing for it).
     read_since: float = 0.0
+    # Files the load read besides its modules (load_inputs.py): the memo stamps them too.
+    inputs: tuple[str, ...] = ()
 
 
 def load_config(config_path: Path, project_dir: Path) -> LoadedConfig:
-    if not config_path.is_file():
+    source = None if config_path.is_file() else _zero_config(config_path, project_dir)
+    if source is None and not config_path.is_file():
         raise ConfigError(f'No {CONFIG_FILE} found at {config_path}. Run "rig init" to create one.')
     read_since = time.time()
     load_dotenv_file(project_dir)
-    module = _import_fresh(config_path, project_dir)
-    return _read_workflows(module, config_path, project_dir, read_since)
+    with noting() as inputs:
+        module = _import_fresh(config_path, project_dir, source)
+    loaded = _read_workflows(module, config_path, project_dir, read_since)
+    return evolve(loaded, inputs=tuple(dict.fromkeys(inputs))) if inputs else loaded
+
+
+def _zero_config(config_path: Path, project_dir: Path) -> str | None:
+    """Without rig_config.py, the one a directory's dev container configurations stand for (what
+    ``rig init --devcontainer`` writes); None when it has none."""
+    from rigcli.devcontainer.locations import config_paths, starter_config
+
+    found = config_paths(str(project_dir)) if config_path.name == CONFIG_FILE else []
+    return starter_config(found) if found else None
 
 
 # Every project directory loaded in this process: an embedding host (or a test run) may load
@@ -60,6 +75,17 @@ class _FreshSourceLoader(importlib.machinery.SourceFileLoader):
 
     def get_code(self, fullname: str) -> CodeType:
         return compile(self.get_data(self.path), self.path, "exec", dont_inherit=True)
+
+
+class _GivenSourceLoader(_FreshSourceLoader):
+    """A config that is not on disk (zero config): its text given, its file name the one it stands for."""
+
+    def __init__(self, fullname: str, path: str, source: str) -> None:
+        super().__init__(fullname, path)
+        self._source = source
+
+    def get_data(self, path: str) -> bytes:
+        return self._source.encode("utf-8")
 
 
 class _ProjectFinder:
@@ -126,11 +152,12 @@ def _forget_project_modules(project_dir: Path) -> None:
             forget_module(name)
 
 
-def _import_fresh(config_path: Path, project_dir: Path) -> ModuleType:
+def _import_fresh(config_path: Path, project_dir: Path, source: str | None = None) -> ModuleType:
     _forget_project_modules(project_dir)
     module_name = "rig_config"
     path = str(config_path)
-    spec = importlib.util.spec_from_file_location(module_name, path, loader=_FreshSourceLoader(module_name, path))
+    loader = _FreshSourceLoader(module_name, path) if source is None else _GivenSourceLoader(module_name, path, source)
+    spec = importlib.util.spec_from_file_location(module_name, path, loader=loader)
     if spec is None or spec.loader is None:
         raise ConfigError(f"{config_path}: cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)

@@ -97,7 +97,7 @@ def project_paths(
         project_dir = os.path.dirname(config_path)
     elif chdir is not None:
         config_path = os.path.join(base, CONFIG_FILE)
-        if not os.path.isfile(config_path):
+        if not _holds_project(base):
             raise ConfigError(f'No {CONFIG_FILE} found in {base}. Run "rig init" to create one.')
         project_dir = base
     else:
@@ -165,9 +165,16 @@ def search_upward(start: Path) -> Path | None:
     return None if found is None else type(start)(found)
 
 
+def _holds_project(directory: str) -> bool:
+    """rig_config.py, or (zero config) a dev container configuration without one."""
+    from rigcli.devcontainer.locations import has_config
+
+    return os.path.isfile(os.path.join(directory, CONFIG_FILE)) or has_config(directory)
+
+
 def _search_upward(start: str) -> str | None:
     directory = start
-    while not os.path.isfile(os.path.join(directory, CONFIG_FILE)):
+    while not _holds_project(directory):
         parent = os.path.dirname(directory)
         if parent == directory:
             return None
@@ -181,7 +188,7 @@ def scan_projects(root: Path) -> list[ProjectLocation]:
 
     found: list[ProjectLocation] = []
     for directory, subdirs, files in os.walk(root):
-        if CONFIG_FILE in files:
+        if CONFIG_FILE in files or _holds_project(directory):  # zero config: a dev container configuration
             project_dir = Path(directory).resolve()
             found.append(ProjectLocation(project_dir, project_dir / CONFIG_FILE))
             subdirs[:] = []

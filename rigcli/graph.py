@@ -110,6 +110,8 @@ class CompiledWorkflow:
     root_providers: Scope = field(default_factory=dict)
     workspace_ttl: float | None = None  # workspace(ttl=...): seconds until the reaper removes one
     workspace_idle_stop: float | None = None  # workspace(idle_stop=...): seconds unused until it is stopped
+    start_hook: HookSpec | None = None  # workspace(on_start=...): after rig start
+    attach_hook: HookSpec | None = None  # workspace(on_attach=...): before each rig shell
 
     @property
     def creates_workspace(self) -> bool:
@@ -117,7 +119,7 @@ class CompiledWorkflow:
 
     def all_scopes(self) -> list[Scope]:
         scopes: list[Scope] = [task.providers for task in self.tasks]
-        for hook in (self.create_hook, self.remove_hook):
+        for hook in (self.create_hook, self.remove_hook, self.start_hook, self.attach_hook):
             if hook is not None:
                 scopes.append(hook.providers)
         for op in (*self.operations.values(), *self.workspace_operations.values()):
@@ -262,7 +264,7 @@ def _compile(
     compiler = _Compiler(root.workflow, fragment_hasher)
     base_scope: Scope = MappingProxyType(dict(root_providers))
     steps = compiler.node(root, _Place(prefix="", scope=base_scope, stack=(), store=LOCAL_STORE, cache_prefix=""))
-    create_hook = remove_hook = None
+    create_hook = remove_hook = start_hook = attach_hook = None
     definition: WorkspaceDefinition | None = root.workspace_definition
     if definition is not None:
         hook_scope = compiler.overlay(base_scope, definition.scope)
@@ -273,6 +275,10 @@ def _compile(
                 definition.remove, HOOK_NAMES, hook_scope, f"Workflow {root.workflow} workspace remove"
             )
             remove_hook = HookSpec(definition.remove, hook_scope, "remove")
+        start_hook, attach_hook = (
+            _hook(function, hook_scope, label, root.workflow)
+            for function, label in ((definition.on_start, "on_start"), (definition.on_attach, "on_attach"))
+        )
     operations = {}
     for op in root.operations:
         op_scope = compiler.overlay(base_scope, op.scope)
@@ -296,7 +302,16 @@ def _compile(
         root_providers=base_scope,
         workspace_ttl=definition.ttl if definition is not None else None,
         workspace_idle_stop=definition.idle_stop if definition is not None else None,
+        start_hook=start_hook,
+        attach_hook=attach_hook,
     )
+
+
+def _hook(function: Handler | None, scope: Scope, label: str, workflow: str) -> HookSpec | None:
+    if function is None:
+        return None
+    check_handler_params(function, HOOK_NAMES, scope, f"Workflow {workflow} workspace {label}")
+    return HookSpec(function, scope, label)
 
 
 __all__ = [

@@ -5,9 +5,10 @@ Rooms, lowest first (a module may import its own room and the rooms below it):
 
     foundation  speed/, errors, jsonutil, statuses, records, run_ids, events, event_bus, streams, children, layout,
                 masking, sanitize, state_location, timeouts, _version
-    authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
+    authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader, load_inputs
     keys        graph, fingerprint/, cachekeys
     state       state/
+    devcontainer devcontainer/ (a configuration as a workflow; its locations are authoring's, for discovery)
     engine      engine/
     cache       cache/ (answers a load gave, remembered: it computes them with the engine)
     render      render/
@@ -64,10 +65,13 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.host",
             "rigcli.discovery",
             "rigcli.config_loader",
+            "rigcli.devcontainer.locations",
+            "rigcli.load_inputs",
         ),
     ),
     ("keys", ("rigcli.graph", "rigcli.fingerprint", "rigcli.cachekeys")),
     ("state", ("rigcli.state",)),
+    ("devcontainer", ("rigcli.devcontainer",)),
     ("engine", ("rigcli.engine",)),
     ("cache", ("rigcli.cache",)),
     ("render", ("rigcli.render",)),

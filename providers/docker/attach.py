@@ -47,6 +47,21 @@ def _failed(response: Response, what: str, container: str) -> ProviderError:
     return ProviderError(f"Docker {what} failed: {response.message()} (HTTP {response.status})")
 
 
+def journaled_exec(resource: Mapping[str, object]) -> tuple[str | None, dict[str, str], str | None]:
+    """The user, environment and working directory a container's commands get by default, as its
+    create journaled them (``container_options``: ``exec_user``, ``exec_env``); none, for most."""
+    found = resource.get("exec")
+    if not isinstance(found, Mapping):
+        return None, {}, None
+    user, env, workdir = found.get("user"), found.get("env"), found.get("workdir")
+    environment = {str(key): str(value) for key, value in env.items()} if isinstance(env, Mapping) else {}
+    return (
+        user if isinstance(user, str) and user else None,
+        environment,
+        workdir if isinstance(workdir, str) and workdir else None,
+    )
+
+
 def attach_exec(
     raw: RawClient,
     container: str,
@@ -55,9 +70,10 @@ def attach_exec(
     tty: bool,
     env: Mapping[str, str],
     cwd: str | None,
+    user: str | None = None,
 ) -> int:
     """Run ``argv`` (None: a shell) in ``container`` on rig's stdin, stdout and stderr; its exit code."""
-    created, mark = create_exec(raw, container, argv, tty=tty, env=env, cwd=cwd)
+    created, mark = create_exec(raw, container, argv, tty=tty, env=env, cwd=cwd, user=user)
     if created.status != 201:
         raise _failed(created, "exec create", container)
     return run_exec(raw, container, str(created.json()["Id"]), mark, tty=tty)
@@ -71,6 +87,7 @@ def create_exec(
     tty: bool,
     env: Mapping[str, str],
     cwd: str | None,
+    user: str | None = None,
 ) -> tuple[Response, str]:
     """Ask the daemon for the exec (nothing runs yet): its answer, and the mark its processes will carry."""
     mark = f"{MARK}={os.urandom(8).hex()}"  # not secrets: its import loads OpenSSL, for the same bytes
@@ -84,6 +101,8 @@ def create_exec(
     }
     if cwd:
         body["WorkingDir"] = cwd
+    if user:
+        body["User"] = user
     return raw.request("POST", f"/containers/{container}/exec", body=body), mark
 
 
@@ -215,4 +234,4 @@ def _exit_code(raw: RawClient, exec_id: str) -> int:
         delay = min(delay * 2, 0.02)
 
 
-__all__ = ["MARK", "SHELL", "attach_exec", "create_exec", "run_exec"]
+__all__ = ["MARK", "SHELL", "attach_exec", "create_exec", "journaled_exec", "run_exec"]

@@ -222,6 +222,30 @@ class DockerClient:
         except (httpx.TransportError, OSError) as exc:
             raise transport_error(self.endpoint, exc, f"{method} {path}") from None
 
+    @contextmanager
+    def upload(
+        self, path: str, *, content: bytes, params: Mapping[str, Any], read_timeout: float
+    ) -> Iterator[httpx.Response]:
+        """POST a tar (a build context) and read the answer as it arrives, each read bounded by
+        ``read_timeout``: a build or a pull says something at least that often."""
+        load_httpx()
+        import httpx
+
+        timeout = httpx.Timeout(connect=10.0, read=read_timeout, write=600.0, pool=30.0)
+        self._negotiated()
+        try:
+            with self._http().stream(
+                "POST",
+                self._url(path, True),
+                params=params,
+                content=content,
+                headers={"Content-Type": "application/x-tar"},
+                timeout=timeout,
+            ) as response:
+                yield response
+        except (httpx.TransportError, OSError) as exc:
+            raise transport_error(self.endpoint, exc, f"POST {path}") from None
+
     # -- execs in flight: stopped on cancellation and at exit, before the connections go ------------
 
     @contextmanager

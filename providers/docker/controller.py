@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from providers.docker import lifecycle
+from providers.docker.container_options import apply_options, asked
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.images import IMAGE_KIND, full_image_id, image_id_of
 from providers.docker.labels import PROVIDER_ID
@@ -146,16 +147,28 @@ class DockerController(BaseController):
             )
         return None
 
-    def start_container(self, image: str, *, workspace: str | None, effects: EffectJournal) -> dict[str, Any]:
+    def start_container(
+        self,
+        image: str,
+        *,
+        workspace: str | None,
+        effects: EffectJournal,
+        options: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
         from providers.docker.labels import EFFECT_LABEL, KIND_LABEL
 
+        wanted, defaults = asked(options)
         # os.urandom(6).hex() is secrets.token_hex(6), without secrets' import of random and its hashes.
         machine_id = f"rig-{os.urandom(6).hex()}"
-        workdir = str(self.config.get("workdir") or "/workspace")
+        workdir = str(wanted.get("workdir") or self.config.get("workdir") or "/workspace")
         host = self.endpoint.host
         # The container's name and rig.effect label are its effect id, journaled before the create
-        # call: if the reply is lost or rig is killed, rm and gc still find it.
-        effects.requested("container", {"machine_id": machine_id, "host": host}, effect_id=machine_id)
+        # call: if the reply is lost or rig is killed, rm and gc still find it. What commands in it
+        # get by default (its user and environment) goes with it: rig exec reads it from there.
+        journaled: dict[str, Any] = {"machine_id": machine_id, "host": host}
+        if defaults:
+            journaled["exec"] = {**defaults, "workdir": workdir}
+        effects.requested("container", journaled, effect_id=machine_id)
         labels = {
             "rig.project": self.setup.project_dir,
             "rig.machine": machine_id,
@@ -175,6 +188,8 @@ class DockerController(BaseController):
             "Tty": False,
             "HostConfig": {"NetworkMode": str(self.config.get("network") or "none"), "Init": True},
         }
+        if wanted:
+            apply_options(body, wanted)
         # Create and start go over the controller's own connection (rawhttp), as the docker CLI's
         # two requests do: a fork imports no httpx (~40% of its instructions) for them.
         response = self.raw.request("POST", "/containers/create", params={"name": machine_id}, body=body)
@@ -208,6 +223,7 @@ class DockerController(BaseController):
             "image": image,
             "workdir": workdir,
             "created_at": now_iso(),
+            **{f"exec_{key}": value for key, value in defaults.items()},
         }
 
     def remove_container(self, container_id: str, machine_id: str | None) -> None:
@@ -234,7 +250,13 @@ class DockerController(BaseController):
         return self.commit_container(machine.container_id, machine.id, effects, made_from=machine.image)
 
     def commit_container(
-        self, container_id: str, machine_id: str, effects: EffectJournal, *, made_from: str | None
+        self,
+        container_id: str,
+        machine_id: str,
+        effects: EffectJournal,
+        *,
+        made_from: str | None,
+        changes: Sequence[str] = (),
     ) -> dict[str, Any]:
         """Commit the container (paused meanwhile, so the image is one instant of it) to a snapshot image."""
         import secrets
@@ -250,7 +272,7 @@ class DockerController(BaseController):
                 "container": container_id,
                 "repo": SNAPSHOT_REPO,
                 "tag": tag,
-                "changes": snapshot_changes(tag),
+                "changes": [*changes, *snapshot_changes(tag)],
                 "pause": "true",
             },
             json={},
@@ -358,11 +380,12 @@ class DockerController(BaseController):
         cwd: str | None,
     ) -> int:
         """Run ``argv`` (or a login shell) in the container on rig's stdio, like ``docker exec -i[t]``."""
-        from providers.docker.attach import attach_exec
+        from providers.docker.attach import attach_exec, journaled_exec
 
         container = lifecycle.container_of(self.endpoint.host, resource)
-        full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
-        return attach_exec(self.raw, container, argv, tty=tty, env=full, cwd=cwd)
+        user, defaults, workdir = journaled_exec(resource["resource"])
+        full = {**{str(key): str(value) for key, value in self.env.items()}, **defaults, **env}
+        return attach_exec(self.raw, container, argv, tty=tty, env=full, cwd=cwd or workdir, user=user)
 
     def list_machines(self) -> list[JsonObject]:
         return stored_records(self.setup.storage, "machine:", provider=PROVIDER_ID)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from providers.docker.attach import create_exec, run_exec
+from providers.docker.attach import create_exec, journaled_exec, run_exec
 from providers.docker.endpoint import container_of, resolve_endpoint
 from providers.docker.rawhttp import RawClient
 from rigcli.errors import RigError
@@ -48,9 +48,10 @@ def attach_directly(
     except RigError:
         return None
     try:
-        full = {**{str(key): str(value) for key, value in configured.items()}, **env}
+        user, defaults, workdir = journaled_exec(resource["resource"])
+        full = {**{str(key): str(value) for key, value in configured.items()}, **defaults, **env}
         try:
-            created, mark = create_exec(raw, container, argv, tty=tty, env=full, cwd=None)
+            created, mark = create_exec(raw, container, argv, tty=tty, env=full, cwd=workdir, user=user)
         except RigError:
             return None
         if created.status != 201:

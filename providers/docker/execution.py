@@ -74,6 +74,7 @@ def run_exec(
     cancellation: Cancellation,
     effects: EffectJournal,
     grace: float = GRACE_SECONDS,
+    user: str | None = None,
 ) -> CommandResult:
     """Run ``sh -c command`` in the container; on timeout, cancel or Ctrl-C its process group dies."""
     session = effects.requested(EXEC_EFFECT, {"container_id": container, "host": client.host})
@@ -90,6 +91,7 @@ def run_exec(
             "Cmd": ["sh", "-c", _WRAPPER, pidfile, command],
             "Env": [*(f"{key}={value}" for key, value in env.items()), f"{EXEC_VARIABLE}={session}"],
             "WorkingDir": cwd,
+            **({"User": user} if user else {}),
         },
     )
     exec_id = created["Id"]

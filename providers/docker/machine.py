@@ -9,15 +9,17 @@ base, over the client of the task's own node.
 
 from __future__ import annotations
 
+import copy
 import io
 import os
 import posixpath
 import shlex
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from providers.docker.images import image_id_of
+from providers.docker.runtime_images import ImageMethods
 from rigcli.errors import ProviderError
 from rigcli.provider_api import Cancellation, EffectJournal, ProviderSetup
 from rigcli.provider_kit import (
@@ -31,7 +33,10 @@ from rigcli.provider_kit import (
 )
 
 if TYPE_CHECKING:
+    from typing_extensions import Self
+
     from providers.docker.client import DockerClient
+    from providers.docker.endpoint import Endpoint
 
 RuntimeT = TypeVar("RuntimeT", bound=BaseRuntime[MachineController])
 
@@ -45,6 +50,9 @@ class ContainerMachine(BaseMachine[RuntimeT]):
         self.image: str = record.get("image") or ""
         self.workdir: str = record.get("workdir") or "/"
         self.created_at: str = record.get("created_at") or ""
+        # What every command gets unless it says otherwise (container_options: exec_user, exec_env).
+        self.user: str | None = record.get("exec_user") or None
+        self.exec_env: dict[str, str] = dict(record.get("exec_env") or {})
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(id={self.id!r}, container={self.container_id[:12]!r})"
@@ -82,12 +90,33 @@ class ContainerMachine(BaseMachine[RuntimeT]):
             self._client,
             self.container_id,
             command,
-            env=env,
+            env={**self.exec_env, **env},
+            user=self.user,
             cwd=cwd,
             timeout=timeout,
             recorder=recorder,
             cancellation=cancellation,
             effects=self._runtime.context.effects,
+        )
+
+    def with_user(self, user: str | None) -> Self:
+        """The same machine, its commands run as ``user`` (None: the container's own user)."""
+        other = copy.copy(self)
+        other.user = user or None
+        return other
+
+    def put_archive(self, folder: str, archive: bytes) -> None:
+        """Unpack a tar archive into ``folder`` (made first when missing), as ``docker cp`` does."""
+        target = self.resolve(folder)
+        self.exec(f"mkdir -p {shlex.quote(target)}", name=f"mkdir {target}")
+        self._client.request(
+            "PUT",
+            f"/containers/{self.container_id}/archive",
+            params={"path": target},
+            content=archive,
+            headers={"Content-Type": "application/x-tar"},
+            ok=(200,),
+            what=f"copy into {target}",
         )
 
     def exists(self, path: str) -> bool:
@@ -165,13 +194,32 @@ class ContainerHost(MachineController, Protocol):
     def setup(self) -> ProviderSetup: ...
     @property
     def client(self) -> DockerClient: ...
-    def start_container(self, image: str, *, workspace: str | None, effects: EffectJournal) -> dict[str, Any]: ...
+    @property
+    def endpoint(self) -> Endpoint: ...
+    def start_container(
+        self,
+        image: str,
+        *,
+        workspace: str | None,
+        effects: EffectJournal,
+        options: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]: ...
     def commit(self, machine: DockerMachine, effects: EffectJournal) -> dict[str, Any]: ...
+    def commit_container(
+        self,
+        container_id: str,
+        machine_id: str,
+        effects: EffectJournal,
+        *,
+        made_from: str | None,
+        changes: Sequence[str] = (),
+    ) -> dict[str, Any]: ...
     def remove_container(self, container_id: str, machine_id: str | None) -> None: ...
 
 
-class DockerRuntime(BaseRuntime[ContainerHost]):
-    """What handlers receive: start containers, find them again, list what exists."""
+class DockerRuntime(ImageMethods, BaseRuntime[ContainerHost]):
+    """What handlers receive: start containers (with their options), find them again, list what exists,
+    and images inspected, pulled when absent or built (``runtime_images``)."""
 
     @property
     def client(self) -> DockerClient:
@@ -179,20 +227,23 @@ class DockerRuntime(BaseRuntime[ContainerHost]):
         commit): making a container speaks on the controller's raw connection and needs none."""
         return self.controller.client
 
-    def create_machine(self, image: str | None = None) -> DockerMachine:
-        """A new container from ``image`` (or the provider's configured image), kept running idle."""
+    def create_machine(self, image: str | None = None, *, options: Mapping[str, Any] | None = None) -> DockerMachine:
+        """A new container from ``image`` (or the provider's configured image), kept running idle;
+        ``options``: more of the container (``container_options``: env, user, mounts, ...)."""
         chosen = image or self.config.get("image")
         if not isinstance(chosen, str) or not chosen:
             raise ProviderError("docker create_machine needs an image: pass image=... or configure image=")
-        return self._start(chosen, source_image=None)
+        return self._start(chosen, source_image=None, options=options)
 
-    def from_snapshot(self, ref: Any) -> DockerMachine:
-        """A new container from a committed snapshot image."""
+    def from_snapshot(self, ref: Any, *, options: Mapping[str, Any] | None = None) -> DockerMachine:
+        """A new container from a committed snapshot image (``options`` as for ``create_machine``)."""
         image_id = image_id_of(ref)
-        return self._start(image_id, source_image=image_id)
+        return self._start(image_id, source_image=image_id, options=options)
 
-    def _start(self, image: str, *, source_image: str | None) -> DockerMachine:
-        record = self.controller.start_container(image, workspace=self.context.workspace, effects=self.context.effects)
+    def _start(self, image: str, *, source_image: str | None, options: Mapping[str, Any] | None) -> DockerMachine:
+        record = self.controller.start_container(
+            image, workspace=self.context.workspace, effects=self.context.effects, options=options
+        )
         record["source_image"] = source_image
         self.controller.setup.storage.set(f"machine:{record['id']}", record)
         machine = DockerMachine(self, record)
@@ -226,6 +277,14 @@ class DockerMachine(ContainerMachine[DockerRuntime]):
         """Commit the container to an image."""
         return self._runtime.controller.commit(self, self._runtime.context.effects)
 
+    def snapshot_with(self, changes: list[str]) -> dict[str, Any]:
+        """``snapshot_ref`` with Dockerfile ``changes`` made in the commit (``ENV K=V``, ``USER u``)."""
+        ref = self._runtime.controller.commit_container(
+            self.container_id, self.id, self._runtime.context.effects, made_from=self.image, changes=changes
+        )
+        self._runtime.event("snapshot.created", machine=self.id, artifact=ref)
+        return ref
+
     def _remove(self) -> None:
         """Remove the container (forced) and its record."""
         self._runtime.controller.remove_container(self.container_id, self.id)
@@ -239,6 +298,7 @@ class DockerMachine(ContainerMachine[DockerRuntime]):
             "workdir": self.workdir,
             "created_at": self.created_at,
             "source_image": self.source_image,
+            "exec_user": self.user,
         }
 
 

@@ -259,21 +259,28 @@ class SequenceNode(NodeMethods):
         *,
         ttl: CacheTtl = None,
         idle_stop: CacheTtl = None,
+        on_start: Handler | None = None,
+        on_attach: Handler | None = None,
     ) -> SequenceNode:
         """Let this workflow create workspaces: ``create`` returns the workspace ctx.
 
         ``ttl``: a workspace is removed that long after its fork (``rig reap``, or any later rig
         command); ``idle_stop``: stopped after that long unused, where its provider can tell.
         Durations as for ``cache_ttl`` (seconds, a timedelta, "8h"); ``rig fork --ttl`` overrides.
+        ``on_start``: called after ``rig start`` started the workspace's machines; ``on_attach``:
+        before each ``rig shell`` session (not ``rig exec``); both get what ``remove`` gets.
         """
-        if not callable(create) or (remove is not None and not callable(remove)):
-            raise ConfigError("workspace(create=..., remove=...) needs functions")
+        hooks = (create, remove, on_start, on_attach)
+        if not callable(create) or any(hook is not None and not callable(hook) for hook in hooks):
+            raise ConfigError("workspace(create=..., remove=..., on_start=..., on_attach=...) needs functions")
         definition = WorkspaceDefinition(
             create,
             remove,
             self.scope,
             ttl=parse_lifetime(ttl, "workspace ttl"),
             idle_stop=parse_lifetime(idle_stop, "workspace idle_stop"),
+            on_start=on_start,
+            on_attach=on_attach,
         )
         return replace(self, workspace_definition=definition)
 

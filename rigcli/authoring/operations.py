@@ -48,6 +48,8 @@ class WorkspaceDefinition:
     scope: ProviderScope
     ttl: float | None = None  # seconds from its fork until the reaper removes it; None: never
     idle_stop: float | None = None  # seconds unused until the reaper stops it; None: never
+    on_start: Handler | None = None  # after `rig start` started its machines
+    on_attach: Handler | None = None  # before each `rig shell` (or `rig ssh`) session
 
 
 @lazy_dataclass(frozen=True, eq=False)

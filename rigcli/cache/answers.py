@@ -27,7 +27,7 @@ from rigcli.cache.start import Start, locate
 TYPE_CHECKING = False  # not typing's: a cached answer's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine
-    from typing import Protocol, TypeVar
+    from typing import Any, Protocol, TypeVar
 
     from rigcli.engine.api import Engine
     from rigcli.jsonutil import JsonObject, JsonValue
@@ -130,7 +130,7 @@ class ConfigAnswer:
 
     __slots__ = ("workflows",)
 
-    def __init__(self, workflows: dict[str, dict[str, list[list[object]]]]) -> None:
+    def __init__(self, workflows: dict[str, dict[str, list[Any]]]) -> None:
         self.workflows = workflows
 
     def tasks(self, workflow: str) -> list[TaskRow]:
@@ -138,6 +138,10 @@ class ConfigAnswer:
 
     def operations(self, workflow: str) -> list[str]:
         return [str(item) for item in self.workflows[workflow]["operations"]]
+
+    def attach_hook(self, workflow: str) -> bool:
+        """Whether a shell session runs the workflow's ``workspace(on_attach=...)`` first."""
+        return bool(self.workflows[workflow].get("attach_hook", [False])[0])
 
     def provider_configs(self, workflow: str, provider_id: str) -> list[object] | None:
         """The configs as written of ``provider_id``'s definitions in the workflow; None when one can

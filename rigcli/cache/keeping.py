@@ -40,6 +40,8 @@ def config_answers(project: Project) -> dict[str, object]:
         answers[name] = {
             "tasks": [[task.path, task.cache_path, task.name, task.store] for task in compiled.tasks],
             "operations": sorted(str(item) for item in compiled.workspace_operations),
+            # A shell session runs the workflow's workspace(on_attach=...) first, through the engine.
+            "attach_hook": [compiled.attach_hook is not None],  # a list: every entry's value is one
             "providers": [
                 [definition.provider_id, encoded_config(definition)] for definition in definitions_of(compiled)
             ],
@@ -69,6 +71,7 @@ def keep(project: Project, answers: Mapping[str, object]) -> None:
         config_path=config_path,
         answers=kept,
         read_since=project.loaded.config.read_since,
+        inputs=project.loaded.config.inputs,
     )
 
 

@@ -5,7 +5,7 @@ are: built into the interpreter, where json's import alone costs a cached comman
 instructions). It holds only dicts, lists, strings, numbers, booleans and None::
 
     {"format": FORMAT, "version": rig's version, "config": absolute config path,
-     "stamps": [[path, file_stamp], ...],   # rig_config.py, the helpers it imported, .env
+     "stamps": [[path, file_stamp], ...],   # rig_config.py, its helpers, .env, what else it read
      "answers": {name: answer, ...}}        # each answer's own form: rigcli/cache/answers.py
 
 A file whose format, version, config or stamps do not read as they were is not used; a file that
@@ -18,7 +18,7 @@ import marshal
 import os
 import sys
 import zlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from rigcli.speed.file_facts import file_stamp
 
@@ -76,11 +76,13 @@ def keep(
     config_path: str,
     answers: Mapping[str, object],
     read_since: float,
+    inputs: Sequence[str] = (),
 ) -> None:
-    """Write ``answers`` for ``config_path``, stamped with the project's files now. Nothing is written
-    when one of those files changed after ``read_since`` (``time.time()`` when the load began): the
-    stamp would be of bytes the load may not have read."""
-    files = project_files(project_dir, config_path)
+    """Write ``answers`` for ``config_path``, stamped with the project's files now and ``inputs`` (more
+    files or directories the load read: ``load_inputs.py``). Nothing is written when one of those
+    changed after ``read_since`` (``time.time()`` when the load began): the stamp would be of bytes
+    the load may not have read."""
+    files = sorted({*project_files(project_dir, config_path), *(os.path.abspath(path) for path in inputs)})
     if len(files) > MAX_FILES:
         return
     stamps = {path: file_stamp(path) for path in files}

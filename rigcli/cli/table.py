@@ -187,6 +187,11 @@ COMMANDS = (
                 choices=("local", "docker"),
                 default="local",
             ),
+            Option(
+                ("--devcontainer",),
+                "devcontainer",
+                "Write the rig_config.py this directory's devcontainer.json configurations stand for, to extend.",
+            ),
         ),
     ),
     Command(

@@ -25,8 +25,8 @@ from rigcli.engine.liveness import (
 from rigcli.engine.project import Project
 from rigcli.engine.providers import maybe_await
 from rigcli.engine.workspaces import Workspaces
-from rigcli.errors import RigError, UnsupportedError
-from rigcli.graph import CompiledWorkflow
+from rigcli.errors import RigError, TaskError, UnsupportedError, describe_exception
+from rigcli.graph import CompiledWorkflow, HookSpec
 from rigcli.provider_api import LiveStatus, ProviderController, SupportsInteractive, SupportsPower
 from rigcli.records import WorkspaceRecord
 from rigcli.statuses import LiveState
@@ -100,7 +100,33 @@ class Lifecycle:
             with self.project.stores.writing(verb):
                 store.note_effect_power(machine.entry["id"], "stopped" if stop else "started")
         _, record = self.workspaces.find_workspace(name, selected.name)
+        if not stop and actions:  # started now: the workflow's workspace(on_start=...)
+            await self._workspace_hook(selected, record, selected.start_hook)
         return summarize(record, await self._answers(selected, record))
+
+    async def _workspace_hook(self, selected: CompiledWorkflow, record: WorkspaceRecord, hook: HookSpec | None) -> None:
+        """Run ``on_start``/``on_attach`` for a ready workspace; its failure is the command's (exit 1)."""
+        if hook is None or record.status != "ready":
+            return
+        from rigcli.engine.hooks import run_hook
+        from rigcli.engine.invoke import NamedContext, freeze
+
+        session = await self.project.session(selected, "require")
+        try:
+            await run_hook(
+                self.project,
+                selected,
+                session,
+                hook,
+                node_path=f"workspace:{record.name}:{hook.label}",
+                workflow_ctx=record.workflow_ctx,
+                workspace=NamedContext(record.name, freeze(record.ctx)),
+                owner=("workspace", record.id),
+            )
+        except RigError:
+            raise
+        except Exception as exc:
+            raise TaskError(f"Workspace {record.name} {hook.label} failed: {describe_exception(exc)}") from exc
 
     async def _power_controller(
         self, workflow: CompiledWorkflow, machine: Resource, answered: ProviderController | None
@@ -134,6 +160,8 @@ class Lifecycle:
         machines = [item for item in resources_of(record) if item.entry["id"] in answers]
         if not machines:
             raise RigError(f"Workspace {name} has no machine to run in ({live.detail})")
+        if argv is None:  # a shell session: the workflow's workspace(on_attach=...) first
+            await self._workspace_hook(selected, record, selected.attach_hook)
         # The first machine that runs (journal order: the one its create made first).
         order: dict[LiveState, int] = {"running": 0, "unknown": 1, "stopped": 2, "missing": 3}
         machine = min(machines, key=lambda item: order[answers[item.entry["id"]].status.state])
@@ -150,6 +178,12 @@ class Lifecycle:
             )
         code = await maybe_await(interactive.attach(machine.entry, argv, tty=tty, env=env, cwd=None))
         return int(code)
+
+    async def session_started(self, name: str, workflow: str | None = None) -> None:
+        """The hook point of every interactive session (``rig shell`` in ``attach``; ``rig ssh``, once
+        per session): the workflow's ``workspace(on_attach=...)``, for a ready workspace."""
+        selected, record = self.workspaces.find_workspace(name, workflow)
+        await self._workspace_hook(selected, record, selected.attach_hook)
 
 
 def _power_problem(name: str, verb: str, machine: Resource, answer: Answer) -> RigError | None:

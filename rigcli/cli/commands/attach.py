@@ -95,6 +95,8 @@ def _attach_directly(
     workflow = found[0].workflow
     if operation in answer.operations(workflow) or effects is None or len(effects) != 1:
         return None
+    if argv is None and answer.attach_hook(workflow):  # the engine runs workspace(on_attach=...) first
+        return None
     effect = effects[0]
     provider_id = str(effect.pop("provider_id"))
     configs = answer.provider_configs(workflow, provider_id)

@@ -30,7 +30,7 @@ def version(opts: GlobalOptions) -> int:
     return 0
 
 
-def init(opts: GlobalOptions, *, template: str = "local") -> int:
+def init(opts: GlobalOptions, *, template: str = "local", devcontainer: bool = False) -> int:
     base = Path.cwd() / opts.chdir if opts.chdir else Path.cwd()
     # Absolute but not resolved: a symlinked rig_config.py must not send the write elsewhere.
     config_path = Path(os.path.abspath(base / (opts.config or CONFIG_FILE)))
@@ -48,10 +48,13 @@ def init(opts: GlobalOptions, *, template: str = "local") -> int:
         # Checked before anything is written: a failed init leaves the directory as it was.
         kind = "a directory" if gitignore.is_dir() else "not a regular file"
         raise RigError(f"{gitignore} is {kind}; rig init adds {GITIGNORE_RULE} to it (move it aside first)")
+    text, about = TEMPLATES[template]
+    if devcontainer:
+        template, (text, about) = "devcontainer", _devcontainer_starter(project_dir)
     project_dir.mkdir(parents=True, exist_ok=True)
     try:
         with config_path.open("x", encoding="utf-8") as handle:
-            handle.write(TEMPLATES[template][0])
+            handle.write(text)
     except FileExistsError:
         raise RigError(_already_there(config_path)) from None
     created_ignore = not gitignore.exists()
@@ -71,7 +74,7 @@ def init(opts: GlobalOptions, *, template: str = "local") -> int:
         return 0
 
     print_message(f"{glyphs().ok} wrote {config_path}", style="green", err=False)
-    print_message(f"  template {template}: {TEMPLATES[template][1]}", style="dim", err=False)
+    print_message(f"  template {template}: {about}", style="dim", err=False)
     if updated_ignore:
         print_message(f"  added {GITIGNORE_RULE} to {gitignore}", style="dim", err=False)
     steps = [] if project_dir.resolve() == Path.cwd().resolve() else [(f"cd {os.path.relpath(project_dir)}", "")]
@@ -82,6 +85,19 @@ def init(opts: GlobalOptions, *, template: str = "local") -> int:
     ]
     print_next_steps(steps, err=False)
     return 0
+
+
+def _devcontainer_starter(project_dir: Path) -> tuple[str, str]:
+    """``rig init --devcontainer``: exactly what zero config stands for, and what it is."""
+    from rigcli.devcontainer.locations import config_paths, starter_config
+
+    found = config_paths(str(project_dir))
+    if not found:
+        raise RigError(
+            f"No dev container configuration in {project_dir} (.devcontainer/devcontainer.json, "
+            ".devcontainer.json or .devcontainer/NAME/devcontainer.json)"
+        )
+    return starter_config(found), f"the workflow of {', '.join(found)}, to extend with tasks and operations"
 
 
 def _already_there(config_path: Path) -> str:

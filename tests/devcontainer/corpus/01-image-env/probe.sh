@@ -1,0 +1,6 @@
+echo "id: $(id)"
+echo "pwd: $(pwd)"
+echo "GREETING=${GREETING-unset}"
+echo "PORT=${PORT-unset}"
+echo "FROM_CONTAINER=${FROM_CONTAINER-unset}"
+echo "PLAIN=${PLAIN-unset}"

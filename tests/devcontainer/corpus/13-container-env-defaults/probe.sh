@@ -1,0 +1,6 @@
+echo "id: $(id)"
+echo "pwd: $(pwd)"
+echo "SET=${SET-unset}"
+echo "USES_SET=${USES_SET-unset}"
+echo "FALLBACK=${FALLBACK-unset}"
+echo "PATH_SEEN=${PATH_SEEN-unset}"

@@ -1,0 +1,3 @@
+#!/bin/sh
+set -e
+echo "$GREETING $LOUD $WITH_DASH $_REMOTE_USER $_CONTAINER_USER $_REMOTE_USER_HOME" > /greeter

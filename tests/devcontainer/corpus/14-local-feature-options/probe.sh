@@ -1,0 +1,3 @@
+echo "id: $(id)"
+echo "pwd: $(pwd)"
+cat /greeter

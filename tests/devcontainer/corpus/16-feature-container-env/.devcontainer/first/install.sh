@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "first $FIRST_HOME" >> /tmp/features

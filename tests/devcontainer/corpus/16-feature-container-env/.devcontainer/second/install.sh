@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "second sees $FIRST_HOME" >> /tmp/features

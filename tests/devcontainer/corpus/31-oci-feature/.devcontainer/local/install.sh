@@ -1,0 +1,2 @@
+#!/bin/sh
+echo "local first" >> /tmp/features

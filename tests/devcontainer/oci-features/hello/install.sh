@@ -1,0 +1,3 @@
+#!/bin/sh
+set -e
+echo "oci $GREETING $HELLO_FROM" >> /tmp/features
