@@ -392,6 +392,8 @@ def test_the_check_catches_gc_and_sys_modules_writes_outside_the_speed_room() ->
 
 
 MAX_LINES = 450
+
+
 # Where the house is already clear of cycles and long modules: what these tests hold to it.
 def test_no_import_cycles_in_rigcli_or_the_providers() -> None:
     assert import_cycles(_tree_modules()) == []

@@ -13,10 +13,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rigcli.state.api import StateStore
     from rigcli.state.host_storage import HostStorage, host_storage_file_name
-    from rigcli.state.migrations import STATE_SCHEMA_VERSION, SchemaSyncResult
     from rigcli.state.paths import default_host_storage_dir, fragments_dir, logs_dir, rig_home
     from rigcli.state.provider_storage import ProjectProviderStorage
     from rigcli.state.runs import RUN_STATUSES
+    from rigcli.state.schema_sync import SchemaSyncResult
+    from rigcli.state.schema_version import STATE_SCHEMA_VERSION
     from rigcli.state.store import SQLiteStateStore, create_state_store
     from rigcli.state.workspaces import WORKSPACE_STATUSES
 

@@ -28,8 +28,8 @@ from rigcli.statuses import EffectStatus, PowerStatus, RunStatus
 if TYPE_CHECKING:
     from rigcli.provider_api import KeyValueStore
     from rigcli.state.lock import Cancelled, HolderCallback
-    from rigcli.state.migrations import SchemaSyncResult
     from rigcli.state.run_output import OutputBatch
+    from rigcli.state.schema_sync import SchemaSyncResult
 
 
 @lazy_dataclass(frozen=True)

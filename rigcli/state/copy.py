@@ -19,8 +19,9 @@ from rigcli.state.api import StateStore
 from rigcli.state.damage import check_file, damaged, summary
 from rigcli.state.database import StateDatabase
 from rigcli.state.dialect import Column, Connection, Row, placeholders
-from rigcli.state.migrations import DATA_TABLES, MIGRATIONS_KEY, RIG_VERSION_KEY, SCHEMA_VERSION_KEY
+from rigcli.state.migrations import DATA_TABLES, MIGRATIONS_KEY, RIG_VERSION_KEY
 from rigcli.state.postgres.store import PostgresStateStore
+from rigcli.state.schema_version import SCHEMA_VERSION_KEY
 from rigcli.state.store import SQLiteStateStore
 
 CopyableStore = SQLiteStateStore | PostgresStateStore

@@ -24,14 +24,10 @@ from rigcli.jsonutil import JsonValue
 from rigcli.masking import mask_text, mask_value
 from rigcli.state.damage import check_file, damaged, is_damage, marked, problems, summary, unmark
 from rigcli.state.dialect import SQLITE, Connection, Dialect, Row
-from rigcli.state.migrations import (
-    RIG_VERSION_KEY,
-    SCHEMA_VERSION_KEY,
-    STATE_SCHEMA_VERSION,
-    SchemaSyncResult,
-    sync_schema_file,
-)
+from rigcli.state.migrations import RIG_VERSION_KEY
 from rigcli.state.reserve import before_write, room_for_a_run
+from rigcli.state.schema_sync import SchemaSyncResult, sync_schema_file
+from rigcli.state.schema_version import SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION
 
 # Writers are serialised by the state lock, so waiting here only covers readers' schema
 # bookkeeping and other rig processes' short commits.

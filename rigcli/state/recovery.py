@@ -32,7 +32,9 @@ from rigcli.jsonutil import JsonObject
 from rigcli.speed.records import lazy_dataclass
 from rigcli.state.damage import check_file, is_damage, parses, unmark
 from rigcli.state.lock import state_lock
-from rigcli.state.migrations import DATA_TABLES, MIGRATIONS_KEY, SCHEMA_VERSION_KEY, SQLITE_HEADER, sync_schema_file
+from rigcli.state.migrations import DATA_TABLES, MIGRATIONS_KEY
+from rigcli.state.schema_sync import SQLITE_HEADER, sync_schema_file
+from rigcli.state.schema_version import SCHEMA_VERSION_KEY
 
 Row = tuple[object, ...]  # a table row as sqlite3 reads it, copied as it is
 

@@ -12,9 +12,9 @@ from rigcli.layout import default_state_path
 from rigcli.records import LockHolder
 from rigcli.state.api import StateStatus
 from rigcli.state.lock import Cancelled, HolderCallback, peek_holder, state_lock
-from rigcli.state.migrations import SCHEMA_VERSION_KEY
 from rigcli.state.paths import fragments_dir
 from rigcli.state.queries import StoreQueries
+from rigcli.state.schema_version import SCHEMA_VERSION_KEY
 
 StatePath = str | os.PathLike[str]
 

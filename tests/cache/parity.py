@@ -55,5 +55,3 @@ def compare(project: Path, env: dict[str, str], *, daemon_clock: bool = False) -
             if not seen[0] == seen[1] == seen[2]:
                 differences.append(f"rig {' '.join(argv)}: off={seen[0]!r} computed={seen[1]!r} recalled={seen[2]!r}")
     return differences
-
-

@@ -80,6 +80,7 @@ workflows = (
 )
 """
 
+
 def test_every_row_that_may_answer_from_the_cache_is_compared() -> None:
     rows = list(cached_rows())
     assert {row.name for row in rows} == set(LINES), "give each row with cache= its lines in LINES"

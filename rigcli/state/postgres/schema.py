@@ -13,17 +13,11 @@ import json
 from collections.abc import Sequence
 
 from rigcli.errors import StateError
-from rigcli.state.migrations import (
-    MIGRATION_NAMES,
-    MIGRATIONS_KEY,
-    SCHEMA_VERSION_KEY,
-    STATE_SCHEMA_VERSION,
-    SchemaSyncResult,
-    _apply_pending,
-    _inspect,
-)
+from rigcli.state.migrations import MIGRATION_NAMES, MIGRATIONS_KEY
 from rigcli.state.postgres.connection import PgConnection, PostgresDialect, import_psycopg, one_line
 from rigcli.state.postgres.url import PostgresURL
+from rigcli.state.schema_sync import SchemaSyncResult, _apply_pending, _inspect
+from rigcli.state.schema_version import SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION
 
 
 def _where(url: PostgresURL, schema: str) -> str:

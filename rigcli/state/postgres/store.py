@@ -24,12 +24,14 @@ from rigcli.state.api import StateStatus
 from rigcli.state.database import dumps
 from rigcli.state.dialect import Connection
 from rigcli.state.lock import Cancelled, HolderCallback, in_process
-from rigcli.state.migrations import RIG_VERSION_KEY, SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION, SchemaSyncResult
+from rigcli.state.migrations import RIG_VERSION_KEY
 from rigcli.state.postgres.connection import PgConnection, PostgresDialect, connect, state_error
 from rigcli.state.postgres.lock import PROJECT_SCOPE, advisory_lock, current_holder
 from rigcli.state.postgres.schema import metadata_if_current, stored_metadata, sync_postgres_schema
 from rigcli.state.postgres.url import PostgresURL, parse_url
 from rigcli.state.queries import StoreQueries
+from rigcli.state.schema_sync import SchemaSyncResult
+from rigcli.state.schema_version import SCHEMA_VERSION_KEY, STATE_SCHEMA_VERSION
 
 _UPSERT = (
     'INSERT INTO runtime_metadata ("key", value_json) VALUES (?, ?) '
