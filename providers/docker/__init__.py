@@ -91,17 +91,19 @@ class DockerPlugin:
         *,
         tty: bool,
         env: Mapping[str, str],
+        state_dir: str,
     ) -> int | None:
         """``rig shell``/``rig exec`` without a controller (``direct``); None when the ordinary way must answer."""
         from providers.docker.direct import attach_directly
 
         return attach_directly(config, resource, argv, tty=tty, env=env)
 
-    def status_directly(self, config: Mapping[str, Any]) -> DirectStatus | None:
-        """``rig ls`` without a controller (``direct_status``); None when the ordinary way must answer."""
+    def status_directly(self, config: Mapping[str, Any], *, state_dir: str) -> DirectStatus | None:
+        """``rig ls`` without a controller (``direct_status``; the daemon keeps everything, so no
+        ``state_dir``); None when the ordinary way must answer."""
         from providers.docker.direct_status import status_directly
 
-        return status_directly(config)
+        return status_directly(config)  # the daemon keeps everything: no state_dir
 
 
 plugin = DockerPlugin()

@@ -121,7 +121,7 @@ class DockerController(BaseController):
             # counts; certificates and keys are credentials, not identity.
             "fingerprint": endpoint.host,
         }
-        problem = self._daemon_problem()
+        problem = None if mode == "offline" else self._daemon_problem()
         if problem is not None:
             warning = f" ({endpoint.warning})" if endpoint.warning else ""
             check["status"], check["message"] = "error", problem + warning

@@ -19,159 +19,62 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from providers.local.attach import login_shell
-from providers.local.machine import PROVIDER_ID, SNAPSHOT_KIND, LocalMachine, LocalRuntime, snapshot_id_of
-from providers.local.store import LocalStore, MachineRecord, SnapshotRecord
-from rigcli.errors import ProviderError
-from rigcli.jsonutil import JsonObject, JsonValue
-from rigcli.provider_api import (
-    EffectEntry,
-    EffectJournal,
-    LiveStatus,
-    ProviderPlugin,
-    ProviderSetup,
-    RuntimeContext,
-    SupportsArtifactValidation,
-    SupportsEffects,
-    SupportsInteractive,
-    SupportsLiveSnapshot,
-    SupportsStatus,
-)
-from rigcli.provider_kit import BaseController, config_env, run_attached
+from providers.local.layout import PROVIDER_ID, machine_dir
+from providers.local.status import LocalStatus
+
+if TYPE_CHECKING:
+    from providers.local.controller import LocalController
+    from rigcli.provider_api import (
+        EffectEntry,
+        ProviderPlugin,
+        ProviderSetup,
+        SupportsDirectAttach,
+        SupportsDirectStatus,
+    )
 
 
-class LocalController(BaseController):
-    """Created once per run from the provider setup; hands out runtimes per node."""
+class LocalPlugin:
+    """The plugin rig finds by the ``local`` entry point. Its module is light: a plan or ``rig ls``
+    answered from rig's cache asks only ``status_directly``; the controller is made for a load."""
 
     provider_id = PROVIDER_ID
 
-    def __init__(self, setup: ProviderSetup) -> None:
-        super().__init__(setup)
-        self.store = LocalStore(setup.state_dir, setup.storage)
+    def create_provider(self, setup: ProviderSetup) -> LocalController:
+        from providers.local.controller import LocalController  # a load's: machines, snapshots, storage
 
-    def runtime(self, context: RuntimeContext) -> LocalRuntime:
-        return LocalRuntime(self, context)
+        return LocalController(setup)
 
-    def validate_artifact(self, ref: Mapping[str, JsonValue]) -> bool:
-        """A snapshot ref is valid while its directory and completion marker exist."""
-        try:
-            return self.store.is_complete(snapshot_id_of(ref))
-        except ProviderError:
-            return False
-
-    def delete_machine(self, machine_id: str) -> bool:
-        record = self.store.get_machine(machine_id)
-        if record is None:
-            return False
-        self.store.delete_machine(record, self.setup.effects)
-        return True
-
-    def machine_source(self, machine_id: str) -> JsonObject | None:
-        """The snapshot a machine was copied from (``rig fork --from`` replaces it with a copy of the machine)."""
-        record = self.store.get_machine(machine_id)
-        if record is None or record.source_snapshot is None:
-            return None
-        return {"provider": PROVIDER_ID, "kind": SNAPSHOT_KIND, "snapshot_id": record.source_snapshot}
-
-    def snapshot_machine(self, machine_id: str, effects: EffectJournal) -> JsonObject:
-        """A snapshot of the machine's directory as it is now: a copy, like ``snapshot_ref`` (no pause:
-        a process writing meanwhile may leave a file half-written in the copy)."""
-        record = self.store.get_machine(machine_id)
-        path = self.store.machine_dir(record) if record is not None else None
-        if record is None or path is None or not path.is_dir():
-            raise ProviderError(f"Local machine {machine_id} is gone; there is nothing to snapshot")
-        snapshot = self.store.create_snapshot(path, source_machine=machine_id, effects=effects)
-        return {"provider": PROVIDER_ID, "kind": SNAPSHOT_KIND, "snapshot_id": snapshot.id}
-
-    def remove_effect(self, effect: EffectEntry) -> bool:
-        """Remove a journaled (or found) machine or snapshot and its half-made copies; False if gone."""
-        removed = self.store.remove_effect(effect["id"])
-        self.setup.effects.deleted(effect["id"])
-        return removed
-
-    def find_effects(self) -> list[EffectEntry]:
-        """Machine and snapshot directories (and records) under this project's .rig/ that rig made."""
-        return self.store.find_effects()
-
-    def machine_status(self, machine_id: str) -> LiveStatus:
-        """A directory has no processes of its own: there while it exists, missing once it is gone."""
-        path = self.store.machine_path(machine_id)
-        shown = os.path.relpath(path, self.setup.project_dir)
-        if path.is_dir():
-            return LiveStatus("running", f"directory {shown}")
-        return LiveStatus("missing", f"directory {shown} is gone")
-
-    def attach(
+    def attach_directly(
         self,
+        config: Mapping[str, Any],
         resource: EffectEntry,
         argv: Sequence[str] | None,
         *,
         tty: bool,
         env: Mapping[str, str],
-        cwd: str | None,
-    ) -> int:
-        """Run ``argv`` (or ``$SHELL``) on the host in the machine's directory, with its environment."""
-        path = self.store.machine_path(resource["id"])
-        if not path.is_dir():
-            raise ProviderError(f"Local machine {resource['id']} is gone (no directory at {path})")
-        workdir = path / cwd if cwd else path
-        if not workdir.is_dir():
-            raise ProviderError(f"Working directory {workdir} does not exist in local machine {resource['id']}")
-        full = dict(os.environ)
-        full.update({str(key): str(value) for key, value in config_env(PROVIDER_ID, self.config).items()})
-        full.update({"RIG_MACHINE_ID": resource["id"], "RIG_MACHINE_DIR": str(path), **env})
-        return run_attached(list(argv) if argv else login_shell(), cwd=str(workdir), env=full)
+        state_dir: str,
+    ) -> int | None:
+        """``rig shell``/``rig exec`` without a controller; None, having started nothing, when the
+        machine's directory is gone (the engine then says so)."""
+        path = machine_dir(state_dir, resource["id"]) if resource["kind"] == "machine" else None
+        if path is None or not os.path.isdir(path):
+            return None
+        from providers.local.attach import attach_in  # provider_kit's host-program runner, for this path only
 
-    def list_machines(self) -> list[JsonObject]:
-        return [self._machine_json(record) for record in self.store.list_machines()]
+        return attach_in(state_dir, config, resource["id"], argv, env=env, cwd=None)
 
-    def list_snapshots(self) -> list[JsonObject]:
-        return [self._snapshot_json(record) for record in self.store.list_snapshots()]
-
-    def delete_snapshot(self, ref: object) -> bool:
-        """Remove a snapshot's files and record; False when there was nothing to remove."""
-        return self.store.delete_snapshot(snapshot_id_of(ref), self.setup.effects)
-
-    def _machine_json(self, record: MachineRecord) -> JsonObject:
-        path = self.store.machine_dir(record)
-        return {
-            "provider": PROVIDER_ID,
-            "id": record.id,
-            "path": str(path),
-            "created_at": record.created_at,
-            "source_snapshot": record.source_snapshot,
-            "exists": path.is_dir(),
-        }
-
-    def _snapshot_json(self, record: SnapshotRecord) -> JsonObject:
-        return {
-            "provider": PROVIDER_ID,
-            "kind": SNAPSHOT_KIND,
-            "snapshot_id": record.id,
-            "path": str(self.store.root / record.path),
-            "created_at": record.created_at,
-            "source_machine": record.source_machine,
-            "complete": self.store.is_complete(record.id),
-        }
+    def status_directly(self, config: Mapping[str, Any], *, state_dir: str) -> LocalStatus:
+        """``rig plan``/``rig ls`` without a controller: snapshots and machines are directories under ``state_dir``."""
+        return LocalStatus(state_dir)
 
 
-if TYPE_CHECKING:  # mypy checks the optional hooks against the contract (cleanup comes from BaseController)
-    _validates: type[SupportsArtifactValidation] = LocalController
-    _effects: type[SupportsEffects] = LocalController
-    _status: type[SupportsStatus] = LocalController
-    _interactive: type[SupportsInteractive] = LocalController
-    _live: type[SupportsLiveSnapshot] = LocalController
+plugin = LocalPlugin()
 
+if TYPE_CHECKING:  # mypy checks the plugin against the contract and its optional hooks
+    _plugin: ProviderPlugin = plugin
+    _status: SupportsDirectStatus = plugin
+    _attaches: SupportsDirectAttach = plugin
 
-class LocalPlugin:
-    provider_id = PROVIDER_ID
-
-    def create_provider(self, setup: ProviderSetup) -> LocalController:
-        return LocalController(setup)
-
-
-plugin: ProviderPlugin = LocalPlugin()
-
-__all__ = ["LocalController", "LocalMachine", "LocalPlugin", "LocalRuntime", "plugin", "snapshot_id_of"]
+__all__ = ["LocalPlugin", "plugin"]

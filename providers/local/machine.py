@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Protocol
 
+from providers.local.layout import PROVIDER_ID, SNAPSHOT_KIND
 from providers.local.process import run_command
 from providers.local.store import LocalStore, MachineRecord
 from rigcli.errors import ProviderError
@@ -26,9 +27,6 @@ from rigcli.provider_kit import (
     MachineFileNotFoundError,
     ref_id,
 )
-
-PROVIDER_ID = "local"
-SNAPSHOT_KIND = "dirSnapshot"
 
 
 def snapshot_id_of(ref: object) -> str:

@@ -11,14 +11,13 @@ import subprocess
 from dataclasses import asdict
 from pathlib import Path
 
+from providers.local.layout import FILES, MARKER, machine_dir, snapshot_complete, snapshot_dir
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject, JsonValue
 from rigcli.provider_api import EffectEntry, EffectJournal, KeyValueStore
 from rigcli.provider_kit import now_iso
 from rigcli.speed.records import lazy_dataclass
 
-MARKER = "snapshot.json"  # written last, inside the temp dir, before the rename: present means complete
-FILES = "files"
 # What rig names its directories: <id>, .tmp-<id> while being written, .del-<id>-<hex> while being
 # removed. The id (m-… machine, s-… snapshot) is also the effect id, so a directory left by a killed
 # rig is found from the journal, and nothing else under machines/ or snapshots/ is ever taken as ours.
@@ -148,10 +147,10 @@ class LocalStore:
 
     def machine_path(self, machine_id: str) -> Path:
         """Where machine ``machine_id`` lives (or lived); ProviderError for an id rig would not make."""
-        matched = _OURS.match(machine_id)
-        if matched is None or matched["id"] != machine_id or matched["prefix"] != "m":
+        path = machine_dir(str(self.root), machine_id)
+        if path is None:
             raise ProviderError(f"{machine_id!r} is not a local machine id")
-        return self.root / "machines" / machine_id
+        return Path(path)
 
     def get_machine(self, machine_id: str) -> MachineRecord | None:
         stored = self.storage.get(f"machine:{machine_id}")
@@ -168,9 +167,10 @@ class LocalStore:
 
     # -- snapshots ------------------------------------------------------------------------
     def snapshot_dir(self, snapshot_id: str) -> Path:
-        if not snapshot_id or "/" in snapshot_id or snapshot_id.startswith("."):
+        path = snapshot_dir(str(self.root), snapshot_id)
+        if path is None:
             raise ProviderError(f"Invalid local snapshot id {snapshot_id!r}")
-        return self.root / "snapshots" / snapshot_id
+        return Path(path)
 
     def snapshot_files(self, snapshot_id: str) -> Path:
         if not self.is_complete(snapshot_id):
@@ -182,12 +182,7 @@ class LocalStore:
         return self.snapshot_dir(snapshot_id) / FILES
 
     def is_complete(self, snapshot_id: str) -> bool:
-        try:
-            base = self.snapshot_dir(snapshot_id)
-            marker = json.loads((base / MARKER).read_text(encoding="utf-8"))
-        except (OSError, ValueError, ProviderError):
-            return False
-        return isinstance(marker, dict) and marker.get("id") == snapshot_id and (base / FILES).is_dir()
+        return snapshot_complete(str(self.root), snapshot_id)
 
     def create_snapshot(self, source: Path, *, source_machine: str | None, effects: EffectJournal) -> SnapshotRecord:
         snapshot_id = new_id("s")

@@ -56,9 +56,17 @@ class SwarmController(BaseController):
         return SwarmRuntime(self, context)
 
     def checks(self, mode: str, *, workflow: str, local: LocalHost) -> list[ProviderCheck]:
-        """The cluster and registry: their identity joins the fingerprint of every task in scope."""
-        cluster_id = str(self.cluster.swarm().get("ID") or "")
-        self.cluster.check_api()  # after a first request: by then an older daemon has said which API it speaks
+        """The cluster and registry: their identity joins the fingerprint of every task in scope. Offline,
+        the cluster id is the one this manager gave last (kept in host storage); asked otherwise."""
+        key = f"cluster:{self.cluster.host}"
+        kept = self.setup.host_storage.get(key)
+        if mode == "offline" and kept is not None:
+            cluster_id = str(kept["value"])
+        else:
+            cluster_id = str(self.cluster.swarm().get("ID") or "")
+            self.cluster.check_api()  # after a first request: by then an older daemon has said which API it speaks
+            if kept is None or kept["value"] != cluster_id:
+                self.setup.host_storage.set(key, cluster_id)
         registry = self.swarm_config.registry.name
         check: ProviderCheck = {
             "id": "swarm.cluster",

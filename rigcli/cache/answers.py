@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 
 
 PLAN, LISTING, CONFIG = "plan", "listing", "config"
+OFFLINE_LISTING = "listing-offline"  # rig ls --no-probe: planned asking nothing remote
 TaskRow = tuple[str, str, str, str]  # (path, cache path, name, store)
 
 
@@ -206,8 +207,8 @@ class Answers:
             provider.close()
         return PlanAnswer(document, sole, found.get("edges"), found.get("layout"))
 
-    def _recalled_listing(self) -> ListingAnswer | None:
-        found = self._remembered(LISTING)
+    def _recalled_listing(self, offline: bool) -> ListingAnswer | None:
+        found = self._remembered(OFFLINE_LISTING if offline else LISTING)
         if not isinstance(found, dict) or not isinstance(found.get("workflows"), list):
             return None
         gates = Gates.read(found.get("gates"))
@@ -222,10 +223,10 @@ class Answers:
             rows = [row for row in rows if row.name == self.workflow]
             if not rows:
                 return None  # a load says what is wrong with the name
-        providers = gates.hold(str(self.start.state_path)) if self.start is not None else None
+        providers = gates.hold(str(self.start.state_path), offline=offline) if self.start is not None else None
         if providers is None:
             return None
-        return ListingAnswer(rows, gates.definitions, providers)
+        return ListingAnswer(rows, gates.definitions, None if offline else providers)
 
     def _recalled_config(self) -> ConfigAnswer | None:
         found = self._remembered(CONFIG)
@@ -262,9 +263,10 @@ class Answers:
             keep(engine.project, {PLAN: kept})  # None: an older plan must not answer for this one
         return answer
 
-    def listing(self) -> ListingAnswer:
-        """Every workflow's listing (``--workflow`` narrows it)."""
-        recalled = self._recalled_listing()
+    def listing(self, *, offline: bool = False) -> ListingAnswer:
+        """Every workflow's listing (``--workflow`` narrows it); ``offline``: planned asking nothing remote
+        (no provider check asks its daemon, no artifact is validated: ``rig ls --no-probe``)."""
+        recalled = self._recalled_listing(offline)
         if recalled is not None:
             return recalled
         engine = self.loading.engine  # first: it imports what a load needs, in its own way
@@ -280,7 +282,7 @@ class Answers:
         rows: list[WorkflowListing] = []
         for name in names:
             try:
-                plan = self.loading.run(planning.plan(name))
+                plan = self.loading.run(planning.plan(name, offline=offline))
             except RigError as exc:
                 rows.append(WorkflowListing(name, None, None, None, str(exc)))
                 continue
@@ -298,7 +300,7 @@ class Answers:
                 table = [[row.name, row.cached, row.nodes, row.finals, row.scoped] for row in rows]
                 kept = {"gates": gates, "workflows": table}
             # A listing of one workflow leaves the project's alone; a failed plan drops it.
-            keep(engine.project, {LISTING: kept} if self.workflow is None else {})
+            keep(engine.project, {OFFLINE_LISTING if offline else LISTING: kept} if self.workflow is None else {})
         return ListingAnswer(rows, definitions, None)
 
     def config(self) -> ConfigAnswer:

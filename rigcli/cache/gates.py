@@ -109,14 +109,17 @@ class Gates:
             checked.append((index, ref, row[2]))
         return cls(project_dir, state, until, environment, definitions, checked)
 
-    def hold(self, state_path: str) -> list[DirectStatus] | None:
+    def hold(self, state_path: str, *, offline: bool = False) -> list[DirectStatus] | None:
         """The rule: each provider definition's hook (``SupportsDirectStatus``), opened, when every input
-        of the plan reads as it did; None (with every hook closed) when one does not."""
+        of the plan reads as it did; None (with every hook closed) when one does not. Offline (a plan
+        that asked nothing remote), the providers are not asked either: no hooks, an empty list."""
         if self.until is not None and time.time() >= self.until:
             return None
         if self.environment != environment_stamp() or not journal_as_read(state_path, self.state):
             return None
-        providers = open_hooks(self.definitions, checks_as_kept=True)
+        if offline:
+            return []
+        providers = open_hooks(self.definitions, checks_as_kept=True, state_dir=os.path.dirname(state_path))
         if providers is None:
             return None
         try:
@@ -129,7 +132,7 @@ class Gates:
         return None
 
 
-def open_hooks(definitions: list[list[object]], *, checks_as_kept: bool) -> list[DirectStatus] | None:
+def open_hooks(definitions: list[list[object]], *, checks_as_kept: bool, state_dir: str) -> list[DirectStatus] | None:
     """Each definition's plugin hook (``SupportsDirectStatus``), made from its config resolved now, when
     that reads as kept and its plugin is the one installed then (and, with ``checks_as_kept``, its
     checks read the same); None (with every hook made closed) otherwise."""
@@ -145,7 +148,7 @@ def open_hooks(definitions: list[list[object]], *, checks_as_kept: bool) -> list
             if secrets or config != resolved or installed.get(str(provider_id)) != entry_point:
                 raise Unresolvable(provider_id)
             hook = getattr(load(str(entry_point)), "status_directly", None)
-            provider = hook(config) if callable(hook) else None
+            provider = hook(config, state_dir=state_dir) if callable(hook) else None
             if provider is None:
                 raise Unresolvable(provider_id)
             made.append(provider)

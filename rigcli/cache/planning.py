@@ -44,14 +44,14 @@ class Planning:
         self._stamped = False
         self._planned: dict[str, tuple[WorkflowPlan, Evaluation, ProviderSession]] = {}
 
-    async def plan(self, name: str | None) -> WorkflowPlan:
-        """``name``'s plan (None: the one ``Project.select`` picks), as ``Planner.plan`` makes it; the
-        run journal's stamp is read before the first."""
+    async def plan(self, name: str | None, *, offline: bool = False) -> WorkflowPlan:
+        """``name``'s plan (None: the one ``Project.select`` picks), as ``Planner.plan`` makes it (offline:
+        asking nothing remote, artifacts not validated); the run journal's stamp is read before the first."""
         if not self._stamped:
             self._stamped = True
             self._stamp = self._runs_stamp()
         selected = self.project.select(name)
-        session = await self.project.session(selected, "plan")
+        session = await self.project.session(selected, "offline" if offline else "plan")
         plan, evaluation = await self.planner.plan_judged(selected, session)
         self._planned[selected.name] = (plan, evaluation, session)
         return plan

@@ -34,8 +34,9 @@ CheckRow = dict[str, JsonValue]  # a provider check as shown by `rig plan`: the 
 class ProviderSession:
     """Everything one command needs from providers, computed once: apply and fork share one.
 
-    ``mode`` is what checks are told: ``plan`` (no side effects) or ``require`` (a run is about
-    to use the provider; a check that says ``required`` fails it).
+    ``mode`` is what checks are told: ``plan`` (no side effects), ``offline`` (no side effects and
+    nothing asked of anything remote: ``rig ls --no-probe``; artifacts are not validated either) or
+    ``require`` (a run is about to use the provider; a check that says ``required`` fails it).
     """
 
     hub: ProviderHub
@@ -131,7 +132,10 @@ class ProviderSession:
         return None
 
     async def artifact_problem(self, artifacts: Sequence[JsonValue], scope: Scope) -> str | None:
-        """None when every artifact validates; otherwise the detail for ``artifact-invalid``."""
+        """None when every artifact validates; otherwise the detail for ``artifact-invalid``. Offline,
+        nothing is asked: every artifact is taken to be there."""
+        if self.mode == "offline":
+            return None
         for ref in artifacts:
             provider_id = ref.get("provider") if isinstance(ref, dict) else None
             if not isinstance(provider_id, str) or not provider_id:

@@ -99,13 +99,15 @@ class ProviderPlugin(Protocol):
 class SupportsChecks(Protocol):
     """Optional: plan-time status such as "login required".
 
-    ``mode`` is ``"plan"`` (no side effects allowed) or ``"require"`` (a run is about to use the
-    provider). A check whose ``status`` is ``"required"`` fails a run in require mode. ``"error"``
-    says the provider cannot serve a run as configured right now (its daemon does not answer, an
-    image it needs is missing), with ``message`` saying why: ``rig plan`` shows it, and the run
-    fails where it needs the provider. Each check's ``fingerprint`` (or ``value``) and status are
-    part of the provider fingerprint of every task in scope, an ``"error"`` counting as ``"ok"``:
-    it is the provider's condition now, not another provider, so it never invalidates a cache.
+    ``mode`` is ``"plan"`` (no side effects allowed), ``"offline"`` (no side effects, and ask
+    nothing remote: answer from the config and what the provider keeps; ``rig ls --no-probe``) or
+    ``"require"`` (a run is about to use the provider). A check whose ``status`` is ``"required"``
+    fails a run in require mode. ``"error"`` says the provider cannot serve a run as configured
+    right now (its daemon does not answer, an image it needs is missing), with ``message`` saying
+    why: ``rig plan`` shows it, and the run fails where it needs the provider. Each check's
+    ``fingerprint`` (or ``value``) and status are part of the provider fingerprint of every task in
+    scope, an ``"error"`` counting as ``"ok"``: it is the provider's condition now, not another
+    provider, so it never invalidates a cache.
     """
 
     def checks(

@@ -11,14 +11,15 @@ from rigcli.provider_api.effects import EffectEntry
 @runtime_checkable
 class SupportsDirectAttach(Protocol):
     """Optional, on the plugin: ``SupportsInteractive.attach`` from a definition's resolved config
-    alone, without a controller, storage or the state (``rig shell``/``rig exec`` without loading
-    the project's config: ``cli/commands/lean_attach.py``).
+    alone, without a controller, storage or the state (``rig shell``/``rig exec`` of a plain case:
+    ``cli/commands/attach.py``, with what the config says taken from rig's cache when it holds).
 
     Return None, having started nothing, whenever the ordinary way should answer instead: the
     resource is not a machine this config reaches, the machine does not run, the daemon does not
     answer, anything unusual (that way then says what is wrong, in its own words). Once the
     program has started, behave exactly as ``attach`` does: its exit code, or ``RigError``. Import
-    only what that takes, at call time: the point is a short start.
+    only what that takes, at call time: the point is a short start. ``state_dir`` is the setup's
+    ``state_dir``: where the project's state keeps the provider's files.
     """
 
     def attach_directly(
@@ -29,6 +30,7 @@ class SupportsDirectAttach(Protocol):
         *,
         tty: bool,
         env: Mapping[str, str],
+        state_dir: str,
     ) -> int | None: ...
 
 
@@ -57,9 +59,10 @@ class DirectStatus(Protocol):
 @runtime_checkable
 class SupportsDirectStatus(Protocol):
     """Optional, on the plugin: a plan's provider checks and artifact validations, and live status,
-    from a definition's resolved config alone (``rig ls`` without loading the project's config:
-    ``cli/commands/lean_ls.py``, which uses it only while every other input of the last full
-    ``rig ls``'s plans is unchanged). Return None where the controller could not be made; import
-    only what that takes, at call time."""
+    from a definition's resolved config alone (``rig plan``/``rig ls`` answered from rig's cache,
+    ``rigcli/cache/``, which asks it while every other input of the remembered plans is unchanged,
+    and probes through it). ``state_dir`` is the setup's ``state_dir``: where the project's state
+    keeps the provider's files. Return None where the controller could not be made; import only
+    what that takes, at call time."""
 
-    def status_directly(self, config: Mapping[str, Any]) -> DirectStatus | None: ...
+    def status_directly(self, config: Mapping[str, Any], *, state_dir: str) -> DirectStatus | None: ...

@@ -23,6 +23,8 @@ LINES: dict[str, list[tuple[tuple[str, ...], str]]] = {
 ENV = {"RIG_RENDER": "0"}
 # The daemon's own words for a container change by the second ("Up 4 seconds", "Exited (143) 3 seconds ago").
 DAEMON_CLOCK = re.compile(r"(\d+|About an?|Less than a) (second|minute|hour)s?")
+# A workspace's age in rig ls ("just now", "1m ago") changes when a minute passes between two runs.
+AGE = re.compile(r"just now|\b\d+[mhd] ago")
 
 
 def cached_rows(commands: tuple[Command, ...] = COMMANDS) -> Iterator[Command]:
@@ -49,8 +51,11 @@ def compare(project: Path, env: dict[str, str], *, daemon_clock: bool = False) -
             off = rig(project, *argv, stdin=stdin, RIG_CACHE="off", **env)
             first = rig(project, *argv, stdin=stdin, **env)
             second = rig(project, *argv, stdin=stdin, **env)
-            seen = [(result.returncode, result.stdout, result.stderr) for result in (off, first, second)]
-            if daemon_clock:  # only the daemon's own "N seconds" may differ between two runs
+            seen = [
+                (result.returncode, AGE.sub("AGE", result.stdout), AGE.sub("AGE", result.stderr))
+                for result in (off, first, second)
+            ]
+            if daemon_clock:  # besides an age, only the daemon's own "N seconds" may differ between two runs
                 seen = [(code, DAEMON_CLOCK.sub("T", out), DAEMON_CLOCK.sub("T", err)) for code, out, err in seen]
             if not seen[0] == seen[1] == seen[2]:
                 differences.append(f"rig {' '.join(argv)}: off={seen[0]!r} computed={seen[1]!r} recalled={seen[2]!r}")

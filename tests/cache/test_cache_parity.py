@@ -205,7 +205,7 @@ def test_a_remembered_answer_is_used_and_one_made_to_differ_is_caught(tmp_path: 
     data["answers"]["plan"]["document"]["nodes"][0]["name"] = "tampered"
     memo.write_bytes(marshal.dumps(data))
     differences = compare(project, {})
-    assert any(line.startswith("rig plan:") and "tampered" in line for line in differences), differences
+    assert any(line.startswith("rig --json plan:") and "tampered" in line for line in differences), differences
 
 
 def test_another_rig_changing_shared_postgresql_state_is_seen_both_ways(

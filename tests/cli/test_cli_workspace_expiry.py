@@ -169,7 +169,8 @@ IDLE_CONFIG = """
 from datetime import datetime, timezone
 from pathlib import Path
 
-from providers.local import LocalController, LocalPlugin
+from providers.local import LocalPlugin
+from providers.local.controller import LocalController
 from rigcli import define_provider, workflow
 
 HERE = Path(__file__).parent

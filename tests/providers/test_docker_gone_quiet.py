@@ -94,8 +94,6 @@ def test_rig_plan_fails_in_one_line_and_takes_no_snapshot_for_gone(gone_quiet: G
         assert line.endswith(" within 1s (RIG_CHECK_TIMEOUT)")
 
 
-# The CLI's `rig ls --no-probe` body is being reworked elsewhere: today it plans, and so asks the daemon.
-@pytest.mark.xfail(strict=True, reason="rig ls --no-probe still plans (asks the daemon); its CLI body is being redone")
 def test_rig_ls_no_probe_contacts_no_daemon(gone_quiet: GoneQuiet) -> None:
     before = gone_quiet.relay.accepted
     listed = ok(gone_quiet.rig("--json", "ls", "--no-probe"))

@@ -12,7 +12,8 @@ from typing import Any
 import pytest
 from provider_helpers import Harness
 
-from providers.local import plugin, snapshot_id_of
+from providers.local import plugin
+from providers.local.machine import snapshot_id_of
 from rigcli.errors import ProviderError
 from rigcli.provider_api import EffectEntry
 from rigcli.provider_kit.machine import MachineFileNotFoundError

@@ -116,7 +116,8 @@ def _attach_directly(
         from rigcli import masking
 
         masking.register(*secrets)
-    code = attach(config, effect, list(argv) if argv is not None else None, tty=tty, env=env)
+    state_dir = os.path.dirname(start.state_path)
+    code = attach(config, effect, list(argv) if argv is not None else None, tty=tty, env=env, state_dir=state_dir)
     return None if code is None else int(code)
 
 

@@ -6,6 +6,8 @@ workspaces are read from the state as it is now, and each one's machines probed 
 
 from __future__ import annotations
 
+import os
+
 from rigcli.errors import UsageError
 
 TYPE_CHECKING = False  # not typing's: a remembered listing's path imports no typing (mypy reads any such name as True)
@@ -37,7 +39,7 @@ def ls(session: Session, target: str | None, no_probe: bool = False) -> int:
         return _config(session)
     if kind == "snapshots":
         return _snapshots(session)
-    listing = session.answers.listing()
+    listing = session.answers.listing(offline=no_probe)  # --no-probe asks no daemon anything
     try:
         return _workspaces(session, listing, probe=not no_probe)
     finally:
@@ -169,11 +171,12 @@ def _live(session: Session, listing: ListingAnswer, records: list[Record]) -> di
 
     probes = None
     providers = listing.providers
-    if providers is None and listing.definitions:
+    start = session.answers.start
+    if providers is None and listing.definitions and start is not None and start.state_path is not None:
         from rigcli.cache.gates import open_hooks
 
-        providers = listing.providers = open_hooks(listing.definitions, checks_as_kept=False)
-    start = session.answers.start
+        state_dir = os.path.dirname(start.state_path)
+        providers = listing.providers = open_hooks(listing.definitions, checks_as_kept=False, state_dir=state_dir)
     if providers is not None and start is not None:
         ids = [str(row[0]) for row in listing.definitions]
         by_name = {item.name: item for item in listing.workflows}
