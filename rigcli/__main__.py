@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import sys
 
+from rigcli._version import __version__
+
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args in (["--version"], ["-V"], ["version"]):
         # The fast path: no Typer, Rich or engine import (DESIGN §9 budget).
-        from rigcli._version import __version__
 
         sys.stdout.write(__version__ + "\n")
         return 0

@@ -17,6 +17,7 @@ import os
 import select
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TextIO
 
@@ -198,8 +199,6 @@ class OutputRelay:
                 self._progress.notify_all()
 
     def _pump(self) -> None:
-        import time
-
         by_end = {pipe.read_end: pipe for pipe in self.pipes.values()}
         # select.poll, not selectors: the same wait on a few pipes without importing that module
         # (~1.2M instructions of every command); a hung-up pipe is reported too and reads as EOF.

@@ -18,6 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from providers.docker.execution import run_exec
 from providers.docker.images import image_id_of
 from providers.docker.runtime_images import ImageMethods
 from rigcli.errors import ProviderError
@@ -84,7 +85,6 @@ class ContainerMachine(BaseMachine[RuntimeT]):
     ) -> CommandResult:
         # Here, not at the top: a fork makes its machine without running a command in it, and the
         # exec machinery (the httpx client's module, queue, subprocess) is not its to load.
-        from providers.docker.execution import run_exec
 
         return run_exec(
             self._client,

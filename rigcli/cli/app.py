@@ -251,7 +251,7 @@ def run(argv: list[str], *, table: Table = TABLE, invoke: Invoke = run_call) -> 
         print_error(exc.format_message())
         code = int(getattr(exc, "exit_code", 2))
         if hoisted.values.get("json_stream"):  # the stream still ends with its summary
-            from rigcli.cli.output import error_summary
+            from rigcli.cli.json_output import error_summary
 
             error_summary(exc.format_message(), code)
         return code

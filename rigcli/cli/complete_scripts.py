@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rigcli.cli.output import emit_json
 from rigcli.errors import UsageError
 
 if TYPE_CHECKING:
@@ -126,8 +127,6 @@ def install(opts: GlobalOptions, shell: str) -> int:
                 handle.write(f"{separator}{line}  {_MARK}\n")
             added = True
     if opts.json:
-        from rigcli.cli.output import emit_json
-
         emit_json(
             {
                 "shell": shell,

@@ -16,8 +16,11 @@ from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, TypeVar
 
-from rigcli.discovery import ProjectLocation, find_project
+from rigcli.discovery import ProjectLocation, find_project, locate_state
+from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values
 from rigcli.speed.records import lazy_dataclass
+from rigcli.state.paths import plugin_index_file
+from rigcli.state_location import SQLiteState
 
 if TYPE_CHECKING:
     from rigcli.authoring.nodes import SequenceNode
@@ -108,9 +111,7 @@ class ProjectSource:
             return None
 
         def open_store() -> StateStore | None:
-            from rigcli.discovery import locate_state
             from rigcli.state.factory import open_state
-            from rigcli.state_location import SQLiteState
 
             where = locate_state(location)  # the state `rig ls` reads: same flags, environment and .env
             if isinstance(where, SQLiteState) and not os.path.isfile(where.path):
@@ -149,9 +150,6 @@ class ProjectSource:
 
 def provider_ids() -> list[Item]:
     def read() -> list[Item]:
-        from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values
-        from rigcli.state.paths import plugin_index_file
-
         return [(name, "provider") for name in entry_point_values(PROVIDERS_GROUP, plugin_index_file())]
 
     empty: list[Item] = []

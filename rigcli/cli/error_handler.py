@@ -9,6 +9,9 @@ from collections.abc import Callable
 
 from rigcli._version import __version__
 from rigcli.errors import Declined, RigError, TaskError, describe_exception, format_project_first
+from rigcli.masking import mask_text
+from rigcli.sanitize import sanitize
+from rigcli.state.paths import logs_dir
 
 # Not typing.TYPE_CHECKING: every command line imports this module before its body runs, and
 # pathlib (with urllib.parse) and the masker are only needed once there is an error to show.
@@ -32,8 +35,6 @@ def print_error(message: str) -> None:
     The one way errors reach the user, so secrets are masked here, and control sequences are
     removed: messages quote names and text from the project and from the command line.
     """
-    from rigcli.masking import mask_text
-    from rigcli.sanitize import sanitize
 
     global last_error
     last_error = sanitize(mask_text(str(message))).strip()
@@ -51,8 +52,6 @@ def _print_traceback(exc: BaseException) -> None:
     """RIG_DEBUG=1: the traceback on stderr, secrets masked like every other error."""
     import traceback  # only when there is a traceback to show: it costs every command its import
 
-    from rigcli.masking import mask_text
-
     cause = exc.__cause__
     if isinstance(exc, TaskError) and exc.project_dir and cause is not None:
         # Project code failed: its own frames first, where the mistake most likely is.
@@ -67,8 +66,6 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
         return body()
     except Declined as exc:
         # The user said no: not an error, but the command did not do what it was asked to.
-        from rigcli.masking import mask_text
-        from rigcli.sanitize import sanitize
 
         global last_error
         last_error = sanitize(mask_text(str(exc)))
@@ -110,9 +107,6 @@ def report_internal_error(exc: BaseException, *, argv: list[str] | None = None) 
 def _write_crash_log(exc: BaseException, argv: list[str] | None) -> Path | None:
     """Write the traceback and versions as a Markdown file ready to attach to a bug report."""
     try:
-        from rigcli.masking import mask_text
-        from rigcli.state.paths import logs_dir
-
         directory = logs_dir()
         directory.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")

@@ -24,7 +24,7 @@ def load_body(path: str) -> Callable[..., int]:
 def run_call(call: Call, argv: list[str] | None = None) -> int:
     """Run the call's body inside the one error handler; its exit code (``finish`` is the caller's).
 
-    With --json-stream, stdout is the stream from here on; it ends with the summary (``output.py``).
+    With --json-stream, stdout is the stream from here on; it ends with the summary (``json_output.py``).
     """
 
     def guarded() -> int:
@@ -38,11 +38,11 @@ def run_call(call: Call, argv: list[str] | None = None) -> int:
 
     if not call.opts.json_stream:
         return run_guarded(guarded, argv=argv)
-    from rigcli.cli import error_handler, output
+    from rigcli.cli import error_handler, json_output
 
-    output.begin_stream()
+    json_output.begin_stream()
     code = run_guarded(guarded, argv=argv)
-    output.end_stream(code, error_handler.last_error)
+    json_output.end_stream(code, error_handler.last_error)
     return code
 
 

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 from rigcli.children import ChildGuard
 from rigcli.cli.interrupts import Interrupted, Interrupts, interrupted_error
-from rigcli.cli.output import json_stdout, write_stream_line
+from rigcli.cli.json_output import json_stdout
+from rigcli.cli.output import write_stream_line
 from rigcli.cli.spec import GlobalOptions
 from rigcli.cli.terminal_host import CliHost
 from rigcli.engine import create_engine

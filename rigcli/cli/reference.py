@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from rigcli.cli.spec import Argument, Command, Option, Table
+from rigcli.cli.table import TABLE
 
 REGENERATE = "python -m rigcli.cli.reference docs/commands.md"
 
@@ -150,8 +151,6 @@ def _row(*cells: str) -> str:
 
 
 def main(argv: Sequence[str]) -> int:
-    from rigcli.cli.table import TABLE
-
     text = render_commands_markdown(TABLE)
     if not argv:
         sys.stdout.buffer.write(text.encode())

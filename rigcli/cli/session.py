@@ -13,6 +13,7 @@ from rigcli.cache.answers import Answers
 from rigcli.cli.spec import GlobalOptions  # the options reach a Session parsed by the command table
 from rigcli.discovery import ProjectLocation, find_project, locate_state
 from rigcli.errors import AmbiguousWorkflowError, AmbiguousWorkspaceError
+from rigcli.render.prompts import select
 
 # Not typing's: a command answered from the cache imports no typing (mypy reads any such name as True).
 TYPE_CHECKING = False
@@ -158,7 +159,6 @@ class Session:
         except AmbiguousWorkflowError as exc:
             if not self.opts.interactive:
                 raise
-            from rigcli.render.prompts import select  # Rich: only a terminal user is asked
 
             return call(select("Select workflow", [(name, "") for name in exc.workflows]))
 
@@ -180,7 +180,6 @@ class Session:
         except AmbiguousWorkspaceError as exc:
             if not self.opts.interactive:
                 raise
-            from rigcli.render.prompts import select  # Rich: only a terminal user is asked
 
             return select(f'Workspace "{name}" exists in several workflows', [(item, "") for item in exc.workflows])
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from rigcli.host import TerminalHost
+from rigcli.render.prompts import confirm, text
+from rigcli.streams import real_stderr
 
 
 class CliHost(TerminalHost):
@@ -17,18 +19,13 @@ class CliHost(TerminalHost):
             if secret:
                 import getpass
 
-                from rigcli.streams import real_stderr
-
                 return getpass.getpass(f"{message}: ", stream=real_stderr())
-            from rigcli.render.prompts import text
 
             return text(message, default=default)
 
     def confirm(self, message: str, *, default: bool = False) -> bool:
         self._require_terminal(message)
         with self._paused():
-            from rigcli.render.prompts import confirm
-
             return confirm(message, default=default)
 
 

@@ -18,6 +18,7 @@ from rigcli.devcontainer.run_options import container_options, memory_bytes
 from rigcli.devcontainer.variables import LocalVariables, resolve_document
 from rigcli.errors import ConfigError
 from rigcli.speed.records import lazy_dataclass
+from rigcli.state.paths import rig_home_path
 
 DEFAULT_WORKFLOW = "devcontainer"
 
@@ -84,8 +85,6 @@ def _check_host_requirements(keys: DevContainerKeys, where: str) -> None:
 
 
 def _feature_cache() -> str:
-    from rigcli.state.paths import rig_home_path  # OCI features only
-
     return os.path.join(rig_home_path(), "cache", "devcontainer-features")
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from rigcli.devcontainer.feature_order import Feature, install_order
@@ -119,8 +120,6 @@ def _mapping(metadata: Mapping[str, Any], key: str) -> dict[str, Any]:
 
 
 def read_jsonc_object(path: str) -> dict[str, Any]:
-    from pathlib import Path
-
     document = read_jsonc(Path(path))
     if not isinstance(document, dict):
         raise ConfigError(f"{path}: must be a JSON object")

@@ -9,6 +9,7 @@ is seen once that copy is removed, or with a reference by digest (``...@sha256:.
 
 from __future__ import annotations
 
+import io
 import ipaddress
 import json
 import os
@@ -151,8 +152,6 @@ def _layer(client: httpx.Client, base: str, manifest: dict[str, object], ref: Fe
 
 
 def _unpack(layer: bytes, folder: str, ref: FeatureRef) -> None:
-    import io
-
     os.makedirs(folder)
     try:
         with tarfile.open(fileobj=io.BytesIO(layer), mode="r:*") as archive:

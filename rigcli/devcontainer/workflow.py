@@ -23,6 +23,7 @@ from rigcli.devcontainer.files import context_files, project_files, tree_digest
 from rigcli.devcontainer.tasks import feature_task, hook_task, image_task, initialize_task, source_task
 from rigcli.devcontainer.workspace import attach_workspace, create_workspace, start_workspace
 from rigcli.errors import ConfigError
+from rigcli.speed.parameters import plain_parameters
 
 # Part of every task's cache key: a rig whose tasks do something else must not reuse older runs.
 IMPLEMENTATION = "devcontainer-2"
@@ -78,7 +79,6 @@ def declared_ports(loaded: DevContainer) -> list[dict[str, Any]]:
 
 def _ports_argument(node: SequenceNode, ports: list[dict[str, Any]]) -> dict[str, Any]:
     """``ports=`` for ``workspace(...)`` where this rig's DSL takes it (the workspace's declared ports)."""
-    from rigcli.speed.parameters import plain_parameters
 
     parameters = plain_parameters(type(node).workspace) or ()
     return {"ports": ports} if ports and any(name == "ports" for name, _, _ in parameters) else {}

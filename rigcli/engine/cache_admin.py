@@ -14,13 +14,13 @@ from rigcli.errors import InputError
 from rigcli.graph import CompiledWorkflow, TaskSpec
 from rigcli.records import LockHolder, NodeRun
 from rigcli.state.api import StateStore
+from rigcli.state.process import is_ours, judge_liveness
 from rigcli.statuses import CacheEntryStatus
 
 
 def _entry_status(run: NodeRun, holder: Callable[[], LockHolder | None]) -> CacheEntryStatus:
     if run.status == "running":
         # A run still "running" whose rig is gone was cut off mid-way: in doubt, never reused.
-        from rigcli.state.process import is_ours, judge_liveness
 
         return "running" if is_ours(run) or judge_liveness(run, holder()).alive else "in-doubt"
     return "invalidated" if run.invalidated else "cached"

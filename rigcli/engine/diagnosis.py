@@ -17,13 +17,15 @@ from rigcli.engine.results import ConfiguredProvider, ProjectDiagnosis
 from rigcli.errors import RigError, describe_exception
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import ProviderDiagnosis, ProviderPlugin, SupportsDiagnosis
+from rigcli.state.damage import check_file, summary
+from rigcli.state.factory import open_state
+from rigcli.state.paths import plugin_index_file
+from rigcli.state_location import StateLocationError
 
 
 def installed_plugins(index: Path | None = None) -> Plugins:
     """The installed provider plugins (the ``rig.providers`` entry points)."""
     if index is None:
-        from rigcli.state.paths import plugin_index_file
-
         index = plugin_index_file()
     return Plugins((), index)
 
@@ -74,8 +76,6 @@ class Diagnosis:
 
     def _state(self) -> dict[str, JsonValue]:
         """Backend, masked location, server and schema versions, lock holder; creates and waits for nothing."""
-        from rigcli.state.factory import open_state
-        from rigcli.state_location import StateLocationError
 
         project = self.project
         try:
@@ -91,8 +91,6 @@ class Diagnosis:
         except RigError as exc:
             return {"backend": where.backend, "url": where.display, "error": str(exc)}
         if status["backend"] == "sqlite" and status["exists"]:
-            from rigcli.state.damage import check_file, summary
-
             try:  # doctor may take the few milliseconds a full read of the file costs
                 found = check_file(str(status["url"]))
             except Exception as exc:  # doctor reports problems, it does not have them
@@ -102,7 +100,6 @@ class Diagnosis:
 
     def _providers(self) -> list[ConfiguredProvider]:
         """Each distinct provider definition the workflows use, diagnosed with its resolved config."""
-        from rigcli.state.paths import plugin_index_file
 
         _, workflows = self.project.compile()
         plugins = Plugins(self.project.plugins, plugin_index_file())

@@ -12,6 +12,9 @@ from __future__ import annotations
 import _thread
 import time
 
+from rigcli.engine.live_summary import resources_in, summarize_machines
+from rigcli.errors import RigError, describe_exception
+
 TYPE_CHECKING = False  # not typing's: a remembered listing's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -45,8 +48,6 @@ class _Probe:
             self._finished.release()
 
     def _run(self) -> None:
-        from rigcli.errors import RigError, describe_exception
-
         try:
             self.answers = dict(self.provider.probe(self.project_dir, self.entries))
         except Exception as exc:  # a provider's failure is its machines' "unknown", not rig's
@@ -73,8 +74,6 @@ class DirectProbes:
         project_dir: str,
         records: Sequence[Record],
     ) -> DirectProbes | None:
-        from rigcli.engine.live_summary import resources_in
-
         by_provider: dict[str, list[EffectEntry]] = {}
         for record in records:
             for resource in resources_in(record["resources"]):  # type: ignore[arg-type]
@@ -95,7 +94,6 @@ class DirectProbes:
     def answers(self, records: Sequence[Record]) -> dict[str, Live]:
         """Each workspace's live status, as ``engine/liveness.py:probe_records`` gives it (every probe
         answering by the deadline or not at all)."""
-        from rigcli.engine.live_summary import summarize_machines
 
         for probe in self._probes:
             probe.join(self._deadline - time.monotonic())

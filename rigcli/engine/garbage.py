@@ -38,6 +38,7 @@ from rigcli.provider_api import EXEC_EFFECT, SupportsEffects
 from rigcli.records import EffectRecord, NodeRun
 from rigcli.state.api import StateStore
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
+from rigcli.state.process import left_by_dead_process, pid_alive, this_host
 
 
 def _with_found(journaled: EffectRecord, found: EffectRecord) -> EffectRecord:
@@ -74,8 +75,6 @@ class References:
         self.in_flight_runs: set[str] = set()
 
     def add_store(self, store: StateStore, workflow: str | None) -> None:
-        from rigcli.state.process import left_by_dead_process
-
         for run in _live_entries(store.list_runs(workflow=workflow, statuses=["succeeded"])):
             self.strings.update(_strings(run.output))
             self.strings.update(_strings(run.artifacts))
@@ -84,8 +83,6 @@ class References:
                 self.in_flight_runs.add(run.id)
 
     def why_kept(self, effect: EffectRecord) -> str | None:
-        from rigcli.state.process import pid_alive, this_host
-
         if effect.kind == EXEC_EFFECT:  # a running command: alive exactly as long as its rig
             if abandoned(effect):
                 return None

@@ -18,6 +18,7 @@ from rigcli.errors import InputError, NotFoundError
 from rigcli.records import ApplyRun, NodeRun, OutputChunk
 from rigcli.run_ids import short_run_id
 from rigcli.state.api import StateStore
+from rigcli.state.process import pid_alive, this_host
 from rigcli.statuses import HistoryNodeStatus, ShownRunStatus
 
 FOLLOW_SECONDS = 0.25  # how often a run in progress is read again
@@ -26,7 +27,6 @@ LOOK_BACK = 50  # applies `rig logs` looks through for the last one that ran som
 
 def shown_status(status: str, pid: int | None, host: str | None) -> ShownRunStatus:
     """A stored run or apply status as people see it: ``in-doubt`` when its process is gone."""
-    from rigcli.state.process import pid_alive, this_host
 
     if status != "running":
         return status  # type: ignore[return-value]  # a finished RunStatus, as stored

@@ -6,6 +6,7 @@ import typing
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
+from rigcli.authoring.inputs import WorkspaceRef
 from rigcli.authoring.operations import OperationDefinition
 from rigcli.engine.results import OperationInfo
 from rigcli.errors import InputError
@@ -36,8 +37,6 @@ def operation_info(workflow: str, definition: OperationDefinition) -> OperationI
 
 
 def _is_workspace_ref(annotation: object) -> bool:
-    from rigcli.authoring.inputs import WorkspaceRef
-
     if annotation is WorkspaceRef:
         return True
     return any(_is_workspace_ref(arg) for arg in typing.get_args(annotation))

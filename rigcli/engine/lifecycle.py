@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rigcli.engine.hooks import run_hook
+from rigcli.engine.invoke import NamedContext, freeze
 from rigcli.engine.liveness import (
     PROBE_SECONDS,
     Answer,
@@ -108,8 +110,6 @@ class Lifecycle:
         """Run ``on_start``/``on_attach`` for a ready workspace; its failure is the command's (exit 1)."""
         if hook is None or record.status != "ready":
             return
-        from rigcli.engine.hooks import run_hook
-        from rigcli.engine.invoke import NamedContext, freeze
 
         session = await self.project.session(selected, "require")
         try:

@@ -21,6 +21,7 @@ from rigcli.records import EffectRecord, WorkspaceRecord
 from rigcli.speed.records import lazy_dataclass
 from rigcli.state.api import StateStore
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
+from rigcli.state.process import pid_alive, this_host
 
 
 @lazy_dataclass
@@ -82,7 +83,6 @@ async def remove_effects(store: StateStore, session: ProviderSession, effects: S
 def abandoned(effect: EffectRecord) -> bool:
     """An exec session whose rig process is gone from this host: nobody is left to stop it.
     One started on another host cannot be judged from here, and counts as alive."""
-    from rigcli.state.process import pid_alive, this_host
 
     if effect.pid is None:
         return True  # no process recorded: nobody is going to end it

@@ -10,6 +10,7 @@ from __future__ import annotations
 from rigcli.engine.stores import Stores
 from rigcli.graph import TaskSpec
 from rigcli.records import Liveness, LockHolder, NodeRun
+from rigcli.state.process import is_ours, judge_liveness
 from rigcli.statuses import RunStatus
 
 # Runs that left no result: the newest of them may say why a node is pending (cachekeys.judge_attempt).
@@ -47,7 +48,6 @@ class RunIndex:
         """Every run of the workflow in store ``key`` that another process left ``running``."""
         if key in self._attempts:
             return [run for runs in self._attempts[key].values() for run in runs if run.status == "running"]
-        from rigcli.state.process import is_ours
 
         column = self._stores.workflow_column(key, self._workflow)
         return [
@@ -56,8 +56,6 @@ class RunIndex:
 
     def _attempts_of(self, key: str) -> dict[str, list[NodeRun]]:
         if key not in self._attempts:
-            from rigcli.state.process import is_ours
-
             column = self._stores.workflow_column(key, self._workflow)
             by_path: dict[str, list[NodeRun]] = {}
             for run in self._stores.get(key).list_runs(workflow=column, statuses=ATTEMPT_STATUSES):
@@ -68,7 +66,6 @@ class RunIndex:
 
     def liveness(self, key: str, run: NodeRun) -> Liveness:
         """Whether the rig that left ``run`` running (in store ``key``) is still running it."""
-        from rigcli.state.process import judge_liveness
 
         if key not in self._holders:
             self._holders[key] = self._stores.get(key).status().lock

@@ -12,6 +12,7 @@ from rigcli.graph import LOCAL_STORE, FragmentSpec
 from rigcli.layout import STATE_FILE
 from rigcli.records import LockHolder
 from rigcli.state.api import StateStore
+from rigcli.state.paths import fragments_dir
 
 LOCAL = LOCAL_STORE
 
@@ -24,8 +25,6 @@ OpenStore = Callable[[Path], StateStore]
 def locate_fragment(locator: FragmentLocator | None, fragment: FragmentSpec) -> Path:
     """``$RIG_HOME/fragments/<hash>/state.sqlite`` unless the host's locator says otherwise."""
     if locator is None:
-        from rigcli.state.paths import fragments_dir
-
         return fragments_dir() / fragment.hash / STATE_FILE
     located = locator(fragment)
     if isinstance(located, Mapping):

@@ -12,6 +12,7 @@ exactly as ``os.system`` returns it. rig's own signal handling stays in place th
 from __future__ import annotations
 
 import os
+import posix
 import threading
 from typing import Union
 
@@ -43,7 +44,6 @@ def install() -> None:
             return
         _installed = True
         os.system = system
-        import posix
 
         posix.system = system
 

@@ -14,6 +14,7 @@ needs from the terminal side is the same for every provider, so it lives here:
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import struct
@@ -39,7 +40,6 @@ _READ = 64 * 1024
 
 def window_size(fd: int = STDIN) -> tuple[int, int]:
     """``(rows, columns)`` of the terminal on ``fd``; ``(24, 80)`` when it has none."""
-    import fcntl
     import termios
 
     try:

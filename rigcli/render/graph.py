@@ -13,8 +13,10 @@ import itertools
 from collections.abc import Iterator, Sequence
 
 from rigcli.masking import mask_text
+from rigcli.render.console import stdout_console
 from rigcli.render.drawing import Drawing, DrawnNode
 from rigcli.render.plain import plain_stdout
+from rigcli.render.tables import STATUS_STYLES
 from rigcli.run_ids import short_run_id
 from rigcli.sanitize import sanitize
 from rigcli.speed.tables import cell_width, write_lines
@@ -103,9 +105,6 @@ def print_tree(graph: Drawing) -> None:
         write_lines(plain, tree_lines(graph, unicode=_utf8(plain)))
         return
     from rich.text import Text
-
-    from rigcli.render.console import stdout_console
-    from rigcli.render.tables import STATUS_STYLES
 
     out = stdout_console()
     rows = tree_rows(graph, unicode=(out.encoding or "").lower().replace("-", "").startswith("utf"))

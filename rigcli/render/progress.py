@@ -18,6 +18,7 @@ from rigcli.render.console import live_enabled, no_color, stderr_console
 from rigcli.render.lines import OUTPUT_INDENT, EventFormatter, Line
 from rigcli.render.plain import is_terminal
 from rigcli.sanitize import sanitize
+from rigcli.speed.pipes import widen_pipe
 from rigcli.speed.tables import write_lines
 from rigcli.streams import real_stderr, write_bytes
 
@@ -142,7 +143,6 @@ def _widen(stream: TextIO) -> None:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both of the last two
         return
-    from rigcli.speed.pipes import widen_pipe  # here: only a run whose commands print needs it
 
     widen_pipe(fd)
 

@@ -1,17 +1,30 @@
-"""Terminal prompts on stderr: pick one, pick several, confirm, free text. Callers check interactivity."""
+"""Terminal prompts on stderr: pick one, pick several, confirm, free text. Callers check interactivity.
+
+Rich's prompt machinery is imported when a person is first asked (``_rich``): a command that asks
+nobody, with or without this module, imports no Rich.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rich.prompt import Confirm, Prompt
-from rich.text import Text
-
 from rigcli.errors import RigError
 from rigcli.render.console import stderr_console
 from rigcli.sanitize import sanitize
 
+TYPE_CHECKING = False  # not typing's: a session imports this module and a cached plan imports no typing
+if TYPE_CHECKING:
+    from rich.prompt import Confirm, Prompt
+    from rich.text import Text
+
 Option = tuple[str, str]  # (value, description)
+
+
+def _rich() -> tuple[type[Confirm], type[Prompt], type[Text]]:
+    from rich.prompt import Confirm, Prompt
+    from rich.text import Text
+
+    return Confirm, Prompt, Text
 
 
 def _ask(ask: Callable[[], str]) -> str:
@@ -22,6 +35,7 @@ def _ask(ask: Callable[[], str]) -> str:
 
 
 def _show_options(message: str, options: Sequence[Option]) -> None:
+    _, _, Text = _rich()
     console = stderr_console()
     console.print(Text(sanitize(message), style="bold"))
     for number, (value, description) in enumerate(options, start=1):
@@ -34,6 +48,7 @@ def select(message: str, options: Sequence[Option]) -> str:
     if not options:
         raise RigError(f"{message}: nothing to choose from")
     _show_options(message, options)
+    _, Prompt, _ = _rich()
     values = [value for value, _ in options]
     while True:
         answer = _ask(lambda: Prompt.ask("Choose", console=stderr_console(), default="1")).strip()
@@ -48,6 +63,7 @@ def multi_select(message: str, options: Sequence[Option]) -> list[str]:
     if not options:
         return []
     _show_options(message, options)
+    _, Prompt, _ = _rich()
     values = [value for value, _ in options]
     while True:
         answer = _ask(lambda: Prompt.ask("Choose (e.g. 1 3, or all)", console=stderr_console(), default=""))
@@ -69,6 +85,7 @@ def _pick(answer: str, values: Sequence[str]) -> str | None:
 
 
 def confirm(message: str, *, default: bool = False) -> bool:
+    Confirm, _, _ = _rich()
     try:
         return bool(Confirm.ask(message, console=stderr_console(), default=default))
     except (EOFError, KeyboardInterrupt) as exc:
@@ -77,6 +94,7 @@ def confirm(message: str, *, default: bool = False) -> bool:
 
 def text(message: str, *, default: str | None = None, validate: Callable[[str], str | None] | None = None) -> str:
     """Free text; ``validate`` returns an error to show (and ask again) or None to accept."""
+    _, Prompt, Text = _rich()
     while True:
         if default is None:
             answer = _ask(lambda: Prompt.ask(message, console=stderr_console()))

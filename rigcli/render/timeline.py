@@ -13,7 +13,10 @@ from typing import TYPE_CHECKING
 from rigcli.engine.timing import RunStats, Timeline, TimelineNode
 from rigcli.masking import mask_text
 from rigcli.records import parse_timestamp
+from rigcli.render.console import no_color, stdout_console
 from rigcli.render.lines import format_duration
+from rigcli.render.plain import is_terminal
+from rigcli.render.tables import print_table
 from rigcli.run_ids import short_run_id
 from rigcli.sanitize import sanitize
 from rigcli.speed.tables import cell_width, table_lines, write_lines
@@ -155,8 +158,6 @@ def bar_cells(node: TimelineNode, total: float, cells: int, clock: float, *, uni
 
 def print_timeline(timeline: Timeline, *, width: int | None = None) -> None:
     """Bars on a colour terminal; a plain table on anything else."""
-    from rigcli.render.console import no_color, stdout_console
-    from rigcli.render.plain import is_terminal
 
     stream = real_stdout()
     if no_color() or not is_terminal(stream):
@@ -213,7 +214,6 @@ def timeline_bars(timeline: Timeline, width: int, *, unicode: bool = True) -> li
 
 def print_stats(stats: RunStats) -> None:
     """A table (Rich on a terminal, plain text elsewhere) of each task over the last applies."""
-    from rigcli.render.tables import print_table
 
     head, *_ = stats_table(stats)
     print_table(STATS_COLUMNS, _stats_rows(stats), empty="no applies recorded", title=head)

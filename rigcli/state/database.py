@@ -14,6 +14,7 @@ import _sqlite3 as sqlite3  # the extension module itself: see state_file.py
 import json
 import os
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TypeVar
@@ -45,8 +46,6 @@ def _after_commit() -> None:
     global _writes
     _writes += 1
     if _writes == _PAUSE_AFTER:
-        import time
-
         with open(os.environ["RIG_TEST_PAUSE_FILE"], "w", encoding="utf-8") as marker:
             marker.write(f"{_writes}\n")
         while True:

@@ -11,6 +11,7 @@ import os
 from typing import Protocol
 
 from rigcli.state.api import StateStore
+from rigcli.state.store import create_state_store
 from rigcli.state_location import PostgresState, StateLocation, resolve_state_location
 
 
@@ -43,7 +44,6 @@ def open_state(
             read_only=read_only,
             connect_timeout=connect_timeout,
         )
-    from rigcli.state.store import create_state_store
 
     return create_state_store(
         project_dir=project_dir, config_path=config_path, state_path=location.path, read_only=read_only

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pwd
 
 from rigcli.records import Liveness, LockHolder, NodeRun, describe_holder
 
@@ -22,8 +23,6 @@ def this_user() -> str:
         if os.environ.get(name):
             return os.environ[name]
     try:
-        import pwd
-
         return pwd.getpwuid(os.getuid()).pw_name
     except (OSError, KeyError, ImportError):  # no passwd entry (some containers)
         return str(os.getuid())

@@ -15,7 +15,12 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from rigcli import masking
+from rigcli.cache.configs import Unresolvable, resolve
 from rigcli.errors import UsageError
+from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
+from rigcli.state.paths import plugin_index_path
+from rigcli.state.workspace_file import WorkspaceFile
 
 TYPE_CHECKING = False  # not typing's: a remembered answer's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
@@ -78,7 +83,6 @@ def _attach_directly(
     start = session.answers.start
     if start is None or start.state_path is None:
         return None
-    from rigcli.state.workspace_file import WorkspaceFile
 
     opened = WorkspaceFile.open(start.state_path)
     if opened is None:
@@ -103,7 +107,6 @@ def _attach_directly(
     attach = _plugin_attach(provider_id)
     if configs is None or len(configs) > 1 or attach is None:
         return None
-    from rigcli.cache.configs import Unresolvable, resolve
 
     secrets: list[str] = []
     try:
@@ -113,8 +116,6 @@ def _attach_directly(
     if not isinstance(config, dict):
         return None
     if secrets:
-        from rigcli import masking
-
         masking.register(*secrets)
     state_dir = os.path.dirname(start.state_path)
     code = attach(config, effect, list(argv) if argv is not None else None, tty=tty, env=env, state_dir=state_dir)
@@ -123,8 +124,6 @@ def _attach_directly(
 
 def _plugin_attach(provider_id: str) -> Callable[..., int | None] | None:
     """The installed plugin's ``attach_directly`` (``SupportsDirectAttach``), or None."""
-    from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
-    from rigcli.state.paths import plugin_index_path
 
     try:
         value = entry_point_values(PROVIDERS_GROUP, plugin_index_path()).get(provider_id)

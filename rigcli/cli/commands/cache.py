@@ -8,6 +8,7 @@ from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import Declined, UsageError
 from rigcli.render.lines import glyphs
+from rigcli.render.prompts import multi_select
 from rigcli.render.tables import format_age, print_message, print_table
 from rigcli.run_ids import short_run_id
 
@@ -90,8 +91,6 @@ def invalidate(
 
 
 def _pick_and_invalidate(session: Session, workflow: str) -> int:
-    from rigcli.render.prompts import multi_select
-
     entries = [
         entry for entry in session.run(session.engine.cache.list_cache(workflow=workflow)) if entry.status == "cached"
     ]

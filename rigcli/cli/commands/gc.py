@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import RigError
+from rigcli.render.prompts import confirm
 from rigcli.render.tables import print_message, print_table
 
 if TYPE_CHECKING:
@@ -67,7 +68,6 @@ def offer(session: Session, *, requested: bool) -> GcReport | None:
     preview = session.run(engine.garbage.collect_garbage(dry_run=True))
     if not preview.removed:
         return None
-    from rigcli.render.prompts import confirm
 
     count = len(preview.removed)
     noun = "machine or snapshot" if count == 1 else "machines and snapshots"

@@ -7,6 +7,12 @@ of the file (``state/output_file.py``); anything else is read through the engine
 
 from __future__ import annotations
 
+from rigcli.cli.output import emit_json
+from rigcli.render.console import no_color
+from rigcli.render.stored_bytes import StoredBytes
+from rigcli.speed.pipes import widen_pipe
+from rigcli.state.output_file import OutputFile
+
 TYPE_CHECKING = False  # not typing's: a remembered answer's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
     from rigcli.cache.answers import ConfigAnswer
@@ -34,7 +40,6 @@ def _copy_last_run(session: Session, answer: ConfigAnswer, task: str) -> bool:
     workflow, cache_path, store = named
     if store != "local":  # a global fragment's runs live in $RIG_HOME, found through the config
         return False
-    from rigcli.state.output_file import OutputFile
 
     opened = OutputFile.open(start.state_path)
     if opened is None:
@@ -43,9 +48,6 @@ def _copy_last_run(session: Session, answer: ConfigAnswer, task: str) -> bool:
         found = None if opened.expiry_due() else opened.last_run(workflow, cache_path)
         if found is None:
             return False
-        from rigcli.render.console import no_color
-        from rigcli.render.stored_bytes import StoredBytes
-        from rigcli.speed.pipes import widen_pipe
 
         # What was stored was masked on its way in; colour only on a terminal that wants it, as
         # render/history.py:LogWriter decides.
@@ -98,7 +100,6 @@ def _logs(session: Session, task: str | None, *, run: str | None, follow: bool) 
 def _logs_json(session: Session, selection: LogSelection, follow: bool) -> int:
     """``{"run_id", "node_path", "status", "lines", "metadata", ...}``; for an apply,
     ``{"apply_id", "workflow", "status", "started_at", "finished_at", "runs": [...]}``."""
-    from rigcli.cli.output import emit_json
     from rigcli.engine.history_views import output_lines
     from rigcli.jsonutil import JsonValue
     from rigcli.records import OutputChunk
@@ -144,7 +145,6 @@ def runs(
         from rigcli.cli.commands import pictures
 
         return pictures.runs(session, run, timeline=timeline, stats=stats, format=format, last=last)
-    from rigcli.cli.output import emit_json
 
     engine = session.engine
     workflow = session.workflow_filter()

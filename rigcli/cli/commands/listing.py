@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import os
 
+from rigcli.cache.gates import lock_held, open_hooks
+from rigcli.cli.output import emit_json
+from rigcli.engine.direct_probes import DirectProbes
+from rigcli.engine.outdated import outdated_against
 from rigcli.errors import UsageError
+from rigcli.render.tables import format_age, format_until, print_kv, print_message, print_table
+from rigcli.state.state_file import Error, open_current
+from rigcli.state.workspace_file import listed_workspaces
 
 TYPE_CHECKING = False  # not typing's: a remembered listing's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
@@ -106,8 +113,6 @@ def _live_cell(live: dict[str, Live] | None, record: dict[str, object]) -> str:
 
 
 def _workspaces(session: Session, listing: ListingAnswer, *, probe: bool) -> int:
-    from rigcli.engine.outdated import outdated_against
-
     records, state, lock = _state_now(session)
     rows: list[WorkflowRow] = []
     for item in listing.workflows:
@@ -129,15 +134,9 @@ def _state_now(session: Session) -> tuple[list[Record], tuple[str, str], LockHol
     start = session.answers.start
     path = None if start is None else start.state_path
     if path is not None:
-        from rigcli.cache.gates import lock_held
-        from rigcli.state.state_file import open_current
-
         db = open_current(path)
         records = None
         if db is not None:
-            from rigcli.state.state_file import Error
-            from rigcli.state.workspace_file import listed_workspaces
-
             try:
                 records = listed_workspaces(db)
             except (Error, ValueError):  # what the store reports on its own terms
@@ -167,14 +166,11 @@ def _state_now(session: Session) -> tuple[list[Record], tuple[str, str], LockHol
 def _live(session: Session, listing: ListingAnswer, records: list[Record]) -> dict[str, Live]:
     """Each workspace's live status: through the plugins' status hooks when every provider among them has
     one (``engine/direct_probes.py``), else through the loaded engine's controllers."""
-    from rigcli.engine.direct_probes import DirectProbes
 
     probes = None
     providers = listing.providers
     start = session.answers.start
     if providers is None and listing.definitions and start is not None and start.state_path is not None:
-        from rigcli.cache.gates import open_hooks
-
         state_dir = os.path.dirname(start.state_path)
         providers = listing.providers = open_hooks(listing.definitions, checks_as_kept=False, state_dir=state_dir)
     if providers is not None and start is not None:
@@ -200,8 +196,6 @@ def show_workspaces(
 ) -> int:
     """Write ``rig ls``'s answer (the one writer of both ways): the table, or the ``--json`` document."""
     if opts.json:
-        from rigcli.cli.output import emit_json
-
         emit_json(
             {
                 "workflows": [item.to_json(live) for item in workflows],
@@ -210,7 +204,6 @@ def show_workspaces(
             }
         )
         return 0
-    from rigcli.render.tables import format_age, format_until, print_message, print_table
 
     print_table(
         ["workflow", "cached", "workspaces"],
@@ -252,15 +245,12 @@ def show_workspaces(
 
 
 def _snapshots(session: Session) -> int:
-    from rigcli.cli.output import emit_json
-
     snapshots: list[JsonObject] = []
     for name in _workflow_names(session):
         snapshots.extend(session.run(session.engine.cache.list_snapshots(workflow=name)))
     if session.opts.json:
         emit_json({"snapshots": snapshots})
         return 0
-    from rigcli.render.tables import format_age, print_table
 
     rows = []
     for item in snapshots:
@@ -274,13 +264,10 @@ def _snapshots(session: Session) -> int:
 
 
 def _config(session: Session) -> int:
-    from rigcli.cli.output import emit_json
-
     info = session.engine.project.info()
     if session.opts.json:
         emit_json(info.to_json())
         return 0
-    from rigcli.render.tables import print_kv, print_table
 
     print_kv([("project", info.project_dir), ("config", info.config_path), ("state", info.state_path)])
     rows = [

@@ -12,6 +12,8 @@ from rigcli.cli.table import TABLE
 from rigcli.engine.results import OperationInfo
 from rigcli.errors import NotFoundError, RigError, UsageError
 from rigcli.jsonutil import JsonValue
+from rigcli.render import prompts
+from rigcli.render.prompts import select
 from rigcli.render.tables import print_message, print_table, print_value
 
 YES_FLAGS = ("-y", "--yes")
@@ -111,7 +113,6 @@ def _workflow_op(session: Session, operation: str, owners: list[str], words: lis
             raise UsageError(
                 f"Operation {operation} is defined by several workflows: {', '.join(owners)}. Pass --workflow."
             )
-        from rigcli.render.prompts import select
 
         owners = [select(f"Operation {operation} is defined by several workflows", [(name, "") for name in owners])]
     workflow = owners[0]
@@ -141,8 +142,6 @@ def _inputs(session: Session, info: OperationInfo, words: list[str], command: st
 
 
 def _prompt(session: Session, item: InputField, op_id: str) -> object:
-    from rigcli.render import prompts  # Rich: only a terminal user is asked
-
     message = item.description or item.name
     if item.kind == "workspace":
         names = sorted({record.name for record in session.engine.workspaces.list_workspaces(None)})

@@ -5,6 +5,9 @@ from __future__ import annotations
 from rigcli.cli.output import emit_json
 from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import InputError, UsageError
+from rigcli.render import graph as pictures
+from rigcli.render.drawing import Drawing, graph_json
+from rigcli.render.tables import print_message
 from rigcli.run_ids import short_run_id
 
 TYPE_CHECKING = False
@@ -20,7 +23,6 @@ def graph(session: Session, *, format: str | None = None) -> int:
     opts = session.opts
     if opts.json and format not in (None, "tree"):
         raise UsageError(f"--format {format} prints a {format} document; --json prints JSON: choose one")
-    from rigcli.render.drawing import Drawing
 
     answer = session.answers.plan()
     if answer.layout is None:
@@ -29,11 +31,7 @@ def graph(session: Session, *, format: str | None = None) -> int:
 
 
 def _draw(opts: GlobalOptions, drawing: Drawing, format: str | None) -> int:
-    from rigcli.render import graph as pictures
-
     if opts.json:
-        from rigcli.render.drawing import graph_json
-
         emit_json(graph_json(drawing))
     elif format in (None, "tree"):
         pictures.print_tree(drawing)
@@ -84,8 +82,6 @@ def _timeline(session: Session, run: str | None, format: tuple[str, str] | None)
         except OSError as exc:
             raise InputError(f"Cannot write {target}: {exc.strerror or exc}") from None
         if not session.opts.json:
-            from rigcli.render.tables import print_message
-
             print_message(f"Wrote the timeline of apply {short_run_id(drawn.run_id)} to {target}")
     if session.opts.json:
         emit_json(drawn.to_json())

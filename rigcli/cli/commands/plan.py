@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from rigcli.cli.output import emit_json
 from rigcli.errors import RigError
+from rigcli.render.tables import print_message, print_plan
 
 TYPE_CHECKING = False  # not typing's: a remembered plan's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
@@ -28,8 +29,6 @@ def plan(session: Session, *, detailed_exitcode: bool = False) -> int:
     if session.opts.json:
         emit_json(answer.document)
     else:
-        from rigcli.render.tables import print_message, print_plan
-
         print_plan(answer.document)
         if answer.pending:
             print_message(plan_hint(answer), style="dim", err=False)

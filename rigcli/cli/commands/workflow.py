@@ -12,6 +12,7 @@ from rigcli.cli.output import emit_json, stderr_is_terminal, stdout_is_terminal
 from rigcli.cli.session import Session
 from rigcli.errors import ConfigError, PendingWorkError, RigError, UsageError
 from rigcli.records import WorkspaceRecord
+from rigcli.render.prompts import text
 from rigcli.render.tables import print_message, print_next_steps, print_plan
 
 if TYPE_CHECKING:
@@ -62,8 +63,6 @@ def apply(
 
 
 def _ask_name(workflow: str) -> str:
-    from rigcli.render.prompts import text
-
     def problem(value: str) -> str | None:
         try:
             check_workspace_name(value)

@@ -6,6 +6,7 @@ from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import Declined, RigError, UnknownWorkspaceError, UsageError
 from rigcli.records import WorkspaceRecord
+from rigcli.render.prompts import confirm, multi_select
 from rigcli.render.tables import print_message
 from rigcli.state.process import this_owner
 
@@ -22,7 +23,6 @@ def confirm_destructive(
     if not session.opts.interactive:
         why = f" ({note})" if note else ""
         raise RigError(f"{command} requires --yes when not running in an interactive terminal{why}")
-    from rigcli.render.prompts import confirm
 
     if not confirm(question, default=False):
         raise Declined(kept)
@@ -95,8 +95,6 @@ def rm(
         confirm_destructive(session, question, yes=yes, command="rm --all", note=note, kept=kept)
         _say_whose(session, others)
     elif records:
-        from rigcli.render.prompts import multi_select
-
         options = [(_label(record, several), record.status) for record in records]
         picked = set(multi_select("Select workspaces to remove", options))
         if not picked:

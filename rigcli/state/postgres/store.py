@@ -18,6 +18,7 @@ import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from rigcli._version import __version__
 from rigcli.errors import StateError
 from rigcli.records import LockHolder
 from rigcli.state.api import StateStatus
@@ -246,8 +247,6 @@ class PostgresStateStore(StoreQueries):
 
 
 def _version() -> str:
-    from rigcli._version import __version__
-
     return __version__
 
 
