@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import CodeType, ModuleType
+from typing import TYPE_CHECKING
 
 from rigcli.authoring.nodes import SequenceNode
 from rigcli.authoring.project import ProjectConfig
@@ -24,7 +25,13 @@ from rigcli.errors import ConfigError, RigError, describe_exception
 from rigcli.layout import CONFIG_FILE
 from rigcli.load_inputs import noting
 from rigcli.speed.imports import forget_module, install_module
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.records import evolve, lazy_dataclass
+
+if TYPE_CHECKING:
+    import traceback
+else:
+    traceback = lazy_module("traceback")
 
 
 @lazy_dataclass(frozen=True)
@@ -190,7 +197,6 @@ def _import_fresh(config_path: Path, project_dir: Path, source: str | None = Non
 
 def _where(exc: BaseException, config_path: Path, project_dir: Path) -> str:
     """ "file:line: " of the innermost frame in the project (the config file preferred)."""
-    import traceback  # only to place an error: a config that loads never pays for it
 
     frames = traceback.extract_tb(exc.__traceback__)
     root = str(project_dir.resolve()) + os.sep

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 from rigcli.errors import ConfigError
 from rigcli.layout import CONFIG_FILE, STATE_DIR
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.state_location import StateGiven, StateLocation, resolve_state_location
 
 # Not typing.TYPE_CHECKING: `rig logs TASK`'s lean path finds the project by the rule below on
@@ -22,6 +23,15 @@ from rigcli.state_location import StateGiven, StateLocation, resolve_state_locat
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
+
+if TYPE_CHECKING:
+    import pathlib
+
+    import dotenv
+else:
+    dotenv = lazy_module("dotenv")
+    pathlib = lazy_module("pathlib")
+
 
 # Directories `rig projects` never descends into: VCS data, rig state, dependency and build trees.
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "venv", "dist", "build", "__pycache__"})
@@ -65,11 +75,10 @@ class ProjectLocation:
         return {"project_dir": str(self.project_dir), "config_path": str(self.config_path)}
 
 
-def base_dir(chdir: str | None, *, cwd: Path | None = None) -> Path:
+def base_dir(chdir: str | None, *, cwd: pathlib.Path | None = None) -> pathlib.Path:
     """The directory commands work from: ``--chdir`` resolved against cwd, else cwd."""
-    from pathlib import Path
 
-    return Path(_base_path(chdir, cwd))
+    return pathlib.Path(_base_path(chdir, cwd))
 
 
 def _base_path(chdir: str | None, cwd: str | os.PathLike[str] | None) -> str:
@@ -115,13 +124,14 @@ def given_state(state: str | None, base: str) -> StateGiven | None:
 
 
 def find_project(
-    *, chdir: str | None = None, config: str | None = None, state: str | None = None, cwd: Path | None = None
+    *, chdir: str | None = None, config: str | None = None, state: str | None = None, cwd: pathlib.Path | None = None
 ) -> ProjectLocation:
     """Locate rig_config.py (``project_paths``); raise ConfigError with the next step when absent."""
-    from pathlib import Path
 
     base, project_dir, config_path = project_paths(chdir=chdir, config=config, cwd=cwd)
-    return ProjectLocation(Path(project_dir), Path(config_path), given_state(state, base), Path(base))
+    return ProjectLocation(
+        pathlib.Path(project_dir), pathlib.Path(config_path), given_state(state, base), pathlib.Path(base)
+    )
 
 
 def locate_state(project: ProjectLocation, environ: Mapping[str, str] | None = None) -> StateLocation:
@@ -146,10 +156,8 @@ def load_dotenv_file(project_dir: str | os.PathLike[str]) -> None:
     it again changes nothing: when it is read does not matter)."""
     env_file = os.path.join(project_dir, ".env")
     if os.path.isfile(env_file):
-        from dotenv import load_dotenv
-
         try:
-            load_dotenv(env_file, override=False)
+            dotenv.load_dotenv(env_file, override=False)
         except UnicodeDecodeError as exc:
             raise ConfigError(
                 f"{env_file} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
@@ -182,14 +190,13 @@ def _search_upward(start: str) -> str | None:
     return directory
 
 
-def scan_projects(root: Path) -> list[ProjectLocation]:
+def scan_projects(root: pathlib.Path) -> list[ProjectLocation]:
     """Every project at or below ``root``; a project's own subdirectories are not searched further."""
-    from pathlib import Path
 
     found: list[ProjectLocation] = []
     for directory, subdirs, files in os.walk(root):
         if CONFIG_FILE in files or _holds_project(directory):  # zero config: a dev container configuration
-            project_dir = Path(directory).resolve()
+            project_dir = pathlib.Path(directory).resolve()
             found.append(ProjectLocation(project_dir, project_dir / CONFIG_FILE))
             subdirs[:] = []
             continue

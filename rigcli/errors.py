@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import os
 
+from rigcli.speed.lazy_modules import lazy_module
+
 # Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
 # (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from traceback import FrameSummary
+
+if TYPE_CHECKING:
+    import traceback
+else:
+    traceback = lazy_module("traceback")
 
 
 class RigError(Exception):
@@ -144,7 +151,6 @@ class HandlerBaseException(Exception):
 def _split_frames(exc: BaseException, project_dir: str) -> tuple[list[FrameSummary], list[FrameSummary]]:
     """The frames of ``exc``'s traceback in the project's own files, and all the others (rig's,
     the standard library's, installed packages', a virtualenv inside the project too)."""
-    import traceback
 
     root = os.path.realpath(project_dir) + os.sep
     rig = os.path.dirname(os.path.realpath(__file__)) + os.sep
@@ -171,7 +177,6 @@ def where_in_project(exc: BaseException, project_dir: str) -> str | None:
 
 def format_project_first(exc: BaseException, project_dir: str) -> str:
     """``exc``'s traceback with the project's frames first, then the exception, then rig's frames."""
-    import traceback
 
     mine, others = _split_frames(exc, project_dir)
     shown = exc.original if isinstance(exc, HandlerBaseException) else exc

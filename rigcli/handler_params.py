@@ -5,10 +5,18 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from rigcli.authoring.operations import Handler
 from rigcli.errors import ConfigError
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.parameters import POSITIONAL_ONLY, VAR_KEYWORD, VAR_POSITIONAL, Parameter, plain_parameters
+
+if TYPE_CHECKING:
+    import inspect
+else:
+    inspect = lazy_module("inspect")
+
 
 TASK_NAMES = ("step", "providers", "config", "local", "log")
 HOOK_NAMES = (*TASK_NAMES, "workflow", "workspace", "input")
@@ -44,7 +52,6 @@ def _read_parameters(fn: Handler) -> tuple[Parameter, ...] | None:
     plain = plain_parameters(fn)  # a plain def: no inspect (speed/parameters.py)
     if plain is not None:
         return plain
-    import inspect
 
     try:
         parameters = inspect.signature(fn).parameters.values()
@@ -57,7 +64,6 @@ _remembered_parameters = lru_cache(maxsize=256)(_read_parameters)  # tasks often
 
 
 def _source_location(fn: Handler) -> str:
-    import inspect
 
     code = getattr(inspect.unwrap(fn), "__code__", None)
     if code is None:

@@ -14,12 +14,35 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Literal, overload
+from typing import TYPE_CHECKING, Literal, overload
 
 from rigcli.children import detached_env
 from rigcli.errors import RigError
 from rigcli.provider_api import CapturedRun
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.streams import real_stderr, relaying, stderr_is_terminal, stdout_is_terminal
+
+if TYPE_CHECKING:
+    import codecs
+    import fcntl
+    import getpass
+    import pty
+    import selectors
+    import shlex
+    import shutil
+    import subprocess
+    import termios
+else:
+    codecs = lazy_module("codecs")
+    fcntl = lazy_module("fcntl")
+    getpass = lazy_module("getpass")
+    pty = lazy_module("pty")
+    selectors = lazy_module("selectors")
+    shlex = lazy_module("shlex")
+    shutil = lazy_module("shutil")
+    subprocess = lazy_module("subprocess")
+    termios = lazy_module("termios")
+
 
 # Set while an operation the user named runs; handler threads copy it with their context.
 _OPERATION_CONSENT: contextvars.ContextVar[bool] = contextvars.ContextVar("rig_operation_consent", default=False)
@@ -69,7 +92,6 @@ class TerminalHost:
         opener = _platform_opener()
         if opener is None:
             return
-        import subprocess  # here, like shlex and shutil below: most commands never start a host process
 
         with contextlib.suppress(OSError):  # the URL is already printed; a missing opener is fine
             subprocess.Popen(
@@ -85,8 +107,6 @@ class TerminalHost:
         self._require_terminal(message)
         with self._paused():
             if secret:
-                import getpass
-
                 return getpass.getpass(f"{message}: ", stream=real_stderr())
             suffix = f" [{default}]" if default else ""
             stderr = real_stderr()
@@ -130,8 +150,6 @@ class TerminalHost:
     ) -> int | CapturedRun:
         """Run a command on this host, attached to the terminal, once the consent policy allows it;
         with ``capture``, off the terminal, returning its exit code and masked output."""
-        import shlex
-        import subprocess
 
         if not argv:
             raise RigError("Local command argv must not be empty")
@@ -185,12 +203,6 @@ def _shown(output: bytes) -> str:
 def _run_on_terminal(argv: list[str], *, cwd: str | None, env: dict[str, str]) -> int:
     """Run ``argv`` reading the user's terminal and writing to a pseudo-terminal whose output rig
     masks on its way to the real one: the command still sees a terminal on all three."""
-    import codecs
-    import fcntl
-    import pty
-    import selectors
-    import subprocess
-    import termios
 
     from rigcli.masking import StreamMasker
 
@@ -245,7 +257,6 @@ def _platform_opener() -> list[str] | None:
         return ["open"]
     if sys.platform.startswith("win"):
         return ["cmd", "/c", "start", ""]
-    import shutil
 
     opener = shutil.which("xdg-open")
     return [opener] if opener else None

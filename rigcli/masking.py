@@ -12,15 +12,24 @@ from __future__ import annotations
 import _thread
 from collections.abc import Iterable, Mapping
 
+from rigcli.speed.lazy_modules import lazy_module
+
 # Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
 # (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    import re
     from typing import TypeVar
 
     T = TypeVar("T")
+
+if TYPE_CHECKING:
+    import dataclasses
+    import re
+else:
+    dataclasses = lazy_module("dataclasses")
+    re = lazy_module("re")
+
 
 MASK = "***"
 # Masking a two-character value would garble every line of output it happens to occur in.
@@ -55,7 +64,6 @@ def register(*values: object) -> None:
         _values = _values | fresh
         # Longest first, so a secret that contains another is masked whole.
         ordered = sorted(_values, key=len, reverse=True)
-        import re  # only once there is a secret: rig ls's lean path imports no re
 
         _pattern = re.compile("|".join(re.escape(value) for value in ordered))
 
@@ -116,7 +124,6 @@ def mask_fields(item: T) -> T:
     """A dataclass instance with every field masked; the same instance when nothing changed."""
     if _pattern is None:
         return item
-    import dataclasses  # here, not at import: every command imports this module, few mask a dataclass
 
     if not dataclasses.is_dataclass(item) or isinstance(item, type):
         return item

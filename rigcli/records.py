@@ -16,6 +16,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING
 
 from rigcli.jsonutil import JsonValue
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import ReasonCode, RunStatus, SeenEffectStatus, WorkspaceStatus
 
@@ -30,6 +31,11 @@ if TYPE_CHECKING:
     # What an unreadable timestamp means: older than any cache TTL, so the entry is treated as stale.
     VERY_OLD: datetime
 
+if TYPE_CHECKING:
+    import datetime as datetime_module
+else:
+    datetime_module = lazy_module("datetime")
+
 
 def __getattr__(name: str) -> object:
     if name == "VERY_OLD":  # made on first use (see the clock above)
@@ -37,13 +43,11 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def very_old() -> datetime:
+def very_old() -> datetime_module.datetime:
     """``VERY_OLD``: 1970-01-01 UTC, made once."""
     found = globals().get("VERY_OLD")
     if found is None:
-        from datetime import datetime, timezone
-
-        found = globals()["VERY_OLD"] = datetime(1970, 1, 1, tzinfo=timezone.utc)
+        found = globals()["VERY_OLD"] = datetime_module.datetime(1970, 1, 1, tzinfo=datetime_module.timezone.utc)
     return found
 
 
@@ -55,11 +59,10 @@ _ISO = (  # compiled on first use, by re's own cache
 )
 
 
-def utc_datetime() -> datetime:
+def utc_datetime() -> datetime_module.datetime:
     """Now, as an aware UTC datetime (for arithmetic; store ``utc_now()`` instead)."""
-    from datetime import datetime, timezone
 
-    return datetime.now(timezone.utc)
+    return datetime_module.datetime.now(datetime_module.timezone.utc)
 
 
 def utc_now() -> str:
@@ -71,14 +74,12 @@ def utc_now() -> str:
 
 def timestamp(moment: datetime) -> str:
     """An aware datetime as stored (see ``utc_now``)."""
-    from datetime import timezone
 
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds")
+    return moment.astimezone(datetime_module.timezone.utc).isoformat(timespec="microseconds")
 
 
-def parse_timestamp(text: str | None) -> datetime:
+def parse_timestamp(text: str | None) -> datetime_module.datetime:
     """Parse a stored timestamp into an aware UTC datetime; anything unreadable is ``VERY_OLD``."""
-    from datetime import datetime, timezone
 
     if not text:
         return very_old()
@@ -93,10 +94,10 @@ def parse_timestamp(text: str | None) -> datetime:
         zone = f"{zone[:3]}:{zone[3:]}"
     clock = match["time"] if match["time"].count(":") == 2 else f"{match['time']}:00"
     try:
-        parsed = datetime.fromisoformat(f"{match['date']}T{clock}.{fraction}{zone}")
+        parsed = datetime_module.datetime.fromisoformat(f"{match['date']}T{clock}.{fraction}{zone}")
     except ValueError:
         return very_old()
-    return parsed.astimezone(timezone.utc)
+    return parsed.astimezone(datetime_module.timezone.utc)
 
 
 def age_seconds(text: str | None, *, now: datetime | None = None) -> float:

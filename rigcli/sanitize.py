@@ -7,12 +7,18 @@ cursor or write hyperlinks; none of that may reach the user's terminal through r
 
 from __future__ import annotations
 
+from rigcli.speed.lazy_modules import lazy_module
+
 # Not typing.TYPE_CHECKING: rig ls's lean path sanitizes its cells and imports no re unless a cell
 # holds an escape sequence; mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
+
 if TYPE_CHECKING:
     import re
+else:
+    re = lazy_module("re")
+
 
 # Compiled on first use (by re's own cache): most commands never meet an escape sequence.
 _CONTROL = r"""
@@ -51,7 +57,6 @@ def sanitize(text: str, *, colour: bool = False) -> str:
         return text
     if "\x1b" not in text and "\x9b" not in text:
         return stripped  # only bare controls (BEL, CR, ...), and they are gone
-    import re
 
     return re.sub(_CONTROL, _keep_colour if colour else "", text, flags=re.VERBOSE)
 

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 
 from rigcli.errors import StateError
 from rigcli.layout import STATE_URL_ENV, default_state_path
+from rigcli.speed.lazy_modules import lazy_module
 
 # Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
 # (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
@@ -26,6 +27,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Final
     from urllib.parse import SplitResult
+
+if TYPE_CHECKING:
+    import re
+    import urllib.parse as urllib_parse
+else:
+    urllib_parse = lazy_module("urllib.parse")
+    re = lazy_module("re")
+
 
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 MASK = "***"
@@ -252,13 +261,10 @@ def unsplit_url(parts: SplitResult, *, netloc: str, query: str) -> str:
 
 def mask_url(url: str) -> str:
     """The URL with its password (in the user part or a ``password=`` parameter) shown as ``***``."""
-    from urllib.parse import parse_qsl, urlencode, urlsplit  # only a URL pays for it
 
     try:
-        parts = urlsplit(url)
+        parts = urllib_parse.urlsplit(url)
     except ValueError:
-        import re
-
         return re.sub(r"(//[^:/@]*:)[^@]*@", rf"\g<1>{MASK}@", url)
     netloc = parts.netloc
     if "@" in netloc:
@@ -270,9 +276,9 @@ def mask_url(url: str) -> str:
     if query:
         pairs = [
             (key, MASK if key in _SECRET_PARAMETERS else value)
-            for key, value in parse_qsl(query, keep_blank_values=True)
+            for key, value in urllib_parse.parse_qsl(query, keep_blank_values=True)
         ]
-        query = urlencode(pairs, safe="/*")
+        query = urllib_parse.urlencode(pairs, safe="/*")
     return unsplit_url(parts, netloc=netloc, query=query)
 
 

@@ -120,6 +120,18 @@ def room_of(module: str) -> int | None:
     return None if best is None else best[0]
 
 
+def _is_lazy_module(node: ast.AST) -> bool:
+    """``lazy_module("name")`` (speed/lazy_modules.py): an import, made on first use."""
+    return (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id == "lazy_module"
+        and bool(node.args)
+        and isinstance(node.args[0], ast.Constant)
+        and isinstance(node.args[0].value, str)
+    )
+
+
 def imports_of(source: str, module: str) -> Iterable[tuple[int, str]]:
     """(line, imported module) for every import statement, resolving relative ones."""
     package = module if module.endswith("__init__") else module.rsplit(".", 1)[0]
@@ -136,6 +148,8 @@ def imports_of(source: str, module: str) -> Iterable[tuple[int, str]]:
             yield node.lineno, base
             for alias in node.names:  # `from rigcli import engine` imports the engine room
                 yield node.lineno, f"{base}.{alias.name}"
+        elif _is_lazy_module(node):
+            yield node.lineno, node.args[0].value  # type: ignore[attr-defined]  # named at the top, imported on first use
 
 
 def check(modules: Mapping[str, str]) -> list[Violation]:
@@ -255,6 +269,8 @@ def import_edges(source: str, module: str, known: set[str]) -> set[str]:
                 parts = package.split(".")
                 base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
             targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+        elif _is_lazy_module(node):  # a module named at the top, imported on first use
+            targets = [node.args[0].value]  # type: ignore[attr-defined]
         for target in targets:
             while target and target not in known:  # `import a.b.c` of a name inside a.b: the module a.b
                 target = target.rpartition(".")[0]

@@ -27,10 +27,13 @@ from providers.docker.errors import out_of_time, transport_error
 from providers.docker.httpx_lib import load_httpx
 from providers.docker.processes import stop_all
 from rigcli.errors import ProviderError
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.timeouts import Bound, connect_bound, read_bound
 
-if TYPE_CHECKING:  # imported on the first request through this client (httpx_lib.py says why)
+if TYPE_CHECKING:
     import httpx
+else:  # imported on the first request through this client (httpx_lib.py says why)
+    httpx = lazy_module("httpx", before=load_httpx)
 
 
 class RunningExec(Protocol):
@@ -74,7 +77,6 @@ class DockerClient:
 
     def _connect(self) -> httpx.Client:
         load_httpx()
-        import httpx
 
         endpoint = self.endpoint
         transport: httpx.BaseTransport
@@ -95,7 +97,6 @@ class DockerClient:
 
     def _bounds(self, bound: Bound | None) -> tuple[Bound, Bound, Any]:
         """The connect and read bounds of one request, and the httpx timeout that holds it to them."""
-        import httpx
 
         reading = bound or self._bound or read_bound()
         connecting = connect_bound()
@@ -105,7 +106,6 @@ class DockerClient:
         return connecting, reading, timeout
 
     def _timed_out(self, exc: Exception, connecting: Bound, reading: Bound, what: str) -> ProviderError:
-        import httpx
 
         if isinstance(exc, httpx.ConnectTimeout):
             return out_of_time(
@@ -154,7 +154,6 @@ class DockerClient:
         self, method: str, path: str, *, versioned: bool = True, bound: Bound | None = None, **kwargs: Any
     ) -> httpx.Response:
         load_httpx()
-        import httpx
 
         if _hijacks(path):
             kwargs["headers"] = {**kwargs.get("headers", {}), "Connection": "close"}
@@ -201,7 +200,6 @@ class DockerClient:
         """A response whose body is read as it arrives: its head within the read bound, the body without
         one (commands may be quiet)."""
         load_httpx()
-        import httpx
 
         connecting, reading, timeout = self._bounds(None)
         self._negotiated()  # a stream's refusal cannot be sent again: settle the version first
@@ -229,7 +227,6 @@ class DockerClient:
         """POST a tar (a build context) and read the answer as it arrives, each read bounded by
         ``read_timeout``: a build or a pull says something at least that often."""
         load_httpx()
-        import httpx
 
         timeout = httpx.Timeout(connect=10.0, read=read_timeout, write=600.0, pool=30.0)
         self._negotiated()
@@ -294,7 +291,6 @@ def _hijacks(path: str) -> bool:
 
 def daemon_message(response: httpx.Response) -> str:
     load_httpx()
-    import httpx
 
     try:
         response.read()

@@ -31,11 +31,18 @@ from rigcli.provider_api import (
     SupportsStatus,
 )
 from rigcli.provider_kit import BaseController, config_env, now_iso, stored_records
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.timeouts import check_bound, long_bound
 
 if TYPE_CHECKING:  # what only making and removing need is imported where it is used (see DockerController.client)
     from providers.docker.client import DockerClient
     from providers.docker.machine import DockerMachine, DockerRuntime
+
+if TYPE_CHECKING:
+    import secrets
+else:
+    secrets = lazy_module("secrets")
+
 
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
 
@@ -259,7 +266,6 @@ class DockerController(BaseController):
         changes: Sequence[str] = (),
     ) -> dict[str, Any]:
         """Commit the container (paused meanwhile, so the image is one instant of it) to a snapshot image."""
-        import secrets
 
         from providers.docker.effects import SNAPSHOT_REPO, snapshot_changes
 

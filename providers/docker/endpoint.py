@@ -8,16 +8,24 @@ import os
 from collections.abc import Mapping
 
 from rigcli.errors import ProviderError
+from rigcli.speed.lazy_modules import lazy_module
 
 # Not typing.TYPE_CHECKING: rig shell/exec's lean path imports neither typing nor dataclasses
 # (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:  # only a TLS endpoint loads ssl (ssl_context)
-    import ssl
     from typing import Any
 
     from rigcli.provider_api import EffectEntry
+
+if TYPE_CHECKING:
+    import ssl
+    import urllib.parse as urllib_parse
+else:
+    urllib_parse = lazy_module("urllib.parse")
+    ssl = lazy_module("ssl")
+
 
 DEFAULT_HOST = "unix:///var/run/docker.sock"
 TLS_PORT, PLAIN_PORT = 2376, 2375  # the docker CLI's defaults for a tcp:// host without a port
@@ -97,7 +105,6 @@ class Endpoint:
 
     def ssl_context(self) -> ssl.SSLContext:
         """Verify the daemon against ``ca.pem`` and present ``cert.pem``/``key.pem``, as ``docker --tlsverify`` does."""
-        import ssl
 
         missing = [name for name in CERT_FILES if not os.path.isfile(self.cert_file(name))]
         if missing:
@@ -213,10 +220,9 @@ def _tcp(host: str, rest: str, tls: bool, cert_path: str) -> Endpoint:
     address = rest.rstrip("/")
     if not address or "/" in address:
         raise ProviderError(f"Docker host {host} must be tcp://host[:port]")
-    from urllib.parse import urlsplit  # a tcp or ssh daemon only (urllib.parse imports ipaddress)
 
     try:
-        port = urlsplit(f"//{address}").port
+        port = urllib_parse.urlsplit(f"//{address}").port
     except ValueError:
         raise ProviderError(f"Docker host {host} has an invalid port") from None
     if port is None:
@@ -227,9 +233,8 @@ def _tcp(host: str, rest: str, tls: bool, cert_path: str) -> Endpoint:
 
 
 def _ssh_host(host: str) -> str:
-    from urllib.parse import urlsplit
 
-    parts = urlsplit(host)
+    parts = urllib_parse.urlsplit(host)
     try:
         parts.port  # noqa: B018 - validates the port
     except ValueError:

@@ -7,7 +7,15 @@ from collections.abc import Iterator
 
 from providers.docker.endpoint import Endpoint
 from rigcli.errors import ProviderError, UnreachableError
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.timeouts import Bound
+
+TYPE_CHECKING = False  # not typing's: read on the way of a command answered from the cache (mypy reads it as True)
+if TYPE_CHECKING:
+    import ssl
+else:
+    ssl = lazy_module("ssl")
+
 
 # OpenSSL reasons meaning the daemon refused our client certificate (TLS 1.2 and 1.3 spellings).
 _REFUSED_CLIENT_CERT = ("ALERT_BAD_CERTIFICATE", "ALERT_UNKNOWN_CA", "CERTIFICATE_REQUIRED", "ALERT_CERTIFICATE")
@@ -34,7 +42,6 @@ def out_of_time(endpoint: Endpoint, what: str, bound: Bound) -> UnreachableError
 
 def transport_error(endpoint: Endpoint, exc: BaseException, what: str) -> UnreachableError:
     """The error for a request that never got an answer: names the endpoint and the failing layer."""
-    import ssl  # a failure's cost only: neither a unix socket nor ssh needs ssl loaded
 
     # Only an ssh endpoint loads the ssh module (and httpx with it); without it, no cause is its error.
     ssh = sys.modules.get("providers.docker.ssh")

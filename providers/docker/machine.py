@@ -32,12 +32,19 @@ from rigcli.provider_kit import (
     MachineController,
     MachineFileNotFoundError,
 )
+from rigcli.speed.lazy_modules import lazy_module
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
     from providers.docker.client import DockerClient
     from providers.docker.endpoint import Endpoint
+
+if TYPE_CHECKING:
+    import tarfile
+else:
+    tarfile = lazy_module("tarfile")
+
 
 RuntimeT = TypeVar("RuntimeT", bound=BaseRuntime[MachineController])
 
@@ -140,7 +147,6 @@ class ContainerMachine(BaseMachine[RuntimeT]):
         )
         if response.status_code == 404:
             raise MachineFileNotFoundError(f"No file {path} in {self.provider_id} machine {self.id}")
-        import tarfile  # file reads and writes only: not on exec's or ls's path
 
         with tarfile.open(fileobj=io.BytesIO(response.content)) as archive:
             member = archive.next()
@@ -155,7 +161,6 @@ class ContainerMachine(BaseMachine[RuntimeT]):
         folder, filename = posixpath.split(target)
         data = text.encode("utf-8")
         buffer = io.BytesIO()
-        import tarfile
 
         with tarfile.open(fileobj=buffer, mode="w") as archive:
             info = tarfile.TarInfo(filename)

@@ -14,8 +14,18 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import IO, TYPE_CHECKING
 
+from rigcli.speed.lazy_modules import lazy_module
+
 if TYPE_CHECKING:
     import concurrent.futures
+
+if TYPE_CHECKING:
+    import ctypes
+    import tempfile
+else:
+    ctypes = lazy_module("ctypes")
+    tempfile = lazy_module("tempfile")
+
 
 _PR_SET_PDEATHSIG = 1
 STOP_GRACE = 1.0  # seconds between SIGTERM and SIGKILL
@@ -76,7 +86,6 @@ def _killpg(pgid: int, sig: signal.Signals) -> None:
 def _prctl() -> Callable[[int, int], int] | None:
     if not sys.platform.startswith("linux"):
         return None
-    import ctypes  # only when a process is spawned (ssh endpoints): ~15 ms of every docker command otherwise
 
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
@@ -147,9 +156,8 @@ def spawn(argv: Sequence[str]) -> OwnedProcess:
     """Start ``argv`` with piped stdin/stdout in its own session; it is stopped at exit if nobody did before."""
 
     def start() -> OwnedProcess:
-        import tempfile
 
-        stderr = tempfile.TemporaryFile()  # noqa: SIM115 - owned and closed by OwnedProcess.stop
+        stderr = tempfile.TemporaryFile()
         try:
             popen = subprocess.Popen(
                 list(argv),

@@ -16,6 +16,7 @@ from providers.docker.connection import READ_SIZE, Connection, SocketConnection
 from providers.docker.endpoint import Endpoint
 from providers.docker.errors import out_of_time
 from rigcli.errors import ProviderError
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.sockets import unix_stream
 from rigcli.timeouts import Bound, connect_bound
 
@@ -25,6 +26,13 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from typing import Any
+
+if TYPE_CHECKING:
+    import socket
+    import urllib.parse as urllib_parse
+else:
+    urllib_parse = lazy_module("urllib.parse")
+    socket = lazy_module("socket")
 
 
 class SshConnection(Connection):
@@ -92,14 +100,12 @@ def connect(endpoint: Endpoint, bound: Bound | None = None) -> Connection:
             sock.connect(endpoint.socket_path)
             sock.settimeout(None)
             return SocketConnection(sock)
-        from urllib.parse import urlsplit  # a tcp daemon only (urllib.parse imports ipaddress)
 
-        address = urlsplit(endpoint.base_url)
+        address = urllib_parse.urlsplit(endpoint.base_url)
         if endpoint.mode == "tls":
             from providers.docker.rawtls import connect_tls  # only a TLS endpoint loads ssl
 
             return connect_tls(endpoint, address.hostname or "", address.port or 2375, bound)
-        import socket
 
         sock = socket.create_connection((address.hostname or "", address.port or 2375), timeout=bound.seconds)
         sock.settimeout(None)

@@ -29,6 +29,7 @@ from providers.docker.errors import out_of_time, transport_error
 from providers.docker.rawconn import connect
 from rigcli.errors import ProviderError, UnreachableError
 from rigcli.speed.json_lite import loads_bytes
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.timeouts import Bound, connect_bound, read_bound
 
 # Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
@@ -37,6 +38,11 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from typing import Any
+
+if TYPE_CHECKING:
+    import urllib.parse as urllib_parse
+else:
+    urllib_parse = lazy_module("urllib.parse")
 
 
 class Response:
@@ -303,9 +309,8 @@ def _quote_plus(text: str) -> str:
 
 def _netloc(url: str) -> str:
     """The ``host:port`` of a tcp daemon's URL (urllib.parse, imported by the requests that need it)."""
-    from urllib.parse import urlsplit
 
-    return urlsplit(url).netloc
+    return urllib_parse.urlsplit(url).netloc
 
 
 __all__ = ["RawClient", "Reader", "Response", "query_string"]

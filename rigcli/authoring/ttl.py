@@ -7,9 +7,16 @@ import re
 from typing import TYPE_CHECKING, TypeAlias
 
 from rigcli.errors import ConfigError
+from rigcli.speed.lazy_modules import lazy_module
 
 if TYPE_CHECKING:
     from datetime import timedelta
+
+if TYPE_CHECKING:
+    import datetime as datetime_module
+else:
+    datetime_module = lazy_module("datetime")
+
 
 _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PATTERN = r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$"  # compiled on first use, by re's own cache
@@ -33,9 +40,7 @@ def parse_ttl(value: object, what: str = "cache_ttl") -> float | None:
             raise ConfigError(f"{message}, not {value!r}")
         seconds = float(match.group(1)) * _UNITS[match.group(2).lower()]
     else:
-        from datetime import timedelta  # only here: a config of numbers and strings never loads datetime
-
-        if not isinstance(value, timedelta):
+        if not isinstance(value, datetime_module.timedelta):
             raise ConfigError(message)
         seconds = value.total_seconds()
     if not math.isfinite(seconds) or seconds < 0:

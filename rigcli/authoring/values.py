@@ -9,10 +9,16 @@ from typing import TYPE_CHECKING
 
 from rigcli import masking
 from rigcli.errors import ConfigError, describe_exception
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from rigcli.provider_api import ProviderPlugin
+
+if TYPE_CHECKING:
+    import inspect
+else:
+    inspect = lazy_module("inspect")
 
 
 class SecretValue(str):
@@ -122,8 +128,6 @@ def _resolve(value: object, where: str) -> object:
     if isinstance(value, (list, tuple)):
         return [_resolve(item, where) for item in value]
     if callable(value) and not isinstance(value, type):
-        import inspect  # only a callable value gets here: a cached plan need not load inspect
-
         if inspect.iscoroutinefunction(value):
             raise ConfigError(f"{where}: async resolvers are not supported; use a plain function")
         return _resolve(_call_resolver(value, where), where)

@@ -9,15 +9,27 @@ from collections.abc import Callable
 
 from rigcli._version import __version__
 from rigcli.errors import Declined, RigError, TaskError, describe_exception, format_project_first
-from rigcli.masking import mask_text
-from rigcli.sanitize import sanitize
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.state.paths import logs_dir
 
 # Not typing.TYPE_CHECKING: every command line imports this module before its body runs, and
 # pathlib (with urllib.parse) and the masker are only needed once there is an error to show.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import contextlib
+    import platform
+    import traceback
     from pathlib import Path
+
+    from rigcli import masking, sanitize
+else:
+    contextlib = lazy_module("contextlib")
+    platform = lazy_module("platform")
+    traceback = lazy_module("traceback")
+    # Only a command that fails shows an error: masking and sanitizing are imported then.
+    masking = lazy_module("rigcli.masking")
+    sanitize = lazy_module("rigcli.sanitize")
+
 
 INTERNAL_ERROR = 3
 INTERRUPTED = 130
@@ -29,15 +41,19 @@ def debug_enabled() -> bool:
     return os.environ.get("RIG_DEBUG") == "1"
 
 
+def shown(text: str) -> str:
+    """An error's text as it may reach the user: secrets masked, control sequences removed."""
+    return sanitize.sanitize(masking.mask_text(text))
+
+
 def print_error(message: str) -> None:
     """One line on stderr; a multi-line message keeps its extra lines indented under it.
 
     The one way errors reach the user, so secrets are masked here, and control sequences are
     removed: messages quote names and text from the project and from the command line.
     """
-
     global last_error
-    last_error = sanitize(mask_text(str(message))).strip()
+    last_error = shown(str(message)).strip()
     first, *more = last_error.splitlines() or [""]
     lines = [f"error: {first}", *(f"  {line}" for line in more)]
     # stderr may be gone (a closed pipe, a terminal that hung up): the exit code still tells.
@@ -50,14 +66,12 @@ def print_error(message: str) -> None:
 
 def _print_traceback(exc: BaseException) -> None:
     """RIG_DEBUG=1: the traceback on stderr, secrets masked like every other error."""
-    import traceback  # only when there is a traceback to show: it costs every command its import
-
     cause = exc.__cause__
     if isinstance(exc, TaskError) and exc.project_dir and cause is not None:
         # Project code failed: its own frames first, where the mistake most likely is.
-        sys.stderr.write(mask_text(format_project_first(cause, exc.project_dir)))
+        sys.stderr.write(masking.mask_text(format_project_first(cause, exc.project_dir)))
         return
-    sys.stderr.write(mask_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
+    sys.stderr.write(masking.mask_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
 
 
 def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> int:
@@ -66,9 +80,8 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
         return body()
     except Declined as exc:
         # The user said no: not an error, but the command did not do what it was asked to.
-
         global last_error
-        last_error = sanitize(mask_text(str(exc)))
+        last_error = shown(str(exc))
         sys.stderr.write(last_error + "\n")
         sys.stderr.flush()
         return exc.exit_code
@@ -111,8 +124,6 @@ def _write_crash_log(exc: BaseException, argv: list[str] | None) -> Path | None:
         directory.mkdir(parents=True, exist_ok=True)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         path = directory / f"rig-{stamp}-{os.getpid()}.log"
-        import traceback
-
         body = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
         report = (
             "# rig crash report\n\n"
@@ -124,7 +135,7 @@ def _write_crash_log(exc: BaseException, argv: list[str] | None) -> Path | None:
             f"```\n{body}```\n"
         )
         # Tracebacks quote exception messages and locals' reprs: a secret must not reach the file.
-        path.write_text(mask_text(report), encoding="utf-8")
+        path.write_text(masking.mask_text(report), encoding="utf-8")
         return path
     except Exception:
         return None  # the one-line message still goes out; a broken log dir must not mask the error
@@ -138,8 +149,6 @@ def finish(code: int) -> int:
     killed) and the run journal is already written.
     """
     if code in INTERRUPTED_CODES:
-        import contextlib
-
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):  # a closed pipe must not stop us leaving
                 stream.flush()
@@ -148,7 +157,6 @@ def finish(code: int) -> int:
 
 
 def _platform() -> str:
-    import platform  # only for crash reports: importing it costs every command a millisecond
 
     return platform.platform()
 

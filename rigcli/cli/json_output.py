@@ -10,9 +10,16 @@ import io
 import os
 import sys
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from rigcli.cli import output
 from rigcli.cli.output import error_line, summary_line, write_stream_line
+from rigcli.speed.lazy_modules import lazy_module
+
+if TYPE_CHECKING:
+    import json
+else:
+    json = lazy_module("json")
 
 
 @contextlib.contextmanager
@@ -56,7 +63,6 @@ def begin_stream() -> None:
 
 def error_summary(message: str, exit_code: int) -> None:
     """A failed command line's whole stream when it failed before any stream began (a usage error)."""
-    import json
 
     line = json.dumps(error_line(message, exit_code), ensure_ascii=False, separators=(",", ":"))
     with contextlib.suppress(OSError, ValueError):

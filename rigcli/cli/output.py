@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 
 import rigcli.masking as masking  # not `from rigcli import`: that asks rigcli's lazy __getattr__ first
+from rigcli.speed.lazy_modules import lazy_module
 
 # json is imported where a document is written (it imports re), typing not at all: rig ls's lean
 # path writes through here and imports neither. Not typing.TYPE_CHECKING: mypy treats any name
@@ -20,6 +21,12 @@ TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from typing import TextIO
+
+if TYPE_CHECKING:
+    import json
+else:
+    json = lazy_module("json")
+
 
 _document: TextIO | None = None  # the real stdout while json_stdout() holds it aside
 _stream: TextIO | None = None  # --json-stream: the real stdout, one JSON object per line
@@ -102,14 +109,12 @@ def shown(value: object) -> object:
     """``value`` as it may be shown to the user: JSON-shaped, with secrets masked."""
     if not masking.active():
         return value
-    import json  # only a load that learnt a secret masks
 
     return masking.mask_value(json.loads(_dumps(value)))
 
 
 def _dumps(value: object, **options: object) -> str:
     """``json.dumps`` (json imports re: a command that writes no JSON imports neither)."""
-    import json
 
     return json.dumps(value, ensure_ascii=False, default=_fallback, **options)  # type: ignore[arg-type]
 

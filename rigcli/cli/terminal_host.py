@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rigcli.host import TerminalHost
 from rigcli.render.prompts import confirm, text
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.streams import real_stderr
+
+if TYPE_CHECKING:
+    import getpass
+else:
+    getpass = lazy_module("getpass")
 
 
 class CliHost(TerminalHost):
@@ -17,8 +25,6 @@ class CliHost(TerminalHost):
         self._require_terminal(message)
         with self._paused():
             if secret:
-                import getpass
-
                 return getpass.getpass(f"{message}: ", stream=real_stderr())
 
             return text(message, default=default)

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rigcli.errors import ConfigError
 from rigcli.load_inputs import note_inputs
+from rigcli.speed.lazy_modules import lazy_module
+
+if TYPE_CHECKING:
+    import json5
+else:
+    json5 = lazy_module("json5")
+
 
 # json5's own wording: '<string>:3 Unexpected "}" at column 8' (line and column both 1-based).
 _PLACE = re.compile(r"^<string>:(?P<line>\d+) (?P<what>.*?)(?: at column (?P<column>\d+))?$", re.DOTALL)
@@ -27,7 +35,6 @@ def read_jsonc(path: Path) -> object:
 
 
 def parse_jsonc(text: str, where: str) -> object:
-    import json5  # a devcontainer project's load only
 
     text = text.removeprefix("\ufeff")  # a byte order mark, as editors on Windows write
     try:

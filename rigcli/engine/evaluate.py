@@ -25,11 +25,17 @@ from rigcli.jsonutil import JsonValue, canonical_json
 from rigcli.provider_api import find_artifacts
 from rigcli.records import NodeRun, Reason, utc_datetime
 from rigcli.speed.coroutines import need_event_loop
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.records import lazy_dataclass
 from rigcli.statuses import PlanStatus, RunStatus
 
 if TYPE_CHECKING:
     from datetime import datetime
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_module("asyncio")
 
 
 @lazy_dataclass(frozen=True)
@@ -129,8 +135,6 @@ class Evaluation:
         blocked: bool,
     ) -> tuple[JsonValue, list[str], bool]:
         if self.apply and self._may_run(branches):
-            import asyncio  # only when branches may really run: a cached apply never imports it
-
             await need_event_loop()
             outcomes = await asyncio.gather(
                 *(self._branch(steps, ctx, upstream, blocked) for _, steps in branches), return_exceptions=True
@@ -296,7 +300,6 @@ class Evaluation:
         """Run the task and record its run: (its context, the run id), or None when it invalidated
         an earlier task (its run is recorded and at once invalidated, so it is never reused)."""
         await need_event_loop()  # the handler runs in a worker thread that reports back to the loop
-        import asyncio
 
         store = self.stores.for_write(task.store)
         run_id: str = store.start_run(

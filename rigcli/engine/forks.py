@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from rigcli.authoring.project import check_workspace_name
 from rigcli.engine.effects import StoreEffects, as_entry
@@ -32,9 +32,16 @@ from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import SupportsLiveSnapshot, is_artifact_ref
 from rigcli.records import EffectRecord, WorkspaceRecord, utc_now
 from rigcli.speed.coroutines import need_event_loop
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
 from rigcli.state.process import this_host
 from rigcli.state.workspaces import new_workspace
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_module("asyncio")
+
 
 MAX_COUNT = 100  # rig fork --count: more at once is a mistake more often than a wish
 
@@ -88,7 +95,6 @@ class Forks:
             applied = await self.planner.apply_held(selected, session, command="fork")
             records = [store.save_workspace(self.workspaces.new_record(selected, item, applied, ttl)) for item in names]
         await need_event_loop()
-        import asyncio
 
         outcomes = await asyncio.gather(
             *(self.workspaces.create(selected, session, record) for record in records), return_exceptions=True

@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Literal, cast, overload
+from typing import TYPE_CHECKING, Literal, cast, overload
 
 from rigcli.host import TerminalHost
 from rigcli.provider_api import CapturedRun, LocalHost
+from rigcli.speed.lazy_modules import lazy_module
+
+if TYPE_CHECKING:
+    import inspect
+else:
+    inspect = lazy_module("inspect")
+
 
 # An embedding host may pass a LocalHost, or any object or mapping with some of its methods
 # (``open``, ``prompt``, ``confirm``, ``run``, ``request_capability``) and ``interactive``; the
@@ -87,7 +94,6 @@ class HostAdapter:
 
 
 def _takes(method: Callable[..., object], name: str) -> bool:
-    import inspect
 
     try:
         parameters = inspect.signature(method).parameters.values()

@@ -11,9 +11,16 @@ from rigcli.authoring.operations import OperationDefinition
 from rigcli.engine.results import OperationInfo
 from rigcli.errors import InputError
 from rigcli.jsonutil import JsonValue, to_plain_json
+from rigcli.speed.lazy_modules import lazy_module
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    import pydantic
+else:
+    pydantic = lazy_module("pydantic")
+
 
 # Turns a workspace name in an input into the stored workspace ({"name", "ctx"}).
 WorkspaceResolver = Callable[[str], dict[str, JsonValue]]
@@ -63,11 +70,10 @@ def validate_input(
         value = values.get(name)
         if isinstance(value, str):
             values[name] = resolve_workspace(value)
-    from pydantic import ValidationError
 
     try:
         return model.model_validate(values)
-    except ValidationError as exc:
+    except pydantic.ValidationError as exc:
         issues = []
         for error in exc.errors():
             location = ".".join(str(part) for part in error.get("loc", ())) or "input"

@@ -12,9 +12,14 @@ from rigcli.errors import ProviderError
 from rigcli.events import Event, InteractionAwaitingUser, InteractionCompleted
 from rigcli.provider_api import InteractionRequest, LocalHost
 from rigcli.speed.coroutines import loop_running
+from rigcli.speed.lazy_modules import lazy_module
 
 if TYPE_CHECKING:
     import asyncio
+    import inspect
+else:
+    asyncio = lazy_module("asyncio")
+    inspect = lazy_module("inspect")
 
 
 class ShownInteraction(TypedDict):
@@ -42,9 +47,7 @@ def host_presenter(interaction: object) -> Presenter | None:
 
 
 async def _wait_for(completed: object) -> object:
-    import asyncio  # interactions only happen while a handler runs: the loop (and asyncio) exist
     import concurrent.futures
-    import inspect
 
     if isinstance(completed, concurrent.futures.Future):
         return await asyncio.wrap_future(completed)
@@ -75,8 +78,6 @@ class InteractionBroker:
         # the runner waits, see speed/coroutines.py): then present_blocking runs a loop of its own.
         self._loop: asyncio.AbstractEventLoop | None = None
         if loop_running():
-            import asyncio
-
             self._loop = asyncio.get_running_loop()
 
     async def present(self, request: InteractionRequest) -> object:
@@ -121,7 +122,6 @@ class InteractionBroker:
 
     def present_blocking(self, request: InteractionRequest) -> object:
         """For sync provider code running in a worker thread."""
-        import asyncio
 
         if self._loop is None:  # no loop runs the engine: this worker thread has nothing to wait for
             return asyncio.run(self.present(request))

@@ -14,11 +14,20 @@ from rigcli.errors import HandlerBaseException, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json, to_plain_json
 from rigcli.speed.awaitables import isawaitable, iscoroutinefunction
 from rigcli.speed.coroutines import Blocking, loop_running, need_event_loop
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.parameters import KEYWORD_ONLY, POSITIONAL_OR_KEYWORD, VAR_KEYWORD, plain_parameters
 from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from rigcli.engine.capture import NodeConsole
+
+if TYPE_CHECKING:
+    import asyncio
+    import inspect
+else:
+    asyncio = lazy_module("asyncio")
+    inspect = lazy_module("inspect")
+
 
 T = TypeVar("T")
 Handler = Callable[..., object]
@@ -103,7 +112,6 @@ def wanted_parameters(fn: Handler) -> tuple[set[str], bool]:
     if plain is not None:
         names = {name for name, kind, _ in plain if kind in (POSITIONAL_OR_KEYWORD, KEYWORD_ONLY)}
         return names, any(kind == VAR_KEYWORD for _, kind, _ in plain)
-    import inspect  # not at the top: a cached plan calls no handler, and a plain def needs none
 
     try:
         parameters = inspect.signature(fn).parameters.values()
@@ -133,7 +141,6 @@ async def run_in_daemon_thread(fn: Callable[[], T], *, name: str) -> T:
     if not loop_running():
         context = contextvars.copy_context()
         return await Blocking(functools.partial(context.run, fn), name)
-    import asyncio  # here, not at the top: a cached plan never gets this far and skips its import
 
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
@@ -173,8 +180,6 @@ async def call_handler(fn: Handler, kwargs: dict[str, object], console: NodeCons
             except (Exception, KeyboardInterrupt, SystemExit, GeneratorExit):
                 raise  # GeneratorExit here may be the loop closing this very coroutine
             except BaseException as exc:
-                import asyncio
-
                 if isinstance(exc, asyncio.CancelledError):
                     raise
                 raise HandlerBaseException(exc) from exc

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Awaitable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.engine.live_summary import Resource, resources_in, summarize_machines
@@ -21,7 +22,14 @@ from rigcli.errors import RigError, describe_exception
 from rigcli.provider_api import EffectEntry, LiveStatus, ProviderController, SupportsStatus
 from rigcli.records import WorkspaceRecord
 from rigcli.speed.awaitables import isawaitable
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.records import lazy_dataclass
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_module("asyncio")
+
 
 PROBE_SECONDS = 2.0  # the longest `rig ls` waits for every provider together
 
@@ -73,8 +81,6 @@ class _Probe(threading.Thread):
         try:
             answer = self.controller.probe(self.entries)
             if isawaitable(answer):
-                import asyncio  # only a provider whose probe is async needs a loop, of this thread's own
-
                 answer = asyncio.run(_settle(answer))
             self.answers = dict(answer)
         except Exception as exc:  # a provider's failure is its resources' "unknown", not rig's

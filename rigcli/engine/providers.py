@@ -6,7 +6,7 @@ import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.authoring.values import ProviderDefinition, SecretValue
 from rigcli.errors import ProviderError, RigError, describe_exception
@@ -26,6 +26,13 @@ from rigcli.speed.digests import sha256
 from rigcli.speed.entry_points import PROVIDERS_GROUP as ENTRY_POINT_GROUP
 from rigcli.speed.entry_points import entry_point_values
 from rigcli.speed.entry_points import load as load_entry_point
+from rigcli.speed.lazy_modules import lazy_module
+
+if TYPE_CHECKING:
+    import hmac
+else:
+    hmac = lazy_module("hmac")
+
 
 T = TypeVar("T")
 ProviderFactory = Callable[[ProviderSetup], "ProviderController | Awaitable[ProviderController]"]
@@ -180,7 +187,6 @@ class ProviderHub:
     def _keyed(self, value: str) -> str:
         if self._secret_key is None:
             self._secret_key = _load_secret_key(self._secret_key_path)
-        import hmac  # only a project with secret() values in provider config needs it
 
         return "hmac-sha256:" + hmac.new(self._secret_key, value.encode(), "sha256").hexdigest()
 

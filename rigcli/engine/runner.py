@@ -19,9 +19,16 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.errors import InterruptedRunError
 from rigcli.speed.coroutines import Blocking, drive
+from rigcli.speed.lazy_modules import lazy_module
 
 if TYPE_CHECKING:
     from asyncio import AbstractEventLoop, Task
+
+if TYPE_CHECKING:
+    import asyncio
+else:
+    asyncio = lazy_module("asyncio")
+
 
 T = TypeVar("T")
 
@@ -103,7 +110,6 @@ class Runner:
         return value
 
     def _finish_on_loop(self, rest: Awaitable[T], project_code: _ProjectCode) -> T:
-        import asyncio
 
         if self._loop is None:
             self._loop = asyncio.new_event_loop()

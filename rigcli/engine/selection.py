@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rigcli.errors import NotFoundError
 from rigcli.graph import CompiledWorkflow, StepSpec, TaskSpec
+from rigcli.speed.lazy_modules import lazy_module
+
+if TYPE_CHECKING:
+    import difflib
+else:
+    difflib = lazy_module("difflib")
 
 
 def match_tasks(workflow: CompiledWorkflow, target: str) -> list[TaskSpec]:
@@ -19,7 +26,6 @@ def require_tasks(workflow: CompiledWorkflow, target: str) -> list[TaskSpec]:
     matches = match_tasks(workflow, target)
     if matches:
         return matches
-    import difflib
 
     paths = [task.path for task in workflow.tasks]
     names = {task.name: task.path for task in workflow.tasks}

@@ -16,12 +16,18 @@ from typing import TYPE_CHECKING, cast
 from rigcli.fingerprint.import_statement import Import
 from rigcli.speed import file_facts
 from rigcli.speed.digests import sha256
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     import ast
+    import dis
 
     from rigcli.fingerprint.source import FunctionNode, SourceFile
+else:
+    ast = lazy_module("ast")
+    dis = lazy_module("dis")
+
 
 PYTHON = f"{sys.version_info[0]}.{sys.version_info[1]}"
 _CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08  # inspect.CO_*, without importing inspect
@@ -115,7 +121,6 @@ def nested_codes(code: CodeType) -> Iterator[CodeType]:
 
 
 def _bytecode_references(code: CodeType) -> tuple[tuple[tuple[str, ...], ...], tuple[Import, ...]]:
-    import dis  # only functions without source get here
 
     chains: set[tuple[str, ...]] = set()
     imports: list[Import] = []
@@ -201,7 +206,6 @@ def _by_position(candidates: list[ast.Lambda], code: CodeType) -> list[ast.Lambd
 
 
 def _standalone(node: ast.Lambda) -> CodeType:
-    import ast
 
     compiled = compile(ast.Expression(body=node), "<fingerprint>", "eval", dont_inherit=True)
     return next(c for c in compiled.co_consts if isinstance(c, CodeType))

@@ -22,6 +22,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 
 from rigcli.errors import InterruptedRunError
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.signals import SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH
 from rigcli.speed.signals import signal as set_handler
 
@@ -33,6 +34,14 @@ if TYPE_CHECKING:
     from types import FrameType
     from typing import Any
 
+if TYPE_CHECKING:
+    import termios
+    import tty
+else:
+    termios = lazy_module("termios")
+    tty = lazy_module("tty")
+
+
 STDIN, STDOUT, STDERR = 0, 1, 2
 FORWARDED = (SIGINT, SIGQUIT, SIGTERM, SIGHUP)
 _READ = 64 * 1024
@@ -40,7 +49,6 @@ _READ = 64 * 1024
 
 def window_size(fd: int = STDIN) -> tuple[int, int]:
     """``(rows, columns)`` of the terminal on ``fd``; ``(24, 80)`` when it has none."""
-    import termios
 
     try:
         rows, columns, _, _ = struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, b"\0" * 8))
@@ -72,8 +80,6 @@ class RawTerminal:
         os.set_blocking(self._resize_write, False)
 
     def __enter__(self) -> RawTerminal:
-        import termios
-        import tty
 
         self._saved = termios.tcgetattr(self.fd)
         if threading.current_thread() is threading.main_thread():
@@ -82,7 +88,6 @@ class RawTerminal:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        import termios
 
         try:
             if self._saved is not None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from rigcli.speed.lazy_modules import lazy_module
+
 # Not typing.TYPE_CHECKING: no_color() is asked by `rig logs TASK`'s lean path, which imports no
 # typing (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
@@ -13,17 +15,22 @@ if TYPE_CHECKING:
 
     from rich.console import Console
 
+if TYPE_CHECKING:
+    import rich.console as rich_console
+else:
+    rich_console = lazy_module("rich.console")
+
+
 # Off a terminal nothing should wrap: tables size to their content and paths stay whole for grep.
 PIPE_WIDTH = 4096
 
 
-def make_console(stream: TextIO, *, force_terminal: bool = False) -> Console:
+def make_console(stream: TextIO, *, force_terminal: bool = False) -> rich_console.Console:
     """``force_terminal``: draw as on a terminal even when ``stream`` is not one (``--progress tty``)."""
-    from rich.console import Console
 
     terminal = force_terminal or _isatty(stream)
     width = None if terminal else PIPE_WIDTH
-    return Console(
+    return rich_console.Console(
         file=stream,
         force_terminal=terminal,
         # NO_COLOR means no escape codes at all here, not only no colours: no bold, no cursor moves.

@@ -19,11 +19,18 @@ from rigcli.render.plain import plain_stdout
 from rigcli.render.tables import STATUS_STYLES
 from rigcli.run_ids import short_run_id
 from rigcli.sanitize import sanitize
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.tables import cell_width, write_lines
 
 TYPE_CHECKING = False  # not typing's: see render/drawing.py
 if TYPE_CHECKING:
     from rigcli.render.drawing import DrawnItem
+
+if TYPE_CHECKING:
+    import rich.text as rich_text
+else:
+    rich_text = lazy_module("rich.text")
+
 
 UNICODE_GUIDES = ("├── ", "└── ", "│   ", "    ")
 ASCII_GUIDES = ("|-- ", "`-- ", "|   ", "    ")
@@ -104,18 +111,17 @@ def print_tree(graph: Drawing) -> None:
     if plain is not None:
         write_lines(plain, tree_lines(graph, unicode=_utf8(plain)))
         return
-    from rich.text import Text
 
     out = stdout_console()
     rows = tree_rows(graph, unicode=(out.encoding or "").lower().replace("-", "").startswith("utf"))
     left = max((cell_width(row.guides + row.label) for row in rows), default=0)
     status = max((len(row.node.status) for row in rows if row.node), default=0)
     workflow = _text(graph.workflow)
-    out.print(Text.assemble((workflow, "bold"), heading(graph)[len(workflow) :]))
+    out.print(rich_text.Text.assemble((workflow, "bold"), heading(graph)[len(workflow) :]))
     status_styles: dict[str, str] = {status: style for status, style in STATUS_STYLES.items()}
     styles = {"sequence": "bold", "parallel": "dim italic", "branch": "cyan"}
     for row in rows:
-        line = Text.assemble((row.guides, "dim"), (row.label, styles.get(row.kind, "")))
+        line = rich_text.Text.assemble((row.guides, "dim"), (row.label, styles.get(row.kind, "")))
         if row.node is not None:
             line.append(" " * (left - cell_width(row.guides + row.label)) + "  ")
             line.append(row.node.status.ljust(status), style=status_styles.get(row.node.status, ""))

@@ -11,16 +11,23 @@ import codecs
 import contextlib
 import threading
 from collections.abc import Iterator
-from typing import Protocol, TextIO
+from typing import TYPE_CHECKING, Protocol, TextIO
 
 from rigcli.events import CommandCompleted, CommandOutput, Event, NodeEvent, NodeStarted, ProviderEvent
 from rigcli.render.console import live_enabled, no_color, stderr_console
 from rigcli.render.lines import OUTPUT_INDENT, EventFormatter, Line
 from rigcli.render.plain import is_terminal
 from rigcli.sanitize import sanitize
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.pipes import widen_pipe
 from rigcli.speed.tables import write_lines
 from rigcli.streams import real_stderr, write_bytes
+
+if TYPE_CHECKING:
+    import rich.text as rich_text
+else:
+    rich_text = lazy_module("rich.text")
+
 
 # Kinds whose lines sit under their node: a task's get its path in front in plain output.
 NODE_DETAIL = frozenset({"log.output", "command.started", "command.output", "command.completed", "artifact.created"})
@@ -120,10 +127,9 @@ class PlainRenderer:
             if self.console is None:
                 write_lines(self.stream, [line.text for line in lines])
                 return
-            from rich.text import Text
 
             for line in lines:
-                self.console.print(Text.from_ansi(line.text, style=line.style), soft_wrap=True)
+                self.console.print(rich_text.Text.from_ansi(line.text, style=line.style), soft_wrap=True)
 
     def start(self) -> None:
         pass

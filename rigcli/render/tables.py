@@ -9,6 +9,7 @@ from rigcli.masking import mask_text
 from rigcli.render.plain import plain_stderr, plain_stdout
 from rigcli.run_ids import short_run_id
 from rigcli.sanitize import sanitize
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.tables import Line, Table, View, plain_lines, write_lines
 from rigcli.speed.timestamps import stored_epoch
 
@@ -21,6 +22,21 @@ if TYPE_CHECKING:  # Rich is imported only when a terminal (or a test) gets Rich
 
     from rigcli.jsonutil import JsonObject
     from rigcli.statuses import CacheEntryStatus, CheckStatus, PlanStatus, WorkspaceStatus
+
+if TYPE_CHECKING:
+    import json
+
+    import rich
+    import rich.json as rich_json
+    import rich.table as rich_table
+    import rich.text as rich_text
+else:
+    rich = lazy_module("rich")
+    rich_json = lazy_module("rich.json")
+    rich_table = lazy_module("rich.table")
+    rich_text = lazy_module("rich.text")
+    json = lazy_module("json")
+
 
 PLAN_COLUMNS = ["#", "status", "node", "reason"]
 CHECK_COLUMNS = ["provider", "check", "status", "current"]
@@ -59,25 +75,22 @@ def write(view: View, *, console: Console | None = None, err: bool = False) -> N
 
 
 def _write_rich(out: Console, view: View) -> None:
-    from rich import box
-    from rich.table import Table as RichTable
-    from rich.text import Text
 
     for block in view:
         if isinstance(block, Line):
-            out.print(Text.assemble(*((span.text, span.style) for span in block.spans)), soft_wrap=True)
+            out.print(rich_text.Text.assemble(*((span.text, span.style) for span in block.spans)), soft_wrap=True)
         elif block.rows:
-            table = RichTable(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
+            table = rich_table.Table(box=rich.box.SIMPLE_HEAD, show_edge=False, pad_edge=False, header_style="bold")
             for column in block.columns:
                 table.add_column(column, overflow="fold")
             styles = [block.styles.get(column, {}) for column in block.columns]
             for row in block.rows:
                 table.add_row(
-                    *(Text(cell, style=style.get(cell, "")) for cell, style in zip(row, styles, strict=False))
+                    *(rich_text.Text(cell, style=style.get(cell, "")) for cell, style in zip(row, styles, strict=False))
                 )
             out.print(table)
         elif block.empty is not None:
-            out.print(Text(block.empty, style="dim"), soft_wrap=True)
+            out.print(rich_text.Text(block.empty, style="dim"), soft_wrap=True)
 
 
 def _text(value: object) -> str:
@@ -182,7 +195,6 @@ def print_value(value: object, *, console: Console | None = None) -> None:
     """An operation's result: strings as they are, anything else as indented JSON."""
     if value is None:
         return
-    import json  # only a value to print (it imports re: rig ls's lean path imports neither)
 
     text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False, default=str)
     if console is None and plain_stdout() is not None:
@@ -192,9 +204,7 @@ def print_value(value: object, *, console: Console | None = None) -> None:
 
     out = console or stdout_console()
     if not isinstance(value, str) and out.is_terminal and out.color_system:
-        from rich.json import JSON
-
-        out.print(JSON(text))  # highlighted: the one output a view does not describe
+        out.print(rich_json.JSON(text))  # highlighted: the one output a view does not describe
     else:  # a terminal: the result is the project's text, and must not drive the terminal
         write([Line.of(sanitize(text, colour=bool(out.color_system)))], console=out)
 

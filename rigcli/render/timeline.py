@@ -19,11 +19,18 @@ from rigcli.render.plain import is_terminal
 from rigcli.render.tables import print_table
 from rigcli.run_ids import short_run_id
 from rigcli.sanitize import sanitize
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.tables import cell_width, table_lines, write_lines
 from rigcli.streams import real_stdout
 
 if TYPE_CHECKING:
-    from rich.text import Text
+    pass
+
+if TYPE_CHECKING:
+    import rich.text as rich_text
+else:
+    rich_text = lazy_module("rich.text")
+
 
 EIGHTHS = " ▏▎▍▌▋▊▉"  # a bar's last cell, in eighths of a cell
 BAR_STYLES = {"failed": "red", "interrupted": "yellow", "in-doubt": "yellow", "running": "yellow"}
@@ -169,8 +176,7 @@ def print_timeline(timeline: Timeline, *, width: int | None = None) -> None:
         out.print(line, soft_wrap=True, overflow="ignore", crop=False)
 
 
-def timeline_bars(timeline: Timeline, width: int, *, unicode: bool = True) -> list[Text]:
-    from rich.text import Text
+def timeline_bars(timeline: Timeline, width: int, *, unicode: bool = True) -> list[rich_text.Text]:
 
     nodes = timeline.nodes
     durations = [
@@ -183,7 +189,10 @@ def timeline_bars(timeline: Timeline, width: int, *, unicode: bool = True) -> li
     left = 2 + name_width + 2 + duration_width + 2
     cells = max(MIN_BAR_CELLS, width - left - 1)
     total = timeline.total_seconds
-    lines = [Text(heading(timeline), style="bold"), Text(" " * left + axis(total, cells), style="dim")]
+    lines = [
+        rich_text.Text(heading(timeline), style="bold"),
+        rich_text.Text(" " * left + axis(total, cells), style="dim"),
+    ]
     step = tick_step(total, cells)
     grid = {round(index * step * cells / max(total, 1e-9)) for index in range(int(total / step) + 1)}
     mark = "◆" if unicode else "*"
@@ -193,14 +202,14 @@ def timeline_bars(timeline: Timeline, width: int, *, unicode: bool = True) -> li
         start, bar = bar_cells(node, total, cells, timeline.total_seconds, unicode=unicode)
         style = CRITICAL if node.critical else CACHED if node.cached else RAN
         style = BAR_STYLES.get(node.status, style)
-        row = Text(mark + " " if node.critical else "  ", style=CRITICAL)
+        row = rich_text.Text(mark + " " if node.critical else "  ", style=CRITICAL)
         row.append(name + " " * (name_width - cell_width(name)) + "  ")
         row.append(duration.rjust(duration_width), style="dim" if node.cached else "")
         row.append("  ")
         row.append("".join("·" if column in grid else " " for column in range(start)), style="dim")
         row.append(bar, style=style)
         lines.append(row)
-    legend = Text("  ")
+    legend = rich_text.Text("  ")
     for label, style, sample in (("ran", RAN, "█"), ("critical path", CRITICAL, "█"), ("cached", CACHED, "│")):
         legend.append(sample if unicode else "#", style=style)
         legend.append(f" {label}   ")
@@ -208,7 +217,7 @@ def timeline_bars(timeline: Timeline, width: int, *, unicode: bool = True) -> li
     legend.append(" failed")
     lines.append(legend)
     for label, text in summary_lines(timeline, arrow=" → " if unicode else " -> ", comma=" · " if unicode else ", "):
-        lines.append(Text.assemble((f"{label:<14}", "bold"), text))
+        lines.append(rich_text.Text.assemble((f"{label:<14}", "bold"), text))
     return lines
 
 

@@ -6,6 +6,15 @@ path can ask whether a state file is marked without importing the sqlite3 packag
 
 from __future__ import annotations
 
+from rigcli.speed.lazy_modules import lazy_module
+
+TYPE_CHECKING = False  # not typing's: read on the way of a command answered from the cache (mypy reads it as True)
+if TYPE_CHECKING:
+    import json
+else:
+    json = lazy_module("json")
+
+
 MARKER_SUFFIX = ".damaged"
 
 
@@ -17,8 +26,6 @@ def marked(path: str) -> str | None:
     """The reason recorded by the rig that found the damage, or None when there is no marker."""
     try:
         with open(marker(path), encoding="utf-8") as handle:
-            import json  # here: a state file without a marker (every one, nearly) never needs it
-
             record = json.load(handle)
     except FileNotFoundError:
         return None

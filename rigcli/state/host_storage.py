@@ -12,14 +12,22 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue, to_plain_json
 from rigcli.provider_api import StoredRecord
 from rigcli.records import utc_now
 from rigcli.speed.digests import sha256
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.state.paths import default_host_storage_dir
 from rigcli.state.provider_storage import check_storable
+
+if TYPE_CHECKING:
+    import tempfile
+else:
+    tempfile = lazy_module("tempfile")
+
 
 _UNSAFE = r"[^a-zA-Z0-9._-]+"  # compiled on first use, by re's own cache
 HostRecord = dict[str, JsonValue]  # {"value": ..., "created_at": ..., "updated_at": ...} in the file
@@ -108,7 +116,6 @@ class HostStorage:
         return records
 
     def _save(self, records: dict[str, HostRecord]) -> None:
-        import tempfile  # only a write needs it (with shutil and random: ~2 ms a cached plan never pays)
 
         document = {"provider_id": self.provider_id, "records": records}
         payload = json.dumps(document, indent=2, sort_keys=True, ensure_ascii=False)

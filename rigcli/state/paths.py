@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from rigcli.errors import ConfigError
+from rigcli.speed.lazy_modules import lazy_module
 
 # Not typing.TYPE_CHECKING: `rig logs TASK`'s lean path asks for ``rig_home_path`` and imports no
 # pathlib (with urllib.parse, more than the rest of its start); the Paths are made on request.
@@ -12,23 +13,29 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
 
+if TYPE_CHECKING:
+    import pathlib
 
-def _from_env(name: str) -> Path | None:
-    from pathlib import Path
+    import platformdirs
+else:
+    pathlib = lazy_module("pathlib")
+    platformdirs = lazy_module("platformdirs")
+
+
+def _from_env(name: str) -> pathlib.Path | None:
 
     value = os.environ.get(name, "").strip()
-    return Path(value).expanduser() if value else None
+    return pathlib.Path(value).expanduser() if value else None
 
 
-def rig_home() -> Path:
+def rig_home() -> pathlib.Path:
     """``$RIG_HOME``, else the platform's user data directory for rig (``~/.local/share/rig`` on Linux).
 
     A path that cannot be a directory (it, or the nearest part of it that exists, is a file) is a
     clear error here rather than a crash wherever rig first writes under it.
     """
-    from pathlib import Path
 
-    return Path(rig_home_path())
+    return pathlib.Path(rig_home_path())
 
 
 def rig_home_path() -> str:
@@ -37,7 +44,6 @@ def rig_home_path() -> str:
     if configured:
         return _usable(os.path.expanduser(configured), "RIG_HOME")
     # Imported here: platformdirs is only needed when RIG_HOME is not set.
-    import platformdirs
 
     return _usable(platformdirs.user_data_dir("rig", appauthor=False), "rig's data directory")
 

@@ -19,6 +19,7 @@ from rigcli import masking
 from rigcli.cache.configs import Unresolvable, resolve
 from rigcli.errors import UsageError
 from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
+from rigcli.speed.lazy_modules import lazy_module
 from rigcli.state.paths import plugin_index_path
 from rigcli.state.workspace_file import WorkspaceFile
 
@@ -29,6 +30,11 @@ if TYPE_CHECKING:
     from rigcli.cache.answers import ConfigAnswer
     from rigcli.cli.opargs import InputField  # opargs imports pydantic: only a project's own operation needs it
     from rigcli.cli.session import Session
+
+if TYPE_CHECKING:
+    import shlex
+else:
+    shlex = lazy_module("shlex")
 
 
 def shell(session: Session, *, name: str, start: bool = False) -> int:
@@ -142,7 +148,6 @@ def _as_inputs(argv: list[str] | None, fields: Sequence[InputField]) -> list[str
     positionals = [item for item in fields if item.position is not None]
     if any(item.kind == "array" for item in positionals) or len(argv) == 1:
         return ["--", *argv]
-    import shlex  # it imports re (and enum): ~27M instructions a lean exec never needs
 
     return ["--", shlex.join(argv)]
 

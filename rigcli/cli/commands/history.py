@@ -1,4 +1,4 @@
-"""rig logs and rig runs: the stored output of runs, and the history of applies.
+"""rig logs: the stored output of a task's last run, of a run, or of every run of an apply.
 
 Which runs ``rig logs TASK`` means is what the config says (an answer the cache may give,
 ``rigcli/cache/``); a task's last run that succeeded, in a SQLite state, is copied straight out
@@ -7,7 +7,6 @@ of the file (``state/output_file.py``); anything else is read through the engine
 
 from __future__ import annotations
 
-from rigcli.cli.output import emit_json
 from rigcli.render.console import no_color
 from rigcli.render.stored_bytes import StoredBytes
 from rigcli.speed.pipes import widen_pipe
@@ -100,6 +99,7 @@ def _logs(session: Session, task: str | None, *, run: str | None, follow: bool) 
 def _logs_json(session: Session, selection: LogSelection, follow: bool) -> int:
     """``{"run_id", "node_path", "status", "lines", "metadata", ...}``; for an apply,
     ``{"apply_id", "workflow", "status", "started_at", "finished_at", "runs": [...]}``."""
+    from rigcli.cli.output import emit_json  # masking with it: a stored run copied out needs none
     from rigcli.engine.history_views import output_lines
     from rigcli.jsonutil import JsonValue
     from rigcli.records import OutputChunk
@@ -130,41 +130,4 @@ def _logs_json(session: Session, selection: LogSelection, follow: bool) -> int:
     return 0
 
 
-def runs(
-    session: Session,
-    run: str | None,
-    *,
-    timeline: bool = False,
-    stats: bool = False,
-    format: tuple[str, str] | None = None,
-    last: int = 20,
-    limit: int = 20,
-) -> int:
-    """The history of applies, or one apply's tasks; ``--timeline``/``--stats`` are pictures of it."""
-    if timeline or stats or format is not None:
-        from rigcli.cli.commands import pictures
-
-        return pictures.runs(session, run, timeline=timeline, stats=stats, format=format, last=last)
-
-    engine = session.engine
-    workflow = session.workflow_filter()
-    if run is not None:
-        applied = engine.history.find_apply(run, workflow)
-        if session.opts.json:
-            emit_json(applied.to_json())
-            return 0
-        from rigcli.render.history import print_apply
-
-        print_apply(applied)
-        return 0
-    applies = engine.history.list_applies(workflow, limit)
-    if session.opts.json:
-        emit_json({"runs": [applied.to_json() for applied in applies]})
-        return 0
-    from rigcli.render.history import print_runs
-
-    print_runs(applies)
-    return 0
-
-
-__all__ = ["logs", "runs"]
+__all__ = ["logs"]

@@ -9,11 +9,18 @@ from rigcli.render import graph as pictures
 from rigcli.render.drawing import Drawing, graph_json
 from rigcli.render.tables import print_message
 from rigcli.run_ids import short_run_id
+from rigcli.speed.lazy_modules import lazy_module
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rigcli.cli.session import Session
     from rigcli.render.drawing import Drawing
+
+if TYPE_CHECKING:
+    import pathlib
+else:
+    pathlib = lazy_module("pathlib")
+
 
 GRAPH_FORMATS = ("tree", "dot", "mermaid")
 
@@ -72,11 +79,9 @@ def _timeline(session: Session, run: str | None, format: tuple[str, str] | None)
     engine = session.engine
     drawn = session.with_workflow(lambda workflow: engine.pictures.timeline(run=run, workflow=workflow))
     if format is not None:
-        from pathlib import Path
-
         from rigcli.render.svg import timeline_svg
 
-        target = Path(format[1])
+        target = pathlib.Path(format[1])
         try:
             target.write_text(timeline_svg(drawn), encoding="utf-8")
         except OSError as exc:

@@ -64,7 +64,7 @@ RUNS = Command(
     "runs",
     "Show the history of applies, one apply's tasks, where its time went (--timeline) or how each task "
     "fares across applies (--stats).",
-    "rigcli.cli.commands.history:runs",
+    "rigcli.cli.commands.runs:runs",
     arguments=(Argument("run", "RUN", "The apply (its id or the short id rig shows); default: the last."),),
     options=(
         Option(("--timeline",), "timeline", "The apply as a timeline: a bar per task, the critical path marked."),
