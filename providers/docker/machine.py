@@ -18,7 +18,6 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from providers.docker.execution import run_exec
 from providers.docker.images import image_id_of
 from providers.docker.runtime_images import ImageMethods
 from rigcli.errors import ProviderError
@@ -42,8 +41,13 @@ if TYPE_CHECKING:
 
 if TYPE_CHECKING:
     import tarfile
+
+    from providers.docker import execution
 else:
     tarfile = lazy_module("tarfile")
+    # an exec needs the httpx client (a fork, which makes and starts a container on rig's own
+    # connection, does not)
+    execution = lazy_module("providers.docker.execution")
 
 
 RuntimeT = TypeVar("RuntimeT", bound=BaseRuntime[MachineController])
@@ -93,7 +97,7 @@ class ContainerMachine(BaseMachine[RuntimeT]):
         # Here, not at the top: a fork makes its machine without running a command in it, and the
         # exec machinery (the httpx client's module, queue, subprocess) is not its to load.
 
-        return run_exec(
+        return execution.run_exec(
             self._client,
             self.container_id,
             command,

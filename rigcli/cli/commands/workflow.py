@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, TypeVar
 
@@ -14,9 +13,14 @@ from rigcli.errors import ConfigError, PendingWorkError, RigError, UsageError
 from rigcli.records import WorkspaceRecord
 from rigcli.render.prompts import text
 from rigcli.render.tables import print_message, print_next_steps, print_plan
+from rigcli.speed.lazy_modules import lazy_module
 
 if TYPE_CHECKING:
+    import secrets
+
     from rigcli.engine.results import ApplyResult
+else:
+    secrets = lazy_module("secrets")  # a default name for a terminal user (it imports random and hashlib)
 
 T = TypeVar("T")
 
