@@ -449,3 +449,118 @@ def test_the_bounds_on_waits_are_read_in_one_module() -> None:
         if isinstance(node, ast.Constant) and node.value in DEFAULTS
     )
     assert naming == []
+
+
+# -- the house's numbers -------------------------------------------------------------------------------
+MAX_FUNCTION_IMPORTS = 150  # imports inside functions outside the speed room and the cache package
+ENGINE_PARTS = (
+    "Project", "Planner", "Workspaces", "Lifecycle", "Forks", "Drift", "Reaper",
+    "Operations", "CacheAdmin", "Garbage", "Diagnosis", "History", "Pictures",
+)  # fmt: skip
+
+
+def function_imports(modules: Mapping[str, str]) -> list[tuple[str, int]]:
+    """(module, line) of every import statement inside a function, outside rigcli.speed and rigcli.cache."""
+    found: list[tuple[str, int]] = []
+    for name, source in sorted(modules.items()):
+        if _within(name, SPEED_ROOM) or _within(name, "rigcli.cache"):
+            continue
+        inner: dict[int, int] = {}
+        for function in ast.walk(ast.parse(source)):
+            if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for node in ast.walk(function):
+                    if isinstance(node, (ast.Import, ast.ImportFrom)):
+                        inner[id(node)] = node.lineno
+        found += [(name, line) for line in sorted(inner.values())]
+    return found
+
+
+def test_imports_inside_functions_stay_few() -> None:
+    found = function_imports(_tree_modules())
+    assert len(found) <= MAX_FUNCTION_IMPORTS, f"{len(found)} imports inside functions: {found}"
+
+
+def test_the_function_import_count_sees_nested_functions_once() -> None:
+    source = "def f():\n    import os\n    def g():\n        import sys\n"
+    assert function_imports({"rigcli.x": source, "rigcli.speed.y": source}) == [("rigcli.x", 2), ("rigcli.x", 4)]
+
+
+def engine_verbs(modules: Mapping[str, str]) -> dict[str, int]:
+    """Each public method of the engine's parts, and how many times rigcli.engine spells it (``def``)."""
+    engine = {
+        name: source for name, source in modules.items() if _within(name.removesuffix(".__init__"), "rigcli.engine")
+    }
+    trees = [ast.parse(source) for source in engine.values()]
+    verbs = {
+        item.name
+        for tree in trees
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ClassDef) and node.name in ENGINE_PARTS
+        for item in node.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and not item.name.startswith("_")
+    }
+    spelled = dict.fromkeys(verbs, 0)
+    # Spelled: a method of the Engine protocol, of the engine that answers it, or of a part.
+    speakers = {*ENGINE_PARTS, "Engine", "ProjectEngine"}
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name in speakers:
+                for item in node.body:
+                    if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in spelled:
+                        spelled[item.name] += 1
+    return spelled
+
+
+def forwarders(modules: Mapping[str, str]) -> list[str]:
+    """The parts' verbs the engine (``ProjectEngine``) spells too: forwarders."""
+    verbs = set(engine_verbs(modules))
+    return sorted(
+        item.name
+        for source in modules.values()
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ClassDef) and node.name == "ProjectEngine"
+        for item in node.body
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name in verbs
+    )
+
+
+def test_each_engine_verb_is_spelled_at_most_twice() -> None:
+    """Its Protocol and its implementation: no forwarder between the CLI and the part that owns it."""
+    modules = _tree_modules()
+    spelled = engine_verbs(modules)
+    assert len(spelled) > 40, sorted(spelled)  # the parts' verbs were found
+    assert {verb: count for verb, count in spelled.items() if count > 2} == {}
+    assert forwarders(modules) == []
+
+
+def test_the_verb_check_finds_a_forwarder() -> None:
+    modules = _tree_modules()
+    facade = modules["rigcli.engine.facade"]
+    modules["rigcli.engine.facade"] = facade.replace(
+        "    def run(self,",
+        "    async def plan(self, workflow=None):\n        return await self.planner.plan(workflow)\n\n    def run(self,",
+    )
+    assert forwarders(modules) == ["plan"]
+
+
+def test_the_projects_env_file_is_read_in_one_module() -> None:
+    readers = sorted(
+        {
+            name
+            for name, source in _tree_modules().items()
+            for node in ast.walk(ast.parse(source))
+            if (
+                isinstance(node, (ast.Import, ast.ImportFrom))
+                and any(
+                    part.split(".")[0] == "dotenv"
+                    for part in (
+                        [node.module or ""]
+                        if isinstance(node, ast.ImportFrom)
+                        else [alias.name for alias in node.names]
+                    )
+                )
+            )
+            or (_is_lazy_module(node) and node.args[0].value == "dotenv")  # type: ignore[attr-defined]
+        }
+    )
+    assert readers == ["rigcli.discovery"]

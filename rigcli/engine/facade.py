@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from rigcli.engine.provenance import Drift
     from rigcli.engine.reaper import Reaper
     from rigcli.engine.workspaces import Workspaces
-    from rigcli.event_bus import EventListener
 
 T = TypeVar("T")
 
@@ -57,6 +56,9 @@ class ProjectEngine:
         self.config_path = project.config_path
         self.cancellation = project.cancellation
         self.runner = Runner()
+        # Loading and listening are the project's own: the engine hands them out as they are.
+        self.load = project.load
+        self.on_event = project.on_event
 
     # The parts are made, and their modules imported, when a command first needs one: a cached
     # plan needs only the planner, `rig exec` only the workspaces and their lifecycle, and each
@@ -134,12 +136,6 @@ class ProjectEngine:
         return Pictures(self.project, self.history)
 
     # -- lifetime, events and the event loop ------------------------------------------------------
-    async def load(self) -> None:
-        await self.project.load()
-
-    def on_event(self, listener: EventListener) -> Callable[[], None]:
-        return self.project.on_event(listener)
-
     def run(self, coro: Coroutine[object, object, T], *, on_loop: Callable[[bool], None] | None = None) -> T:
         return self.runner.run(coro, on_loop=on_loop)
 
@@ -149,7 +145,7 @@ class ProjectEngine:
 
     def close(self) -> None:
         try:
-            self.project.close()
+            self.project.close_stores()
         finally:
             self.runner.close()
 

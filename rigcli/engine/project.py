@@ -297,7 +297,8 @@ class Project:
         """The project store's run journal, newest first (for embedding hosts and tests)."""
         return self.store.list_runs(workflow=workflow)
 
-    def close(self) -> None:
+    def close_stores(self) -> None:
+        """Stop recording output and close the state stores (the engine's ``close``)."""
         self.recorder.close()
         if self._loaded is not None:
             self._loaded.stores.close()
