@@ -538,7 +538,9 @@ def test_the_verb_check_finds_a_forwarder() -> None:
     facade = modules["rigcli.engine.facade"]
     modules["rigcli.engine.facade"] = facade.replace(
         "    def run(self,",
-        "    async def plan(self, workflow=None):\n        return await self.planner.plan(workflow)\n\n    def run(self,",
+        "    async def plan(self, workflow=None):\n"
+        "        return await self.planner.plan(workflow)\n\n"
+        "    def run(self,",
     )
     assert forwarders(modules) == ["plan"]
 
