@@ -17,7 +17,7 @@ from rigcli.layout import CONFIG_FILE, STATE_DIR
 from rigcli.speed.lazy_modules import lazy_module
 from rigcli.state_location import StateGiven, StateLocation, resolve_state_location
 
-# Not typing.TYPE_CHECKING: `rig logs TASK`'s lean path finds the project by the rule below on
+# Not typing.TYPE_CHECKING: `rig logs TASK` answered from the cache finds the project by the rule below on
 # plain strings (``project_paths``), and pathlib's import (urllib.parse with it) would cost it more
 # than the rest of finding the project; a Path is made only where one is handed out.
 TYPE_CHECKING = False
@@ -37,7 +37,7 @@ else:
 SKIP_DIRS = frozenset({".git", STATE_DIR, "node_modules", ".venv", "venv", "dist", "build", "__pycache__"})
 
 
-# A plain slotted class, not a dataclass: ``rig logs TASK``'s lean path finds the project and
+# A plain slotted class, not a dataclass: ``rig logs TASK`` answered from the cache finds the project and
 # nothing else needs the dataclasses module (whose import, with inspect's, costs more than the
 # rest of that path's own modules; see rigcli/speed/__init__.py). A value: nothing assigns to it.
 class ProjectLocation:

@@ -1,6 +1,6 @@
 """Files a config's load read besides its Python modules (a devcontainer.json, a Dockerfile, a tree whose
-digest a task's cache key holds), noted while it loads so the project's memo stamps them too: a lean
-path (``rig plan``, ``rig ls``, ``rig shell``) answers from the memo only while every one reads the same.
+digest a task's cache key holds), noted while it loads so the project's memo stamps them too: a remembered
+answer (``rig plan``, ``rig ls``, ``rig shell``: ``rigcli/cache/``) is used only while every one reads the same.
 A directory noted stands for its entries: its stamp changes when one is added, removed or renamed.
 """
 

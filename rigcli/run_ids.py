@@ -1,4 +1,4 @@
-"""Run ids as people see them; imports nothing, so the lean paths' writers use it as the full way does."""
+"""Run ids as people see them; imports nothing, so every writer of them can use it."""
 
 from __future__ import annotations
 

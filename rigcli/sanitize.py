@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from rigcli.speed.lazy_modules import lazy_module
 
-# Not typing.TYPE_CHECKING: rig ls's lean path sanitizes its cells and imports no re unless a cell
+# Not typing.TYPE_CHECKING: rig ls answered from the cache sanitizes its cells and imports no re unless a cell
 # holds an escape sequence; mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 

@@ -47,7 +47,7 @@ class TimeoutSettingError(RigError):
 
 
 class Bound:
-    """How long one wait may take, and the variable that says so (a plain class: lean paths load no dataclasses)."""
+    """How long one wait may take, and the variable that says so (a plain class: no dataclasses)."""
 
     __slots__ = ("seconds", "variable")
 

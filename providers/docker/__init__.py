@@ -21,9 +21,9 @@ the controller's own kept-alive connection (``raw``, ``rawhttp``), never through
 exec`` creates its exec on the connection its probe opened, and neither imports httpx.
 
 This package's own import is light (the plugin, and its names on first use): rig finds the
-plugin through its entry point on every command that may use it, and ``rig shell``/``rig exec``'s
-lean path asks only ``attach_directly`` (``direct``), which needs neither the controller nor httpx;
-``rig ls``'s lean path asks ``status_directly`` (``direct_status``) likewise.
+plugin through its entry point on every command that may use it, and ``rig shell``/``rig exec`` in a
+plain case asks only ``attach_directly`` (``direct``), which needs neither the controller nor httpx;
+``rig ls`` answered from the cache asks ``status_directly`` (``direct_status``) likewise.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from providers.docker.labels import PROVIDER_ID
 from rigcli.speed.imports import lazy_attribute
 
-# Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
+# Not typing.TYPE_CHECKING: rig shell/exec answered from the cache imports no typing (rigcli/__init__.py); mypy
 # treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 

@@ -60,7 +60,7 @@ class SocketConnection(Connection):
         self.sock.settimeout(seconds)
 
     def close_write(self) -> None:
-        try:  # noqa: SIM105 - contextlib is not imported for it (rig ls's lean path probes on this)
+        try:  # noqa: SIM105 - contextlib is not imported for it (rig ls answered from the cache probes on this)
             self.sock.shutdown(SHUT_WR)
         except OSError:
             pass

@@ -1,6 +1,6 @@
 """``rig shell``/``rig exec`` from the provider's config alone: no controller, no storage, no httpx.
 
-rig's lean path (``SupportsDirectAttach``) hands over a definition's resolved config and the
+``rig shell``/``rig exec`` in a plain case (``SupportsDirectAttach``) hand over a definition's resolved config and the
 workspace's journaled container; this resolves the endpoint as the controller would
 (``resolve_endpoint``: config, then DOCKER_*, then the docker context), creates the exec and, only
 once the daemon has accepted it, runs it as ``attach`` does. Anything before that — another

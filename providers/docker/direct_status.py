@@ -1,12 +1,11 @@
 """``rig ls`` from the provider's config alone (``SupportsDirectStatus``): no controller, no storage, no httpx.
 
-rig's lean ``rig ls`` hands over a definition's resolved config and asks what the controller would
-have answered in a plan and a probe: its checks' fingerprint inputs (the resolved host: which
-daemon, not whether it answers now), whether an image ref is still on the daemon, and the live
-state of containers. Each speaks as the controller does (``resolve_endpoint``, one ``rawhttp``
-connection, ``lifecycle.probe``); anything the controller would have turned into an error is
-None here, and the ordinary way answers in its words.
-"""
+``rig ls`` and ``rig plan`` answered from the cache hand over a definition's resolved config and ask
+what the controller would have answered in a plan and a probe: its checks' fingerprint inputs (the
+resolved host: which daemon, not whether it answers now), whether an image ref is still on the
+daemon, and the live state of containers. Each speaks as the controller does (``resolve_endpoint``,
+one ``rawhttp`` connection, ``lifecycle.probe``); anything the controller would have turned into an
+error is None here, and the ordinary way answers in its words. """
 
 from __future__ import annotations
 
@@ -16,7 +15,7 @@ from providers.docker.endpoint import resolve_endpoint
 from providers.docker.rawhttp import RawClient
 from rigcli.errors import RigError
 
-# Not typing.TYPE_CHECKING: mypy treats any name TYPE_CHECKING as true (lean paths import no typing).
+# Not typing.TYPE_CHECKING (commands answered from the cache import no typing); mypy reads any such name as True.
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from rigcli.errors import ProviderError
 from rigcli.speed.lazy_modules import lazy_module
 
-# Not typing.TYPE_CHECKING: rig shell/exec's lean path imports neither typing nor dataclasses
+# Not typing.TYPE_CHECKING: rig shell/exec answered from the cache imports neither typing nor dataclasses
 # (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
@@ -34,7 +34,7 @@ CERT_FILES = ("ca.pem", "cert.pem", "key.pem")
 
 class Endpoint:
     """A resolved daemon address: ``host`` is normalised and is what identifies the daemon. Immutable,
-    compared by value (a plain class: its dataclass would load dataclasses on the lean path)."""
+    compared by value (a plain class: its dataclass would load dataclasses on a cached command's path)."""
 
     __slots__ = ("cert_path", "context", "host", "mode")
     host: str
@@ -137,7 +137,7 @@ def resolve_endpoint(config: Mapping[str, Any], environ: Mapping[str, str] | Non
     configured_tls = _flag(config, "tls_verify")
     host = _option(config, "host", str) or env.get("DOCKER_HOST")
     # The context store (and pathlib, json with it) only when neither config nor DOCKER_HOST names a host:
-    # rig exec's lean start on a DOCKER_HOST daemon imports neither.
+    # rig exec answered from the cache, on a DOCKER_HOST daemon, imports neither.
     context = None
     if not host:
         from providers.docker import contexts

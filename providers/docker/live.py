@@ -5,7 +5,7 @@ label) and looks up by name or id only what that list lacks, so ``rig ls`` of fi
 costs one request. It speaks on the controller's own connection (``rawhttp``: no httpx to
 import). A container the daemon says does not exist is ``missing``; one made on another daemon,
 or a daemon that does not answer, is ``unknown`` with why. States are plain ``(state, detail)``
-pairs and this imports no typing: ``rig ls``'s lean path (``direct_status``) probes with it too.
+pairs and this imports no typing: ``rig ls`` answered from the cache (``direct_status``) probes with it too.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.sockets import unix_stream
 from rigcli.timeouts import Bound, connect_bound
 
-# Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
+# Not typing.TYPE_CHECKING: rig shell/exec answered from the cache imports no typing (rigcli/__init__.py); mypy
 # treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
@@ -77,7 +77,7 @@ class SshConnection(Connection):
         self._timeout = seconds
 
     def close_write(self) -> None:
-        try:  # noqa: SIM105 - contextlib is not imported for it (rig ls's lean path probes on this)
+        try:  # noqa: SIM105 - contextlib is not imported for it (rig ls answered from the cache probes on this)
             self._stdin.close()
         except OSError:
             pass

@@ -32,7 +32,7 @@ from rigcli.speed.json_lite import loads_bytes
 from rigcli.speed.lazy_modules import lazy_module
 from rigcli.timeouts import Bound, connect_bound, read_bound
 
-# Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
+# Not typing.TYPE_CHECKING: rig shell/exec answered from the cache imports no typing (rigcli/__init__.py); mypy
 # treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
@@ -46,7 +46,7 @@ else:
 
 
 class Response:
-    """A daemon's answer (a plain class: the lean path of rig shell/exec loads no dataclasses)."""
+    """A daemon's answer (a plain class: rig shell/exec answered from the cache loads no dataclasses)."""
 
     __slots__ = ("body", "headers", "leftover", "status")
 

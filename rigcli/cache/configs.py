@@ -50,7 +50,7 @@ class Unresolvable(Exception):
 
 
 def resolve(encoded: object, environ: Mapping[str, str], secrets: list[str]) -> object:
-    """The config as the full way resolves it (``ProviderDefinition.resolve_config``); each secret
+    """The config as a load resolves it (``ProviderDefinition.resolve_config``); each secret
     read is appended to ``secrets`` (for masking). Raises ``Unresolvable``."""
     if not isinstance(encoded, list) or not encoded:
         raise Unresolvable(encoded)
@@ -77,7 +77,7 @@ def _variable(name: object, default: object, secret: object, environ: Mapping[st
     value = environ.get(name)
     if value is None or value == "":
         if default is None:
-            raise Unresolvable(name)  # the full way says which variable is missing
+            raise Unresolvable(name)  # the engine says which variable is missing
         value = default
     if secret:
         secrets.append(value)

@@ -125,7 +125,7 @@ class Gates:
         try:
             if all(providers[index].validate_artifact(ref) is valid for index, ref, valid in self.validations):
                 return providers
-        except Exception:  # a provider that fails to answer: the full way says so, in its words
+        except Exception:  # a provider that fails to answer: the engine says so, in its words
             pass
         for provider in providers:
             provider.close()

@@ -14,8 +14,8 @@ import sys
 import rigcli.masking as masking  # not `from rigcli import`: that asks rigcli's lazy __getattr__ first
 from rigcli.speed.lazy_modules import lazy_module
 
-# json is imported where a document is written (it imports re), typing not at all: rig ls's lean
-# path writes through here and imports neither. Not typing.TYPE_CHECKING: mypy treats any name
+# json is imported where a document is written (it imports re), typing not at all: rig ls answered
+# from the cache writes through here and imports neither. Not typing.TYPE_CHECKING: mypy treats any name
 # TYPE_CHECKING as true.
 TYPE_CHECKING = False
 

@@ -2,7 +2,7 @@
 
 ``python -m rigcli.cli.reference docs/commands.md`` writes it; without a path it prints it.
 Every command, group and sub-command of the table, with its arguments, options, aliases, help and
-examples, plus the global options: a row added to ``table.py`` appears here with nothing else to do.
+examples, plus the global options: a row added to the table appears here with nothing else to do.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ def render_commands_markdown(table: Table) -> str:
     lines = [
         "# Command reference",
         "",
-        f"<!-- Generated from rigcli/cli/table.py by `{REGENERATE}`: edit the table, not this page. -->",
+        f"<!-- Generated from rigcli/cli/table/ by `{REGENERATE}`: edit the table, not this page. -->",
         "",
         f"`{table.name}`: {table.help} The same text is in `{table.name} COMMAND --help`.",
         "",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-# Not typing.TYPE_CHECKING: every command imports this table, and `rig logs TASK`'s lean path
+# Not typing.TYPE_CHECKING: every command imports this table, and `rig logs TASK` answered from the cache
 # imports no typing (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true. The aliases
 # below are for annotations only.
 TYPE_CHECKING = False

@@ -8,7 +8,7 @@ with the first ``devcontainer_workflow`` call.
 from __future__ import annotations
 
 # Not typing.TYPE_CHECKING: discovery imports this package (locations.py) on every command's way,
-# lean paths included, which import no typing; mypy treats any name TYPE_CHECKING as true.
+# commands answered from the cache included, which import no typing; mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from rigcli.authoring.nodes import SequenceNode

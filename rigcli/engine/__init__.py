@@ -6,8 +6,8 @@ Names load lazily: importing ``rigcli.engine.results`` must not pull in asyncio 
 
 from __future__ import annotations
 
-# Not typing.TYPE_CHECKING: importing a pure part of the engine (``engine/outdated.py``, for rig ls's
-# lean path) imports neither typing nor pathlib; mypy treats any name TYPE_CHECKING as true.
+# Not typing.TYPE_CHECKING: importing a pure part of the engine (``engine/outdated.py``, for rig ls
+# answered from the cache) imports neither typing nor pathlib; mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:

@@ -2,8 +2,8 @@
 
 What a workspace has is the journal's (its live effects, owned by the record's id, carried on the
 record as ``resources``), never a copy. A workspace is as alive as its least alive machine. On
-plain ``(state, detail)`` pairs and the record's ``resources`` list, importing nothing: ``rig ls``'s
-lean path (``cli/commands/lean_ls.py``) reads records as JSON, without the records' classes.
+plain ``(state, detail)`` pairs and the record's ``resources`` list, importing nothing: ``rig ls``
+reads records as JSON from the state file (``cli/commands/listing.py``), without the records' classes.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ Providers answer through ``SupportsStatus.probe``, each with all of its resource
 provider on a thread of its own; ``probe_records`` waits at most ``PROBE_SECONDS`` for all of them
 together, so one daemon that does not answer makes its own workspaces ``unknown`` and slows
 nothing else past that bound. A workspace is as alive as its least alive machine
-(``engine/live_summary.py``, which ``rig ls``'s lean path shares).
+(``engine/live_summary.py``, which ``rig ls`` answered from the cache shares).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Whether a workspace is outdated, given what the plan would use for the workflow's final tasks now.
 
-The rule (``engine/provenance.py`` says why) on plain data, so that ``rig ls``'s lean path
-(``cli/commands/lean_ls.py``) judges from remembered final runs exactly as the full way judges a
+The rule (``engine/provenance.py`` says why) on plain data, so that ``rig ls`` answered from the cache
+(``cli/commands/listing.py``) judges from remembered final runs exactly as a load judges a
 fresh plan, and imports nothing.
 """
 

@@ -1,7 +1,7 @@
 """The provider kit: shared pieces for machine providers, built in or third-party.
 
 Its names load on first use (``speed/imports.py``): a plugin importing one piece — ``rig
-shell``/``rig exec``'s lean path needs only ``interactive`` — does not load the rest.
+shell``/``rig exec`` answered from the cache needs only ``interactive`` — does not load the rest.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.signals import SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGWINCH
 from rigcli.speed.signals import signal as set_handler
 
-# Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
+# Not typing.TYPE_CHECKING: rig shell/exec answered from the cache imports no typing (rigcli/__init__.py); mypy
 # treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 

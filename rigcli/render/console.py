@@ -6,7 +6,7 @@ import os
 
 from rigcli.speed.lazy_modules import lazy_module
 
-# Not typing.TYPE_CHECKING: no_color() is asked by `rig logs TASK`'s lean path, which imports no
+# Not typing.TYPE_CHECKING: no_color() is asked by `rig logs TASK` answered from the cache, which imports no
 # typing (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 

@@ -1,16 +1,16 @@
-"""A graph as drawn, read back from plain data: what ``rig graph`` prints, the full way or from the memo.
+"""A graph as drawn, read back from plain data: what ``rig graph`` prints, computed or remembered (rigcli/cache/).
 
 The data is ``engine/shape.py:WorkflowGraph.drawing``: the plan's nodes as ``rig plan --json``
 writes them, the edges, and the groups as a ``layout`` (a task is its path, a group ``[kind, name,
 path, items]``). ``rig plan`` keeps it, so ``rig graph`` can be drawn without the config; anything
-that is not such data raises ValueError, KeyError or TypeError as it is read, and the full way runs.
+that is not such data raises ValueError, KeyError or TypeError as it is read, and the engine answers.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-# Not typing.TYPE_CHECKING: `rig graph` draws a kept plan on a lean path that imports neither typing
+# Not typing.TYPE_CHECKING: `rig graph` draws a kept plan on a path that imports neither typing
 # nor json (rigcli/__init__.py says why); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """``rig graph`` drawn: a tree for people (Rich on a terminal, plain text elsewhere), DOT, Mermaid and JSON.
 
-Everything here draws a ``render/drawing.py:Drawing``, so the graph the full way just planned
-and the one ``rig plan`` kept (``cli/commands/lean_plan.py``) print through these same writers.
+Everything here draws a ``render/drawing.py:Drawing``, so the graph a load just planned
+and the one ``rig plan`` kept (``cli/commands/plan.py``) print through these same writers.
 The tree's rows are laid out here once and only styled for a terminal, so a pipe gets the same
 columns without escapes (and without importing Rich). DOT and Mermaid are documents: always plain,
 whatever stdout is. Every name is the project's, so each is sanitized on its way out.

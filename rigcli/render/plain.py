@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-# Not typing.TYPE_CHECKING: rig ls's lean path writes through here and imports no typing; mypy
+# Not typing.TYPE_CHECKING: rig ls answered from the cache writes through here and imports no typing; mypy
 # treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 

@@ -10,7 +10,7 @@ class StoredBytes:
     no colour is wanted, a piece with colour is cleaned of it, whole lines at a time (a sequence cut
     between two pieces is cleaned whole).
 
-    Imports nothing at load: ``rig logs TASK``'s lean path (cli/commands/lean_logs.py) writes
+    Imports nothing at load: ``rig logs TASK`` answered from the cache (cli/commands/history.py) writes
     through it straight to stdout's buffer, LogWriter (render/history.py) past the output relay.
     """
 

@@ -13,7 +13,7 @@ from rigcli.speed.lazy_modules import lazy_module
 from rigcli.speed.tables import Line, Table, View, plain_lines, write_lines
 from rigcli.speed.timestamps import stored_epoch
 
-# Not typing.TYPE_CHECKING: rig ls's lean path writes with this module and imports no typing (nor
+# Not typing.TYPE_CHECKING: rig ls answered from the cache writes with this module and imports no typing (nor
 # the records, nor the engine's results); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
@@ -115,7 +115,7 @@ def print_plan(plan: JsonObject, *, console: Console | None = None) -> None:
     """``<workflow>  <cached>/<total> cached``, provider checks, then ``# | status | node | reason``.
 
     From the plan's JSON (``WorkflowPlan.to_json``), which is what ``rig plan`` also prints without
-    the config (``cli/commands/lean_plan.py``): one document, one way to show it."""
+    the config (``cli/commands/plan.py``): one document, one way to show it."""
     checks = [
         [
             _text(check.get("provider_id") or check.get("provider_name") or ""),
@@ -160,7 +160,7 @@ def format_age(timestamp: object) -> str:
 
 def _age_seconds(timestamp: str) -> float | None:
     """``records.age_seconds``; None for a time ``records.parse_timestamp`` cannot read. The spelling
-    rig stores is read without the records (``speed/timestamps.py``), any other the full way."""
+    rig stores is read without the records (``speed/timestamps.py``), any other through the records."""
     stored = stored_epoch(timestamp)
     if stored is not None:
         return time.time() - stored

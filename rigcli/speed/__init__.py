@@ -101,14 +101,12 @@ other work — load average ~12, so absolute figures are 2–3× a quiet machine
     enums from its namespace, and a command only installs three handlers (−2.5 M). (Beside it,
     the output relay, ``streams.py``, waits on its pipes with ``select.poll`` rather than import
     ``selectors``: −2.2 M.)
-``task_names``
-    What a config names, remembered (in ``marshal``, not json) while the project's files keep their
-    ``stat``: ``rig logs TASK`` of a succeeded run copies it out of the state file without the
-    config (``cli/commands/lean_logs.py``), finding the project on plain strings (no pathlib), the
-    state through ``_sqlite3`` (no sqlite3 package, so no datetime), with no contextlib,
-    importlib or json on the way. A 50 MB run: 137.6 M instructions before those four, 102.9 M
-    after, of which ``python -c pass`` is 38 M and pip's console script's ``import re`` was 26 M
-    (the ``rig`` command is now a launcher of rig's own, ``bin/rig``: 87.6 M).
+``lazy_modules``
+    ``lazy_module("asyncio")``: a heavy module a module needs in only some of its functions is named
+    at its top and imported on the first read of one of its attributes (contextlib ~13 M
+    instructions, json ~31 M, typing ~41 M, pathlib ~43 M on top of ``python -c pass``'s ~38 M),
+    instead of an import inside each of those functions. The stand-in is never put into
+    ``sys.modules``.
 ``pipes``
     ``widen_pipe``: stored output goes to a pipe widened from 64 KiB to 1 MiB, so a reader of 50 MB
     wakes ~50 times instead of ~760. ``rig logs TASK`` of a 50 MB run, piped: ~10 % less time. A

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-# Not typing.TYPE_CHECKING: rig shell/exec's lean path (the entry-point index) imports no typing
+# Not typing.TYPE_CHECKING: rig shell/exec answered from the cache (the entry-point index) imports no typing
 # (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 

@@ -18,7 +18,7 @@ import sys
 from rigcli.speed.digests import sha256
 from rigcli.speed.json_lite import loads
 
-# Not typing.TYPE_CHECKING, and no pathlib: rig shell/exec's lean path reads this index and
+# Not typing.TYPE_CHECKING, and no pathlib: rig shell/exec answered from the cache reads this index and
 # imports neither (pathlib brings urllib.parse: ~18 M instructions).
 TYPE_CHECKING = False
 if TYPE_CHECKING:

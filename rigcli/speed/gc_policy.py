@@ -35,7 +35,7 @@ class paused_while_loading:
     """No collection inside the block unless ``resume_collection`` turns it on; restored after.
 
     A class, not ``contextlib.contextmanager``: every command enters it, and contextlib's import
-    alone costs ``rig logs TASK``'s lean path more than finding the project does.
+    alone costs ``rig logs TASK`` answered from the cache more than finding the project does.
     """
 
     def __enter__(self) -> None:

@@ -31,7 +31,7 @@ from types import ModuleType
 
 from rigcli.speed.deferred import CHEAP, IN_PARTS, RARELY_USED
 
-# Not typing.TYPE_CHECKING: the lean paths (rig ls, logs, shell) import this module and no typing;
+# Not typing.TYPE_CHECKING: the commands answered from the cache (rig ls, logs, shell) import this module and no typing;
 # mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 if TYPE_CHECKING:

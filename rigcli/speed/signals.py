@@ -3,7 +3,7 @@
 ``import signal`` re-exports ``_signal`` and wraps its numbers and handlers in enums (``Signals``,
 ``Handlers``, ``Sigmasks``) that ``IntEnum._convert_`` builds from the module's namespace: ~1.8M
 instructions of every command that loads a project, which only installs three handlers and gives
-them back, and, with ``enum`` itself, ~10M of a lean ``rig exec``. The numbers here are the same
+them back, and, with ``enum`` itself, ~10M of an ``rig exec`` answered from the cache. The numbers here are the same
 ints; ``signal`` returns the previous handler as the same object (an int where ``signal`` would
 give an equal enum member, which it accepts back). ``signal_name`` imports ``signal`` for the one
 name a message needs.

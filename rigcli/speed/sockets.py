@@ -1,4 +1,4 @@
-"""A unix stream socket without ``import socket``: rig shell/exec's lean path talks to a local daemon.
+"""A unix stream socket without ``import socket``: rig shell/exec answered from the cache talks to a local daemon.
 
 ``socket.py`` is a thin layer over the ``_socket`` extension that, at import, turns each family
 of the extension's constants into an ``IntEnum`` (``AddressFamily``, ``SocketKind``, ...): ~14 M

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from itertools import chain, zip_longest
 
-# Not typing.TYPE_CHECKING: rig ls's lean path writes with this and imports no typing; mypy treats
+# Not typing.TYPE_CHECKING: rig ls answered from the cache writes with this and imports no typing; mypy treats
 # any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 

@@ -1,10 +1,10 @@
-"""A stored timestamp read without ``datetime`` or ``re``: ``rig ls``'s ages and expiries on its lean path.
+"""A stored timestamp read without ``datetime`` or ``re``: ``rig ls``'s ages and expiries when answered from the cache.
 
 rig stores every time as ``utc_now()`` writes it, ``2026-05-10T00:00:00.000000+00:00`` (fixed width,
 UTC). ``records.parse_timestamp`` reads any ISO-8601 with a regular expression into a ``datetime``;
 importing the records for it costs ``rig ls`` more than the rest of printing fifty rows. This reads
 only that one spelling (a valid date and time in it) and says None for anything else, which the
-caller then reads the full way.
+caller then reads the engine.
 """
 
 from __future__ import annotations

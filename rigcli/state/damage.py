@@ -13,7 +13,7 @@ Writers also check before their first write in a process, so damage that no quer
 yet is found before anything is written: ``quick_check`` reads every page once (about 5 µs a
 page: 0.2 ms for the state of 200 cached tasks, 27 ms for 22 MB).
 
-The marker is read by ``damage_marker.py``, which ``rig logs TASK``'s lean path asks too.
+The marker is read by ``damage_marker.py``, which ``rig logs TASK`` answered from the cache asks too.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The marker a rig leaves beside a damaged SQLite state file (``<database>.damaged``), and reading it.
 
-Apart from ``damage.py`` (which writes it and checks the file) so that ``rig logs TASK``'s lean
-path can ask whether a state file is marked without importing the sqlite3 package's wrapper.
+Apart from ``damage.py`` (which writes it and checks the file) so that ``rig logs TASK`` answered
+from the cache can ask whether a state file is marked without importing the sqlite3 package's wrapper.
 """
 
 from __future__ import annotations

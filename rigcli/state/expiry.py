@@ -1,4 +1,4 @@
-"""Which workspaces are due to expire, as SQL: the one condition the store and ``rig logs``' lean path ask."""
+"""Which workspaces are due to expire, as SQL: the one condition the store and the state file readers ask."""
 
 from __future__ import annotations
 

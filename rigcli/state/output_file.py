@@ -1,13 +1,13 @@
-"""A task's last run and its stored output, read straight from a SQLite state file: ``rig logs TASK``'s lean path.
+"""A task's last run and its stored output, read straight from a SQLite state file (``rig logs TASK``).
 
 ``RunOutput.output_pieces`` (``run_output.py``) is the one reader every backend shares, behind a
 store that checks, migrates and records itself on open. Copying a finished run's output out
 needs none of that, and its imports and checks cost more than reading 50 MB does, so a file
 that is as this rig would leave it (no damage marker, the schema this rig writes) is read here
 with two queries and the chunks' blobs; anything else returns None before a byte is read, and
-the caller goes the full way, which says what is wrong.
+the caller goes through the engine, which says what is wrong.
 
-The file is opened by ``state_file.py``, which every lean path shares.
+The file is opened by ``state_file.py``, which every command answered from the cache shares.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 
 from rigcli.state.state_file import expiry_due, open_current
 
-# Not typing.TYPE_CHECKING: this module is on `rig logs TASK`'s lean path, which imports no typing
+# Not typing.TYPE_CHECKING: this module is on `rig logs TASK` answered from the cache, which imports no typing
 # (rigcli/__init__.py); mypy treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
@@ -70,12 +70,12 @@ class OutputFile:
         self._db.close()
 
     def expiry_due(self) -> bool:
-        """Whether a workspace is due to expire: then the full way runs, which reaps."""
+        """Whether a workspace is due to expire: then the engine answers, which reaps."""
         return expiry_due(self._db)
 
     def last_run(self, workflow: str, node_path: str) -> FinishedRun | None:
         """The newest run of ``node_path`` in ``workflow`` if it succeeded; None otherwise (none, or
-        one still running or that ended otherwise: the full way says how it ended)."""
+        one still running or that ended otherwise: the engine says how it ended)."""
         try:
             query = f"SELECT id, status FROM workflow_node_runs WHERE workflow = ? AND node_path = ? {_NEWEST_FIRST}"
             row = self._db.execute(f"{query} LIMIT 1", (workflow, node_path)).fetchone()

@@ -7,7 +7,7 @@ import os
 from rigcli.errors import ConfigError
 from rigcli.speed.lazy_modules import lazy_module
 
-# Not typing.TYPE_CHECKING: `rig logs TASK`'s lean path asks for ``rig_home_path`` and imports no
+# Not typing.TYPE_CHECKING: `rig logs TASK` answered from the cache asks for ``rig_home_path`` and imports no
 # pathlib (with urllib.parse, more than the rest of its start); the Paths are made on request.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def plugin_index_file() -> Path:
 
 
 def plugin_index_path() -> str:
-    """``plugin_index_file()`` as a plain string, for a lean path that imports no pathlib."""
+    """``plugin_index_file()`` as a plain string, for a command answered from the cache, which imports no pathlib."""
     return os.path.join(rig_home_path(), "cache", "provider-entry-points.json")
 
 

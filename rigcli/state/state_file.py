@@ -43,12 +43,12 @@ def open_current(path: str) -> sqlite3.Connection | None:
 
 def expiry_due(db: sqlite3.Connection) -> bool:
     """Whether a workspace is due to expire (``state/workspaces.py:due_workspaces``, the same one
-    indexed query): then the full way runs, since every command that opens the state reaps."""
+    indexed query): then the engine answers, since every command that opens the state reaps."""
     query = f"SELECT 1 FROM workspaces WHERE {due_condition()} LIMIT 1"
     try:
         return db.execute(query, (utc_now(),)).fetchone() is not None
     except sqlite3.Error:
-        return True  # unsure: the full way finds out
+        return True  # unsure: the engine finds out
 
 
 # What the plan's verdicts read of the run journal, summed up in one scan: a run recorded, finished,

@@ -1,10 +1,10 @@
-"""A workspace's record and live effects, read straight from a SQLite state file: rig shell/exec's lean path.
+"""Workspaces and their live effects, read straight from a SQLite state file (``rig ls``, ``rig shell``, ``rig exec``).
 
 The store (``state/workspaces.py``) checks, migrates and records itself when it opens, and its
 imports alone cost more than the program a ``rig exec`` runs. Finding which machine to run in
 needs three small queries: whether a workspace is due to expire (then every command reaps, and
-the full way must run), the workspace's row, and the effects it owns. A file that is not as
-this rig leaves it (a damage marker, another schema version) gives None, and the full way says
+the engine must answer), the workspace's row, and the effects it owns. A file that is not as
+this rig leaves it (a damage marker, another schema version) gives None, and the engine says
 what is wrong.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from rigcli.speed.json_lite import loads
 from rigcli.state.state_file import Error, expiry_due, open_current
 
-# Not typing.TYPE_CHECKING: rig exec's lean path imports no typing (rigcli/__init__.py); mypy
+# Not typing.TYPE_CHECKING: rig exec answered from the cache imports no typing (rigcli/__init__.py); mypy
 # treats any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
@@ -51,7 +51,7 @@ class WorkspaceFile:
         self._db.close()
 
     def expiry_due(self) -> bool:
-        """Whether a workspace is due to expire: then the full way runs, since every command that
+        """Whether a workspace is due to expire: then the engine answers, since every command that
         opens the state reaps."""
         return expiry_due(self._db)
 
@@ -107,7 +107,7 @@ _RECORD_COLUMNS = (
 def listed_workspaces(db: Connection) -> list[dict[str, object]]:
     """Every workspace (by name, then workflow) as its record's JSON (``WorkspaceRecord.to_json()``,
     ``resources`` its live effects in journal order), read without the records' classes (``rig
-    ls``'s lean path). Raises the file's ``Error`` or ``ValueError`` for what is not as rig writes it."""
+    ls`` answered from the cache). Raises the file's ``Error`` or ``ValueError`` for what is not as rig writes it."""
     stored = [(field, column) for field, column in _RECORD_COLUMNS if column is not None]
     select = ", ".join(f'"{column}"' for _, column in stored)
     rows = db.execute(f"SELECT {select} FROM workspaces ORDER BY name, workflow").fetchall()

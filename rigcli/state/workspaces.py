@@ -92,7 +92,7 @@ def _resources(db: Connection, workspace_id: str | None = None) -> dict[str, lis
 
 
 def all_workspaces(db: Connection) -> list[WorkspaceRecord]:
-    """Every workspace (by name, then workflow) with its live effects (``rig ls``'s lean path reads
+    """Every workspace (by name, then workflow) with its live effects (``rig ls`` answered from the cache reads
     its file with this too)."""
     found = WORKSPACES.all(db.execute(f"SELECT {WORKSPACES.select} FROM workspaces ORDER BY name, workflow"))
     owned = _resources(db) if found else {}
