@@ -33,6 +33,7 @@ from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso
 if TYPE_CHECKING:  # what only making and removing need is imported where it is used (see DockerController.client)
     from providers.docker.client import DockerClient
     from providers.docker.machine import DockerMachine
+    from rigcli.provider_kit.connect import ByteStream, ExecStream, MachineFacts, PtyRequest
 
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
 CHECK_TIMEOUT = 5.0  # plan asks the daemon once; one that does not answer in time is reported, not waited for
@@ -405,6 +406,47 @@ class DockerController(BaseController):
         full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
         return attach_exec(self.raw, container, argv, tty=tty, env=full, cwd=cwd)
 
+    # -- connect: ssh-proxy, forward, cp (providers/docker/connect.py) -----------------------------------
+    def open_exec(
+        self,
+        resource: EffectEntry,
+        argv: Sequence[str] | None,
+        *,
+        pty: PtyRequest | None,
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> ExecStream:
+        from providers.docker.connect import DockerExec
+
+        container = lifecycle.container_of(self.endpoint.host, resource)
+        full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
+        return DockerExec(self.raw, container, argv, pty=pty, env=full, cwd=cwd)
+
+    def machine_facts(self, resource: EffectEntry) -> MachineFacts:
+        from rigcli.provider_kit.connect_exec import facts_by_exec
+
+        return facts_by_exec(self, resource)
+
+    def open_port(self, resource: EffectEntry, host: str, port: int) -> ByteStream:
+        from rigcli.provider_kit.connect_exec import exec_port
+
+        return exec_port(self, resource, host, port)  # the container has no network: a relay inside it
+
+    def read_archive(self, resource: EffectEntry, path: str) -> ByteStream:
+        from providers.docker.connect import read_archive
+
+        return read_archive(self.raw, lifecycle.container_of(self.endpoint.host, resource), path)
+
+    def write_archive(self, resource: EffectEntry, directory: str, source: ByteStream) -> None:
+        from providers.docker.connect import write_archive
+
+        write_archive(self.raw, lifecycle.container_of(self.endpoint.host, resource), directory, source)
+
+    def path_kind(self, resource: EffectEntry, path: str) -> str | None:
+        from rigcli.provider_kit.connect_exec import exec_path_kind
+
+        return exec_path_kind(self, resource, path)
+
     def list_machines(self) -> list[JsonObject]:
         return stored_records(self.setup.storage, "machine:", provider=PROVIDER_ID)
 
@@ -423,8 +465,13 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _status: type[SupportsStatus] = DockerController
     _power: type[SupportsPower] = DockerController
     _interactive: type[SupportsInteractive] = DockerController
+    from rigcli.provider_kit.connect import SupportsExecStreams, SupportsFileArchives, SupportsPortStreams
+
     _live: type[SupportsLiveSnapshot] = DockerController
     _last_use: type[SupportsLastUse] = DockerController
+    _exec: type[SupportsExecStreams] = DockerController
+    _ports: type[SupportsPortStreams] = DockerController
+    _files: type[SupportsFileArchives] = DockerController
 
 
 def __getattr__(name: str) -> Any:

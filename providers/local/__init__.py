@@ -40,6 +40,15 @@ from rigcli.provider_api import (
     SupportsStatus,
 )
 from rigcli.provider_kit import BaseController, BaseRuntime, config_env, ref_id, run_attached
+from rigcli.provider_kit.connect import (
+    ByteStream,
+    ExecStream,
+    MachineFacts,
+    PtyRequest,
+    SupportsExecStreams,
+    SupportsFileArchives,
+    SupportsPortStreams,
+)
 
 PROVIDER_ID = "local"
 SNAPSHOT_KIND = "dirSnapshot"
@@ -163,6 +172,50 @@ class LocalController(BaseController):
         full.update({"RIG_MACHINE_ID": resource["id"], "RIG_MACHINE_DIR": str(path), **env})
         return run_attached(list(argv) if argv else login_shell(), cwd=str(workdir), env=full)
 
+    # -- connect: ssh-proxy, forward, cp (providers/local/connect.py) ------------------------------------
+    def open_exec(
+        self,
+        resource: EffectEntry,
+        argv: Sequence[str] | None,
+        *,
+        pty: PtyRequest | None,
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> ExecStream:
+        """A host process in the machine's directory (or ``cwd`` there), with the machine's environment."""
+        from providers.local.connect import LocalExec, require_dir
+
+        path = str(self.store.machine_path(resource["id"]))
+        require_dir(path, resource["id"])
+        full = dict(os.environ)
+        full.update({str(key): str(value) for key, value in config_env(PROVIDER_ID, self.config).items()})
+        full.update({"RIG_MACHINE_ID": resource["id"], "RIG_MACHINE_DIR": path, **env})
+        program = list(argv) if argv else [*login_shell(), "-l"]
+        return LocalExec(program, pty=pty, env=full, cwd=os.path.join(path, cwd) if cwd else path)
+
+    def machine_facts(self, resource: EffectEntry) -> MachineFacts:
+        from providers.local.connect import facts
+
+        return facts(str(self.store.machine_path(resource["id"])))
+
+    def open_port(self, resource: EffectEntry, host: str, port: int) -> ByteStream:
+        from providers.local.connect import open_port
+
+        return open_port(host, port)  # the machine's ports are the host's
+
+    def read_archive(self, resource: EffectEntry, path: str) -> ByteStream:
+        from rigcli.provider_kit.connect_exec import exec_read_archive
+
+        return exec_read_archive(self, resource, path)
+
+    def write_archive(self, resource: EffectEntry, directory: str, source: ByteStream) -> None:
+        from rigcli.provider_kit.connect_exec import exec_write_archive
+
+        exec_write_archive(self, resource, directory, source)
+
+    def path_kind(self, resource: EffectEntry, path: str) -> str | None:
+        return "dir" if os.path.isdir(path) else "file" if os.path.lexists(path) else None
+
     def list_machines(self) -> list[JsonObject]:
         return [self._machine_json(record) for record in self.store.list_machines()]
 
@@ -202,6 +255,9 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract (cleanu
     _status: type[SupportsStatus] = LocalController
     _interactive: type[SupportsInteractive] = LocalController
     _live: type[SupportsLiveSnapshot] = LocalController
+    _exec: type[SupportsExecStreams] = LocalController
+    _ports: type[SupportsPortStreams] = LocalController
+    _files: type[SupportsFileArchives] = LocalController
 
 
 class LocalPlugin:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol, TypeGuard, Union, overload
@@ -23,6 +23,7 @@ from rigcli.authoring.operations import (
     check_operation_id,
     make_operation,
 )
+from rigcli.authoring.ports import parse_ports
 from rigcli.authoring.ttl import CacheTtl, parse_lifetime, parse_ttl
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError
@@ -259,12 +260,15 @@ class SequenceNode(NodeMethods):
         *,
         ttl: CacheTtl = None,
         idle_stop: CacheTtl = None,
+        ports: Sequence[int | Mapping[str, object]] | None = None,
     ) -> SequenceNode:
         """Let this workflow create workspaces: ``create`` returns the workspace ctx.
 
         ``ttl``: a workspace is removed that long after its fork (``rig reap``, or any later rig
         command); ``idle_stop``: stopped after that long unused, where its provider can tell.
         Durations as for ``cache_ttl`` (seconds, a timedelta, "8h"); ``rig fork --ttl`` overrides.
+        ``ports``: what a workspace serves (``3000`` or ``{"port": 8080, "label": "api", "protocol":
+        "http"}``): ``rig forward WS`` forwards them, ``rig ls --json`` lists them.
         """
         if not callable(create) or (remove is not None and not callable(remove)):
             raise ConfigError("workspace(create=..., remove=...) needs functions")
@@ -274,6 +278,7 @@ class SequenceNode(NodeMethods):
             self.scope,
             ttl=parse_lifetime(ttl, "workspace ttl"),
             idle_stop=parse_lifetime(idle_stop, "workspace idle_stop"),
+            ports=parse_ports(ports),
         )
         return replace(self, workspace_definition=definition)
 

@@ -48,6 +48,7 @@ class WorkspaceDefinition:
     scope: ProviderScope
     ttl: float | None = None  # seconds from its fork until the reaper removes it; None: never
     idle_stop: float | None = None  # seconds unused until the reaper stops it; None: never
+    ports: tuple[Mapping[str, object], ...] = ()  # what it serves (authoring/ports.py)
 
 
 @lazy_dataclass(frozen=True, eq=False)

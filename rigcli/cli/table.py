@@ -392,6 +392,36 @@ COMMANDS = (
         ),
     ),
     STATE,
+    # -- connect: a person's own tools inside a workspace (rigcli/cli/commands/connect*.py) -----------
+    Command(
+        "ssh-config",
+        "Print OpenSSH Host blocks for the workspaces (alias WS.PROJECT.rig); --install puts them in "
+        "~/.ssh/config through one Include line, --uninstall takes them out.",
+        "rigcli.cli.commands.connect:ssh_config",
+        needs="options",
+        arguments=(WORKSPACES,),
+        options=(
+            Option(("--install",), "install", "Install the blocks (one Include line atop ~/.ssh/config)."),
+            Option(("--uninstall",), "uninstall", "Take this project's blocks out again."),
+        ),
+    ),
+    Command(
+        "ssh",
+        "Run the system ssh to a workspace (rig ssh WS [SSH-OPTION...] [-- CMD ARG...]); its exit code.",
+        "rigcli.cli.commands.connect:ssh",
+        needs="options",
+        arguments=(Argument("args", "WS [SSH-OPTION...] [-- CMD...]", "", variadic=True, complete="workspaces"),),
+        pass_through=True,
+        hot=True,
+    ),
+    Command(
+        "ssh-proxy",
+        "Speak SSH on stdin and stdout for a workspace (what ssh runs as ProxyCommand).",
+        "rigcli.cli.commands.connect:ssh_proxy",
+        needs="options",
+        arguments=(WORKSPACE.replace(required=True, complete="workspaces"),),
+        hot=True,
+    ),
     Command(
         "providers",
         "Manage a provider's per-user state: rig providers PROVIDER clear.",

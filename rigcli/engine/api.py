@@ -20,6 +20,7 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
+from rigcli.engine.connect import ConnectTarget
 from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
 from rigcli.engine.provenance import WorkspaceDiff
 from rigcli.engine.reap_report import ReapReport
@@ -243,6 +244,13 @@ class Engine(Protocol):
         """Run ``argv`` (None: a shell) in the workspace's machine on this process's stdin, stdout and
         stderr; its exit code. Call it with no signal handling of your own installed (see
         ``provider_api.SupportsInteractive``)."""
+        ...
+
+    async def connect_target(
+        self, name: str, workflow: str | None, primitives: Sequence[str], *, start: bool = True
+    ) -> ConnectTarget:
+        """The workspace's machine for ``rig ssh-proxy``/``forward``/``cp`` (engine/connect.py): started
+        first when stopped (``start``), refused in one line when its provider lacks one of ``primitives``."""
         ...
 
     # -- the cache ----------------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from rigcli.records import utc_now
 
 if TYPE_CHECKING:
     from rigcli.engine.cache_admin import CacheAdmin
+    from rigcli.engine.connect import ConnectTarget
     from rigcli.engine.diagnosis import Diagnosis
     from rigcli.engine.forks import Forks
     from rigcli.engine.garbage import Garbage
@@ -325,6 +326,15 @@ class ProjectEngine:
         start: bool = False,
     ) -> int:
         return await self.lifecycle.attach(name, argv, tty=tty, env=env, workflow=workflow, start=start)
+
+    async def connect_target(
+        self, name: str, workflow: str | None, primitives: Sequence[str], *, start: bool = True
+    ) -> ConnectTarget:
+        from rigcli.engine.connect import Connections
+
+        return await Connections(self.project, self.workspaces, self.lifecycle).target(
+            name, workflow, primitives, start=start
+        )
 
     # -- the cache ----------------------------------------------------------------------------------
     async def list_cache(self, workflow: str | None = None) -> list[CacheEntry]:
