@@ -7,7 +7,7 @@ Rooms, lowest first (a module may import its own room and the rooms below it):
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader
     keys        graph, fingerprint/, cachekeys
     state       state/
-    engine      engine/
+    engine      engine/, connect/
     render      render/
     cli         cli/, __main__, the rigcli package itself
 
@@ -65,7 +65,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("keys", ("rigcli.graph", "rigcli.fingerprint", "rigcli.cachekeys")),
     ("state", ("rigcli.state",)),
-    ("engine", ("rigcli.engine",)),
+    ("engine", ("rigcli.engine", "rigcli.connect")),
     ("render", ("rigcli.render",)),
     ("cli", ("rigcli.cli", "rigcli.__main__", "rigcli")),
 )

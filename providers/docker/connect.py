@@ -6,6 +6,7 @@ Shared by the ``swarm`` provider, which speaks to the node a task runs on with t
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -81,10 +82,8 @@ class DockerExec:
         return self._chunks.popleft()
 
     def write(self, data: bytes) -> None:
-        try:
+        with contextlib.suppress(OSError):  # the program ended: what it did not take is lost, as with sshd
             self.conn.send(data)
-        except OSError:
-            pass  # the program ended: what it did not take is lost, as with sshd
 
     def close_stdin(self) -> None:
         self.conn.close_write()
@@ -105,6 +104,10 @@ class DockerExec:
     def close(self) -> None:
         if not self._ended:  # the client went away first: the program hangs up, as under sshd
             self.signal("HUP")
+        sock = getattr(self.conn, "sock", None)
+        if sock is not None:  # wakes a thread blocked reading it (close alone does not)
+            with contextlib.suppress(OSError):
+                sock.shutdown(2)
         self.conn.close()
 
 

@@ -176,6 +176,8 @@ class SocketStream:
             self.sock.shutdown(socket.SHUT_WR)
 
     def close(self) -> None:
+        with contextlib.suppress(OSError):  # wakes a thread blocked reading it (close alone does not)
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
 
 

@@ -23,7 +23,7 @@ _STAT = 'stat $2 -c "$1" -- "$0"'
 # $0 path, $1 offset: the file's bytes from there.
 _READ = 'if [ "$1" = 0 ]; then exec cat -- "$0"; fi; exec tail -c +"$(($1 + 1))" -- "$0"'
 # $0 path, $1 offset: stdin written into the file from there (nothing before it or after the end changed).
-_WRITE = 'if [ "$1" = 0 ]; then exec 1<>"$0"; else exec 1<>"$0"; dd bs=1 seek="$1" count=0 conv=notrunc 2>/dev/null; fi; exec cat'
+_WRITE = 'exec 1<>"$0" || exit 1; [ "$1" = 0 ] || dd bs=1 seek="$1" count=0 conv=notrunc 2>/dev/null; exec cat'
 _OPEN = (
     '[ -d "$0" ] && { echo "Is a directory: $0" >&2; exit 1; }; '
     'if [ "$1" = excl ] && { [ -e "$0" ] || [ -L "$0" ]; }; then echo "File exists: $0" >&2; exit 1; fi; '

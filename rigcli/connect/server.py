@@ -119,7 +119,9 @@ def _server_class() -> type[asyncssh.SSHServer]:
         def begin_auth(self, username: str) -> bool:
             return False  # no authentication: whoever could start this proxy may already rig exec
 
-        def connection_requested(self, dest_host: str, dest_port: int, orig_host: str, orig_port: int) -> object:
+        def connection_requested(  # type: ignore[override]
+            self, dest_host: str, dest_port: int, orig_host: str, orig_port: int
+        ) -> object:
             return port_handler(self.target, dest_host, dest_port)
 
         def server_requested(self, listen_host: str, listen_port: int) -> bool:
@@ -140,7 +142,7 @@ async def serve(target: ConnectTarget, key_file: str, *, agent: bool) -> None:
     loop.set_default_executor(big_executor())
     server = _server_class()
     options = await asyncssh.SSHServerConnectionOptions.construct(
-        server_factory=lambda: server(target),
+        server_factory=lambda: server(target),  # type: ignore[call-arg]
         server_host_keys=[key_file],
         process_factory=lambda process: run_process(target, process),
         sftp_factory=sftp_factory(target),
@@ -155,7 +157,7 @@ async def serve(target: ConnectTarget, key_file: str, *, agent: bool) -> None:
     connection = asyncssh.SSHServerConnection(loop, options, wait="auth")
     read_transport, _ = await loop.connect_read_pipe(lambda: _Inbound(connection), os.fdopen(0, "rb", 0))
     write_transport, _ = await loop.connect_write_pipe(lambda: _Outbound(connection), os.fdopen(1, "wb", 0))
-    connection.connection_made(_StdioTransport(read_transport, write_transport))  # type: ignore[arg-type]
+    connection.connection_made(_StdioTransport(read_transport, write_transport))
     read_transport.resume_reading()
 
     def stop() -> None:  # ssh hangs up on its ProxyCommand when it is done: end every program too

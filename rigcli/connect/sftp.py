@@ -226,7 +226,7 @@ def sftp_factory(target: ConnectTarget) -> Callable[[asyncssh.SSHServerChannel[b
         assert isinstance(controller, SupportsExecStreams)
         if not workdir:
             workdir.append(controller.machine_facts(target.resource).workdir)
-        return server(chan, MachineFiles(controller, target.resource, workdir[0]))
+        return server(chan, MachineFiles(controller, target.resource, workdir[0]))  # type: ignore[arg-type]
 
     return make
 

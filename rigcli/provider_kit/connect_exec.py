@@ -36,7 +36,9 @@ threading.Thread(target=up, daemon=True).start()
 for b in iter(lambda: s.recv(65536), b""):
     sys.stdout.buffer.write(b); sys.stdout.buffer.flush()
 ' "$0" "$1"; fi
-if command -v bash >/dev/null 2>&1; then exec bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 1; cat <&3 & cat >&3; wait' "$0" "$1"; fi
+if command -v bash >/dev/null 2>&1; then
+  exec bash -c 'exec 3<>"/dev/tcp/$0/$1" || exit 1; cat <&3 & cat >&3; wait' "$0" "$1"
+fi
 echo "no nc, socat, python3 or bash in the machine to reach port $1" >&2
 exit 127
 """
