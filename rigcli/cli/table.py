@@ -407,7 +407,7 @@ COMMANDS = (
     ),
     Command(
         "ssh",
-        "Run the system ssh to a workspace (rig ssh WS [SSH-OPTION...] [-- CMD ARG...]); its exit code.",
+        "Run the system ssh to a workspace (rig ssh WS [SSH OPTIONS] [-- CMD ARGS]); its exit code.",
         "rigcli.cli.commands.connect:ssh",
         needs="options",
         arguments=(Argument("args", "WS [SSH-OPTION...] [-- CMD...]", "", variadic=True, complete="workspaces"),),
