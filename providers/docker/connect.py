@@ -177,7 +177,7 @@ def read_archive(raw: RawClient, container: str, path: str) -> ArchiveDownload:
         status, headers = reader.head()
         if status != 200:
             response = Response(status, headers, reader.body(status, headers))
-            if status == 404 and "container" not in response.message().lower():
+            if status == 404 and "no such container" not in response.message().lower():
                 raise MachineFileNotFoundError(f"No such file or directory in the machine: {path}")
             raise _failed(response, "archive download", container)
     except BaseException:

@@ -209,9 +209,10 @@ class LocalController(BaseController):
         return exec_read_archive(self, resource, path)
 
     def write_archive(self, resource: EffectEntry, directory: str, source: ByteStream) -> None:
-        from rigcli.provider_kit.connect_exec import exec_write_archive
+        """Unpacked by rig itself: the directory is the host's, so no entry may land outside it."""
+        from rigcli.provider_kit.tar_unpack import unpack
 
-        exec_write_archive(self, resource, directory, source)
+        unpack(source, directory)
 
     def path_kind(self, resource: EffectEntry, path: str) -> str | None:
         return "dir" if os.path.isdir(path) else "file" if os.path.lexists(path) else None

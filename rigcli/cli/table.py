@@ -423,6 +423,18 @@ COMMANDS = (
         hot=True,
     ),
     Command(
+        "cp",
+        "Copy files between the host and a workspace, like docker cp (rig cp SRC WS:DEST, rig cp WS:SRC DEST; "
+        "'-' is a tar stream on stdin or stdout).",
+        "rigcli.cli.commands.copy:cp",
+        needs="options",
+        arguments=(
+            Argument("source", "SRC", "A host path, WS:PATH, or - (a tar stream on stdin).", required=True),
+            Argument("destination", "DEST", "A host path, WS:PATH, or - (a tar stream on stdout).", required=True),
+        ),
+        hot=True,
+    ),
+    Command(
         "providers",
         "Manage a provider's per-user state: rig providers PROVIDER clear.",
         "rigcli.cli.commands.project:providers",

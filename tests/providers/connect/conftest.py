@@ -91,8 +91,9 @@ class Reached:
     masters: list[str] = field(default_factory=list)
 
     def rig(self, *args: str, timeout: float = 120, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        kwargs.setdefault("text", True)
         return subprocess.run(
-            [RIG, *args], cwd=self.project, env=self.env, capture_output=True, text=True, timeout=timeout, **kwargs
+            [RIG, *args], cwd=self.project, env=self.env, capture_output=True, timeout=timeout, **kwargs
         )
 
     def ssh_argv(self, *args: str, tool: str = "ssh") -> list[str]:
