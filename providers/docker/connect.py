@@ -186,6 +186,37 @@ def read_archive(raw: RawClient, container: str, path: str) -> ArchiveDownload:
     return ArchiveDownload(conn, reader, headers)
 
 
+_DIR_BIT = 1 << 31  # Go's os.ModeDir, in the path stat the daemon answers
+_SYMLINK_BIT = 1 << 27  # os.ModeSymlink
+
+
+def path_kind(raw: RawClient, container: str, path: str) -> str | None:
+    """``HEAD /containers/{id}/archive``: what is at ``path`` (a symlink followed), from the daemon's path
+    stat header, without an exec (``docker cp`` asks the same)."""
+    import base64
+    import json
+
+    for _ in range(8):  # a chain of symlinks, bounded
+        conn = connect(raw.endpoint)
+        try:
+            conn.send(raw._message("HEAD", _archive_path(container, path), None, {}))
+            status, headers = Reader(conn).head()  # a HEAD answer has no body, whatever its length says
+        except OSError as exc:
+            raise ProviderError(f"Docker path stat in {container[:12]} failed: {exc}") from None
+        finally:
+            conn.close()
+        if status == 404:
+            return None
+        if status != 200:
+            raise ProviderError(f"Docker path stat of {path} in {container[:12]} failed (HTTP {status})")
+        found = json.loads(base64.b64decode(headers.get("x-docker-container-path-stat", "") or "e30="))
+        mode, target = int(found.get("mode", 0)), str(found.get("linkTarget") or "")
+        if not mode & _SYMLINK_BIT or not target:
+            return "dir" if mode & _DIR_BIT else "file"
+        path = target
+    return "file"
+
+
 def write_archive(raw: RawClient, container: str, directory: str, source: ByteStream) -> None:
     """``PUT /containers/{id}/archive``: ``source``'s tar streamed as a chunked body, unpacked in ``directory``."""
     conn = connect(raw.endpoint)
@@ -209,4 +240,4 @@ def write_archive(raw: RawClient, container: str, directory: str, source: ByteSt
         raise _failed(response, f"archive upload into {directory}", container)
 
 
-__all__ = ["ArchiveDownload", "DockerExec", "read_archive", "write_archive"]
+__all__ = ["ArchiveDownload", "DockerExec", "path_kind", "read_archive", "write_archive"]

@@ -443,9 +443,9 @@ class DockerController(BaseController):
         write_archive(self.raw, lifecycle.container_of(self.endpoint.host, resource), directory, source)
 
     def path_kind(self, resource: EffectEntry, path: str) -> str | None:
-        from rigcli.provider_kit.connect_exec import exec_path_kind
+        from providers.docker.connect import path_kind
 
-        return exec_path_kind(self, resource, path)
+        return path_kind(self.raw, lifecycle.container_of(self.endpoint.host, resource), path)
 
     def list_machines(self) -> list[JsonObject]:
         return stored_records(self.setup.storage, "machine:", provider=PROVIDER_ID)

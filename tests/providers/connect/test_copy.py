@@ -246,3 +246,16 @@ def test_one_gigabyte_in_bounded_memory(reached: Reached, tmp_path: Path) -> Non
         _machine(reached, f"rm -rf {where}")
     assert into < 150, f"rig cp into the workspace peaked at {into:.0f} MB"
     assert back < 150, f"rig cp out of the workspace peaked at {back:.0f} MB"
+
+
+def test_remote_daemons_copy_a_directory_both_ways(reached_remote: Reached, tmp_path: Path) -> None:
+    """The same archive API over tcp+TLS, over ssh, and on Podman."""
+    reached = reached_remote
+    where = _scratch(reached, "cp-remote")
+    _tree(tmp_path / "tree")
+    done = reached.rig("cp", str(tmp_path / "tree"), f"dev:{where}/")
+    assert done.returncode == 0, done.stderr
+    assert reached.rig("cp", f"dev:{where}/tree", str(tmp_path / "back")).returncode == 0
+    _same_tree(tmp_path / "tree", tmp_path / "back")
+    missing = reached.rig("cp", str(tmp_path / "tree"), f"dev:{where}/no/such/place")
+    assert missing.returncode == 1 and "No such directory" in missing.stderr
