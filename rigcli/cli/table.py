@@ -435,6 +435,28 @@ COMMANDS = (
         hot=True,
     ),
     Command(
+        "forward",
+        "Forward local ports to a workspace's ports until Ctrl-C (rig forward WS [LOCAL:]REMOTE, any number "
+        "of them; none named: the ports its workspace() declares).",
+        "rigcli.cli.commands.forward:forward",
+        needs="options",
+        arguments=(
+            WORKSPACE.replace(required=True, complete="workspaces"),
+            Argument(
+                "specs",
+                "[LOCAL:]REMOTE...",
+                "Ports inside the workspace, each on LOCAL (0: any free port).",
+                variadic=True,
+            ),
+        ),
+        options=(
+            Option(
+                ("--address",), "address", "The local address to listen on.", metavar="ADDRESS", default="127.0.0.1"
+            ),
+        ),
+        hot=True,
+    ),
+    Command(
         "providers",
         "Manage a provider's per-user state: rig providers PROVIDER clear.",
         "rigcli.cli.commands.project:providers",

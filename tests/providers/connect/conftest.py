@@ -88,6 +88,7 @@ class Reached:
     config: Path
     alias: str
     env: dict[str, str]
+    declared: int = 0  # the port its workspace() declares
     masters: list[str] = field(default_factory=list)
 
     def rig(self, *args: str, timeout: float = 120, **kwargs: Any) -> subprocess.CompletedProcess[str]:
@@ -120,7 +121,8 @@ def _reach(tmp: Path, provider: str, config: str, docker_env: dict[str, str | No
     env.pop("XDG_CONFIG_HOME", None)
     env.pop("SSH_AUTH_SOCK", None)
     project = write_project(tmp / "proj", config)
-    reached = Reached(provider, project, home, home / "ssh_config", "dev.proj.rig", env)
+    declared = 8000 if provider == "local" else 80
+    reached = Reached(provider, project, home, home / "ssh_config", "dev.proj.rig", env, declared)
     forked = reached.rig("fork", "dev", timeout=300)
     assert forked.returncode == 0, forked.stderr
     printed = reached.rig("ssh-config")
