@@ -457,6 +457,21 @@ COMMANDS = (
         hot=True,
     ),
     Command(
+        "open",
+        "Open a workspace in VS Code or Cursor over Remote-SSH, or its first declared port in a browser through a "
+        "running rig forward; --print only prints the URL.",
+        "rigcli.cli.commands.open:open_",
+        needs="options",
+        arguments=(
+            WORKSPACE.replace(required=True, complete="workspaces"),
+            Argument("path", "PATH", "The folder to open (default: the workspace's working directory)."),
+        ),
+        options=(
+            Option(("--editor",), "editor", "Where to open it.", choices=("code", "cursor", "browser"), default="code"),
+            Option(("--print",), "print_only", "Print the URL; open nothing and change nothing."),
+        ),
+    ),
+    Command(
         "providers",
         "Manage a provider's per-user state: rig providers PROVIDER clear.",
         "rigcli.cli.commands.project:providers",

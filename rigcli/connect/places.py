@@ -5,19 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 
+from rigcli.layout import ssh_alias
 from rigcli.state.paths import rig_home_path
 
 
-def project_word(project_dir: str) -> str:
-    """The project directory's name lowercased, every run of characters outside [a-z0-9-] as one ``-``."""
-    return re.sub(r"[^a-z0-9-]+", "-", os.path.basename(os.path.abspath(project_dir)).lower())
-
-
 def alias_of(workspace: str, project_dir: str) -> str:
-    """``WS.PROJECT.rig``: the Host an ssh config block gives a workspace."""
-    return f"{workspace}.{project_word(project_dir)}.rig"
+    """``WS.PROJECT.rig``: the Host an ssh config block gives a workspace (the rule is ``layout.ssh_alias``)."""
+    return ssh_alias(workspace, project_dir)
 
 
 def ssh_home() -> str:
@@ -72,7 +67,6 @@ __all__ = [
     "key_path",
     "known_hosts_path",
     "private_dir",
-    "project_word",
     "ssh_home",
     "user_ssh_config",
 ]

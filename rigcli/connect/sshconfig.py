@@ -175,6 +175,15 @@ def installed(project_dir: str) -> bool:
     )
 
 
+def installed_alias(project_dir: str, alias: str) -> bool:
+    """``alias`` is among the project's installed blocks, and ``~/.ssh/config`` includes them."""
+    project_dir = os.path.abspath(project_dir)
+    sections = _sections(_read(installed_config_path()))
+    return any(other == project_dir and alias in _aliases(lines) for other, lines in sections) and (
+        include_line() in _read(user_ssh_config()).splitlines()
+    )
+
+
 def _render(sections: list[tuple[str | None, list[str]]]) -> str:
     parts = ["# Written by rig ssh-config --install; rig replaces what is between its markers.\n"]
     for other, lines in sections:
@@ -212,4 +221,13 @@ def _remove_include() -> bool:
     return True
 
 
-__all__ = ["HostBlock", "block", "install", "installed", "project_text", "proxy_command", "uninstall"]
+__all__ = [
+    "HostBlock",
+    "block",
+    "install",
+    "installed",
+    "installed_alias",
+    "project_text",
+    "proxy_command",
+    "uninstall",
+]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import RigError, UsageError
+from rigcli.layout import ssh_alias
 
 # Not typing.TYPE_CHECKING: the lean path writes with this module and imports no typing, nor the
 # records' classes (a workspace is its record's JSON here); mypy treats any name TYPE_CHECKING as true.
@@ -76,7 +77,7 @@ class WorkflowRow:
         self.plan_error: str | None = None
         self.outdated: dict[str, bool | None] = {}  # by record id; None: cannot tell
 
-    def to_json(self, live: dict[str, Live] | None) -> dict[str, object]:
+    def to_json(self, live: dict[str, Live] | None, project_dir: str = "") -> dict[str, object]:
         data: dict[str, object] = {
             "name": self.name,
             "cached_node_count": self.cached_node_count,
@@ -89,6 +90,8 @@ class WorkflowRow:
                 **record,
                 "outdated": self.outdated.get(str(record["id"])),
                 "live": None if live is None else _live_json(live[str(record["id"])]),
+                "ssh": ssh_alias(str(record["name"]), project_dir) if project_dir else None,
+                "ports": _ports(record),
             }
             for record in self.workspaces
         ]
@@ -97,6 +100,12 @@ class WorkflowRow:
     @property
     def cached_cell(self) -> str:
         return "unavailable" if self.node_count is None else f"{self.cached_node_count}/{self.node_count}"
+
+
+def _ports(record: dict[str, object]) -> object:
+    """The ports its workspace() declared when it was made (kept in its provenance by fork)."""
+    provenance = record.get("provenance")
+    return provenance.get("ports", []) if isinstance(provenance, dict) else []
 
 
 def _live_json(live: Live) -> dict[str, object]:
@@ -149,10 +158,12 @@ def show_workspaces(
     """Write ``rig ls``'s answer (the one writer of both ways): the table, or the ``--json`` document."""
     if opts.json:
         from rigcli.cli.output import emit_json
+        from rigcli.discovery import project_paths
 
+        project_dir = project_paths(chdir=opts.chdir, config=opts.config)[1]  # for each workspace's ssh alias
         emit_json(
             {
-                "workflows": [item.to_json(live) for item in workflows],
+                "workflows": [item.to_json(live, project_dir) for item in workflows],
                 "state": {"backend": state[0], "url": state[1]},
                 "lock": None if lock is None else lock.to_json(),
             }

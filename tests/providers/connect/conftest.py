@@ -93,9 +93,8 @@ class Reached:
 
     def rig(self, *args: str, timeout: float = 120, **kwargs: Any) -> subprocess.CompletedProcess[str]:
         kwargs.setdefault("text", True)
-        return subprocess.run(
-            [RIG, *args], cwd=self.project, env=self.env, capture_output=True, timeout=timeout, **kwargs
-        )
+        kwargs.setdefault("env", self.env)
+        return subprocess.run([RIG, *args], cwd=self.project, capture_output=True, timeout=timeout, **kwargs)
 
     def ssh_argv(self, *args: str, tool: str = "ssh") -> list[str]:
         return [tool, "-F", str(self.config), "-o", "BatchMode=yes", *args]
