@@ -163,3 +163,11 @@ def reached_remote(
 @pytest.fixture(scope="module")
 def local_reached(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reached]:
     yield from _reach(tmp_path_factory.mktemp("local"), "local", LOCAL)
+
+
+@pytest.fixture(scope="module")
+def docker_reached(
+    tmp_path_factory: pytest.TempPathFactory, docker_daemons: Callable[[str], EndpointDaemon]
+) -> Iterator[Reached]:
+    """A docker workspace alone (what only a container has: stop and start)."""
+    yield from _reach(tmp_path_factory.mktemp("docker"), "docker", DOCKER, docker_daemons("unix").env)
