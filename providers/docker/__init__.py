@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         image_id_of,
         missing_image_hint,
     )
+    from providers.docker.primitives import ContainerPrimitives
     from rigcli.provider_api import (
         DirectStatus,
         EffectEntry,
@@ -106,6 +107,13 @@ class DockerPlugin:
 
         return attach_directly(config, resource, argv, tty=tty, env=env)
 
+    def connect_directly(self, config: Mapping[str, Any], resource: EffectEntry) -> ContainerPrimitives | None:
+        """``rig ssh-proxy``/``cp``/``forward`` without a controller (``primitives``); None when the ordinary
+        way must answer (the container does not run, another daemon's, ...)."""
+        from providers.docker.primitives import connect_directly
+
+        return connect_directly(config, resource)
+
     def status_directly(self, config: Mapping[str, Any]) -> DirectStatus | None:
         """``rig ls`` without a controller (``direct_status``); None when the ordinary way must answer."""
         from providers.docker.direct_status import status_directly
@@ -119,6 +127,9 @@ if TYPE_CHECKING:  # mypy checks the plugin against the contract and its optiona
     _plugin: ProviderPlugin = plugin
     _diagnoses: SupportsDiagnosis = plugin
     _attaches: SupportsDirectAttach = plugin
+    from rigcli.provider_kit.connect import SupportsDirectConnect
+
+    _connects: SupportsDirectConnect = plugin
     _lists: SupportsDirectStatus = plugin
 
 __all__ = [

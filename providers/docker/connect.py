@@ -17,7 +17,6 @@ from providers.docker.rawconn import Connection, connect
 from providers.docker.rawhttp import RawClient, Reader, Response, query_string
 from rigcli.errors import ProviderError
 from rigcli.provider_kit.connect import STDERR, STDOUT, ByteStream, ExitStatus, PtyRequest
-from rigcli.provider_kit.machine import MachineFileNotFoundError
 
 _RESIZE_TRIES = 10  # the exec's process may not exist yet when the first resize arrives
 _CHUNK = 256 * 1024
@@ -178,6 +177,8 @@ def read_archive(raw: RawClient, container: str, path: str) -> ArchiveDownload:
         if status != 200:
             response = Response(status, headers, reader.body(status, headers))
             if status == 404 and "no such container" not in response.message().lower():
+                from rigcli.provider_kit.machine import MachineFileNotFoundError  # provider_api and more: only here
+
                 raise MachineFileNotFoundError(f"No such file or directory in the machine: {path}")
             raise _failed(response, "archive download", container)
     except BaseException:

@@ -33,6 +33,7 @@ from rigcli.provider_kit import BaseController, BaseRuntime, config_env, now_iso
 if TYPE_CHECKING:  # what only making and removing need is imported where it is used (see DockerController.client)
     from providers.docker.client import DockerClient
     from providers.docker.machine import DockerMachine
+    from providers.docker.primitives import ContainerPrimitives
     from rigcli.provider_kit.connect import ByteStream, ExecStream, MachineFacts, PtyRequest
 
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
@@ -406,7 +407,13 @@ class DockerController(BaseController):
         full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
         return attach_exec(self.raw, container, argv, tty=tty, env=full, cwd=cwd)
 
-    # -- connect: ssh-proxy, forward, cp (providers/docker/connect.py) -----------------------------------
+    # -- connect: ssh-proxy, forward, cp (providers/docker/primitives.py) --------------------------------
+    @property
+    def primitives(self) -> ContainerPrimitives:
+        from providers.docker.primitives import ContainerPrimitives
+
+        return ContainerPrimitives(self.raw, {str(key): str(value) for key, value in self.env.items()})
+
     def open_exec(
         self,
         resource: EffectEntry,
@@ -416,36 +423,22 @@ class DockerController(BaseController):
         env: Mapping[str, str],
         cwd: str | None,
     ) -> ExecStream:
-        from providers.docker.connect import DockerExec
-
-        container = lifecycle.container_of(self.endpoint.host, resource)
-        full = {**{str(key): str(value) for key, value in self.env.items()}, **env}
-        return DockerExec(self.raw, container, argv, pty=pty, env=full, cwd=cwd)
+        return self.primitives.open_exec(resource, argv, pty=pty, env=env, cwd=cwd)
 
     def machine_facts(self, resource: EffectEntry) -> MachineFacts:
-        from rigcli.provider_kit.connect_exec import facts_by_exec
-
-        return facts_by_exec(self, resource)
+        return self.primitives.machine_facts(resource)
 
     def open_port(self, resource: EffectEntry, host: str, port: int) -> ByteStream:
-        from rigcli.provider_kit.connect_exec import exec_port
-
-        return exec_port(self, resource, host, port)  # the container has no network: a relay inside it
+        return self.primitives.open_port(resource, host, port)
 
     def read_archive(self, resource: EffectEntry, path: str) -> ByteStream:
-        from providers.docker.connect import read_archive
-
-        return read_archive(self.raw, lifecycle.container_of(self.endpoint.host, resource), path)
+        return self.primitives.read_archive(resource, path)
 
     def write_archive(self, resource: EffectEntry, directory: str, source: ByteStream) -> None:
-        from providers.docker.connect import write_archive
-
-        write_archive(self.raw, lifecycle.container_of(self.endpoint.host, resource), directory, source)
+        self.primitives.write_archive(resource, directory, source)
 
     def path_kind(self, resource: EffectEntry, path: str) -> str | None:
-        from providers.docker.connect import path_kind
-
-        return path_kind(self.raw, lifecycle.container_of(self.endpoint.host, resource), path)
+        return self.primitives.path_kind(resource, path)
 
     def list_machines(self) -> list[JsonObject]:
         return stored_records(self.setup.storage, "machine:", provider=PROVIDER_ID)

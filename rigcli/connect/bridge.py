@@ -57,25 +57,33 @@ async def blocking(call: Callable[..., T], *args: object) -> T:
 async def relay(reader: AsyncReader, writer: AsyncWriter, stream: ByteStream) -> None:
     """Copy both ways between an asyncio connection and a provider's byte stream until the stream ends
     (the client's end of input closes the stream's write half). The stream's errors propagate."""
+    from rigcli.connect.pumps import Inbound, Outbound
+
+    upstream = Outbound(stream.write, stream.close_write, "rig-port-in")
 
     async def upward() -> None:
-        while True:
-            data = await reader.read(CHUNK)
-            if not data:
-                await blocking(stream.close_write)
-                return
-            await blocking(stream.write, data)
+        try:
+            while True:
+                data = await reader.read(CHUNK)
+                if not data:
+                    await upstream.finish()
+                    return
+                await upstream.put(data)
+        finally:
+            upstream.abandon()
 
     sending = asyncio.ensure_future(upward())
     OPEN.add(stream)
+    downstream = Inbound(lambda: stream.read(CHUNK), lambda data: not data, "rig-port-out")
     try:
         while True:
-            data = await blocking(stream.read, CHUNK)
+            data = await downstream.get()
             if not data:
                 break
             writer.write(data)
             await writer.drain()
     finally:
+        downstream.stop()
         sending.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await sending

@@ -9,13 +9,14 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from rigcli.connect.bridge import CHUNK, OPEN, blocking
+from rigcli.connect.pumps import Inbound, Outbound
 from rigcli.errors import RigError
 from rigcli.provider_kit.connect import STDOUT, ExecStream, PtyRequest, SupportsExecStreams
 
 if TYPE_CHECKING:
     import asyncssh
 
-    from rigcli.engine.connect import ConnectTarget
+    from rigcli.engine.connect_target import ConnectTarget
 
 
 # What a client may set in the program's environment (SetEnv/SendEnv), as Debian's sshd accepts.
@@ -44,12 +45,16 @@ async def run_process(target: ConnectTarget, process: asyncssh.SSHServerProcess[
         process.stderr.write(f"rig: {exc}\r\n".encode())
         process.exit(255)
         return
-    feeding = asyncio.ensure_future(_feed(process, program))
     OPEN.add(program)
+    output = Inbound(program.read, lambda chunk: not chunk[0], "rig-exec-out")
+    feeding = asyncio.ensure_future(
+        _feed(process, program, Outbound(program.write, program.close_stdin, "rig-exec-in"))
+    )
     try:
-        await _drain(process, program)
+        await _drain(process, output)
         status = await blocking(program.wait)
     finally:
+        output.stop()
         feeding.cancel()
         with contextlib.suppress(asyncio.CancelledError, Exception):
             await feeding
@@ -61,9 +66,9 @@ async def run_process(target: ConnectTarget, process: asyncssh.SSHServerProcess[
         process.exit(status.code if status.code is not None else 255)
 
 
-async def _drain(process: asyncssh.SSHServerProcess[bytes], program: ExecStream) -> None:
+async def _drain(process: asyncssh.SSHServerProcess[bytes], output: Inbound[tuple[int, bytes]]) -> None:
     while True:
-        stream, data = await blocking(program.read)
+        stream, data = await output.get()
         if not stream:
             return
         writer = process.stdout if stream == STDOUT else process.stderr
@@ -71,26 +76,29 @@ async def _drain(process: asyncssh.SSHServerProcess[bytes], program: ExecStream)
         await writer.drain()
 
 
-async def _feed(process: asyncssh.SSHServerProcess[bytes], program: ExecStream) -> None:
+async def _feed(process: asyncssh.SSHServerProcess[bytes], program: ExecStream, stdin: Outbound) -> None:
     import asyncssh
 
-    while True:
-        try:
-            data = await process.stdin.read(CHUNK)
-        except asyncssh.TerminalSizeChanged as change:
-            if change.width and change.height:  # a client without a terminal of its own says 0x0
-                await blocking(program.resize, change.width, change.height)
-            continue
-        except asyncssh.SignalReceived as received:
-            await blocking(program.signal, received.signal)
-            continue
-        except asyncssh.BreakReceived:
-            await blocking(program.signal, "INT")
-            continue
-        if not data:
-            await blocking(program.close_stdin)
-            return
-        await blocking(program.write, data)
+    try:
+        while True:
+            try:
+                data = await process.stdin.read(CHUNK)
+            except asyncssh.TerminalSizeChanged as change:
+                if change.width and change.height:  # a client without a terminal of its own says 0x0
+                    await blocking(program.resize, change.width, change.height)
+                continue
+            except asyncssh.SignalReceived as received:
+                await blocking(program.signal, received.signal)
+                continue
+            except asyncssh.BreakReceived:
+                await blocking(program.signal, "INT")
+                continue
+            if not data:
+                await stdin.finish()  # what was sent, then the end of input (in order, on the writer's thread)
+                return
+            await stdin.put(data)
+    finally:
+        stdin.abandon()
 
 
 __all__ = ["run_process"]

@@ -10,65 +10,88 @@ from __future__ import annotations
 
 import contextlib
 import stat as stat_module
-from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.connect.bridge import blocking
 from rigcli.connect.machine_files import FileError, FileStat, MachineFiles, finish
+from rigcli.connect.pumps import Inbound, Outbound
 from rigcli.errors import RigError
 from rigcli.provider_kit.connect import STDOUT, ExecStream, SupportsExecStreams
 
 if TYPE_CHECKING:
     import asyncssh
 
-    from rigcli.engine.connect import ConnectTarget
+    from rigcli.engine.connect_target import ConnectTarget
 
+T = TypeVar("T")
 FXF_READ, FXF_WRITE, FXF_APPEND, FXF_CREAT, FXF_TRUNC, FXF_EXCL = 1, 2, 4, 8, 16, 32
 
 
 class _Handle:
+    """An open file: one program streaming it out from an offset (prefetched by a thread), or one program
+    taking what is written from an offset (fed by a thread). A write is answered once queued; a failure
+    is reported by the next write or the close, as it can only be known then."""
+
     def __init__(self, path: str, flags: int, mode: int | None) -> None:
         self.path = path
         self.flags = flags
         self.mode = mode
         self.program: ExecStream | None = None
+        self.output: Inbound[tuple[int, bytes]] | None = None
+        self.input: Outbound | None = None
         self.position = 0
-        self.buffer = b""
+        self.buffer = bytearray()
         self.ended = False
 
-    def read(self, files: MachineFiles, offset: int, size: int) -> bytes:
+    async def read(self, files: MachineFiles, offset: int, size: int) -> bytes:
         if self.program is None or offset != self.position:
-            self.stop()
-            self.program, self.position, self.buffer, self.ended = files.reader(self.path, offset), offset, b"", False
+            await self.stop()
+            self.program = await blocking(files.reader, self.path, offset)
+            self.output = Inbound(self.program.read, lambda chunk: not chunk[0], "rig-sftp-read")
+            self.position, self.buffer, self.ended = offset, bytearray(), False
+        assert self.output is not None
         while len(self.buffer) < size and not self.ended:
-            stream, data = self.program.read()
+            stream, data = await self.output.get()
             if not stream:
                 self.ended = True
-                status = self.program.wait()
+                status = await blocking(self.program.wait)
                 if status.code != 0 and not self.buffer and self.position == offset:
                     raise FileError(f"cannot read {self.path} ({status})", "failed")
             elif stream == STDOUT:
                 self.buffer += data
-        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        data = bytes(self.buffer[:size])
+        del self.buffer[:size]
         self.position += len(data)
         return data
 
-    def write(self, files: MachineFiles, offset: int, data: bytes) -> None:
+    async def write(self, files: MachineFiles, offset: int, data: bytes) -> None:
         if self.program is None or offset != self.position:
-            self.stop()
-            self.program, self.position = files.writer(self.path, offset), offset
-        self.program.write(data)
+            await self.stop()
+            self.program = await blocking(files.writer, self.path, offset)
+            self.input = Outbound(self.program.write, self.program.close_stdin, "rig-sftp-write")
+            self.position = offset
+        assert self.input is not None
+        await self.input.put(data)
         self.position += len(data)
 
-    def stop(self) -> None:
+    async def stop(self) -> None:
         program, self.program = self.program, None
+        output, self.output = self.output, None
+        feeder, self.input = self.input, None
         if program is None:
             return
-        if self.flags & FXF_WRITE:
-            program.close_stdin()
-            finish(program, f"writing {self.path}")
-        else:
-            program.close()
+        if output is not None:
+            output.stop()
+        if feeder is None:
+            await blocking(program.close)
+            return
+        try:
+            await feeder.finish()  # everything written, then the end of the file's input
+        except BaseException:
+            await blocking(program.close)
+            raise
+        await blocking(finish, program, f"writing {self.path}")
 
 
 def _attrs(found: FileStat) -> asyncssh.SFTPAttrs:
@@ -98,6 +121,12 @@ def _server_class() -> type[asyncssh.SFTPServer]:
     async def call(function: Callable[..., object], *args: object) -> object:
         try:
             return await blocking(function, *args)
+        except RigError as exc:
+            raise failed(exc) from None
+
+    async def handled(work: Awaitable[T]) -> T:
+        try:
+            return await work
         except RigError as exc:
             raise failed(exc) from None
 
@@ -152,16 +181,16 @@ def _server_class() -> type[asyncssh.SFTPServer]:
 
         async def read(self, file_obj: object, offset: int, size: int) -> bytes:
             assert isinstance(file_obj, _Handle)
-            return await call(file_obj.read, self.files, offset, size)  # type: ignore[return-value]
+            return await handled(file_obj.read(self.files, offset, size))
 
         async def write(self, file_obj: object, offset: int, data: bytes) -> int:
             assert isinstance(file_obj, _Handle)
-            await call(file_obj.write, self.files, offset, data)
+            await handled(file_obj.write(self.files, offset, data))
             return len(data)
 
         async def close(self, file_obj: object) -> None:
             assert isinstance(file_obj, _Handle)
-            await call(file_obj.stop)
+            await handled(file_obj.stop())
             if file_obj.mode is not None and file_obj.flags & FXF_CREAT:
                 await call(
                     self.files.command, ["chmod", f"{file_obj.mode & 0o7777:o}", self.files.absolute(file_obj.path)]
@@ -182,7 +211,7 @@ def _server_class() -> type[asyncssh.SFTPServer]:
 
         async def fsetstat(self, file_obj: object, attrs: asyncssh.SFTPAttrs) -> None:
             assert isinstance(file_obj, _Handle)
-            await call(file_obj.stop)  # what was written is in place before its times are set
+            await handled(file_obj.stop())  # what was written is in place before its times are set
             file_obj.mode = None
             await self.setstat(file_obj.path.encode("utf-8", "surrogateescape"), attrs)
 

@@ -17,6 +17,10 @@ from rigcli.connect.places import control_dir, installed_config_path, known_host
 from rigcli.errors import RigError
 from rigcli.speed.records import lazy_dataclass
 
+# AES-GCM first: the proxy's SSH (asyncssh, in Python) moves bulk data about twice as fast with it as with
+# OpenSSH's own first choice, chacha20-poly1305 (one AEAD call per packet, not four cipher setups).
+CIPHERS = "aes128-gcm@openssh.com,aes256-gcm@openssh.com,chacha20-poly1305@openssh.com,aes128-ctr,aes256-ctr"
+
 
 @lazy_dataclass(frozen=True)
 class HostBlock:
@@ -46,6 +50,7 @@ class HostBlock:
             f"  UserKnownHostsFile {_quoted(self.known_hosts)}",
             "  StrictHostKeyChecking yes",
             "  SendEnv LANG LC_*",
+            f"  Ciphers {CIPHERS}",
             "  ControlMaster auto",
             f"  ControlPath {_quoted(control)}",
             "  ControlPersist 10m",

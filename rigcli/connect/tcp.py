@@ -12,7 +12,7 @@ from rigcli.errors import RigError
 from rigcli.provider_kit.connect import SupportsPortStreams
 
 if TYPE_CHECKING:
-    from rigcli.engine.connect import ConnectTarget
+    from rigcli.engine.connect_target import ConnectTarget
 
 
 def port_handler(target: ConnectTarget, host: str, port: int) -> Callable[[AsyncReader, AsyncWriter], Awaitable[None]]:

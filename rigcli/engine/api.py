@@ -20,7 +20,7 @@ from collections.abc import Callable, Coroutine, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from rigcli.engine.connect import ConnectTarget
+from rigcli.engine.connect_target import ConnectTarget
 from rigcli.engine.history_views import AppliedRun, LogSelection, LogUpdate
 from rigcli.engine.provenance import WorkspaceDiff
 from rigcli.engine.reap_report import ReapReport

@@ -11,29 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from rigcli.authoring.ports import Port
+from rigcli.engine.connect_target import ConnectTarget
 from rigcli.engine.lifecycle import Lifecycle
 from rigcli.engine.lifecycle import _unusable as unusable
 from rigcli.engine.liveness import controllers_by_provider, controllers_for, probe_resources, resources_of, summarize
 from rigcli.engine.project import Project
 from rigcli.engine.workspaces import Workspaces
 from rigcli.errors import RigError, UnsupportedError
-from rigcli.provider_api import EffectEntry, ProviderController
+from rigcli.provider_api import ProviderController
 from rigcli.provider_kit.connect import PRIMITIVES
-from rigcli.speed.records import lazy_dataclass
-
-
-@lazy_dataclass(frozen=True)
-class ConnectTarget:
-    """A workspace's machine, ready to be reached: what ``Connections.target`` answers."""
-
-    workspace: str
-    workflow: str
-    provider_id: str
-    resource: EffectEntry
-    controller: ProviderController
-    started: bool  # it was stopped, and was started for this
-    ports: tuple[Port, ...]  # what its workflow's workspace(ports=...) declares
 
 
 class Connections:
@@ -47,6 +33,9 @@ class Connections:
     async def target(
         self, name: str, workflow: str | None, primitives: Sequence[str], *, start: bool = True
     ) -> ConnectTarget:
+        from rigcli.engine.memo import remember_project
+
+        remember_project(self.project)  # for the next one to find the machine without the config (lean_connect.py)
         selected, record = self.workspaces.find_workspace(name, workflow)
         resources = resources_of(record)
         if any(item.provider_id == "local" for item in resources):

@@ -32,7 +32,7 @@ from rigcli.records import utc_now
 
 if TYPE_CHECKING:
     from rigcli.engine.cache_admin import CacheAdmin
-    from rigcli.engine.connect import ConnectTarget
+    from rigcli.engine.connect_target import ConnectTarget
     from rigcli.engine.diagnosis import Diagnosis
     from rigcli.engine.forks import Forks
     from rigcli.engine.garbage import Garbage

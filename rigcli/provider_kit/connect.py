@@ -28,6 +28,7 @@ from rigcli.speed.records import lazy_dataclass
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
+    from typing import Any
 
     from rigcli.provider_api import EffectEntry
 
@@ -153,6 +154,19 @@ class SupportsFileArchives(Protocol):
     def path_kind(self, resource: EffectEntry, path: str) -> str | None: ...
 
 
+class SupportsDirectConnect(Protocol):
+    """Optional, on the plugin: the primitives of one machine from a definition's resolved config alone,
+    without a controller, storage or the state (``rig ssh-proxy``/``cp``/``forward`` without loading the
+    project's config: ``cli/commands/lean_connect.py``). ``resource`` is the workspace's journaled machine.
+
+    Return an object offering the primitives above for ``resource`` (and ``close()``), or None, having
+    started nothing, whenever the ordinary way should answer: the machine is not running (that way
+    starts it), the config does not reach it, anything unusual. Import only what that takes, at call time.
+    """
+
+    def connect_directly(self, config: Mapping[str, Any], resource: EffectEntry) -> object | None: ...
+
+
 PRIMITIVES: dict[str, type] = {
     "exec streams": SupportsExecStreams,
     "port streams": SupportsPortStreams,
@@ -170,6 +184,7 @@ __all__ = [
     "MachineFacts",
     "PortRefusedError",
     "PtyRequest",
+    "SupportsDirectConnect",
     "SupportsExecStreams",
     "SupportsFileArchives",
     "SupportsPortStreams",

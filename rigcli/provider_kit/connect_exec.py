@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 from rigcli.errors import ProviderError
 from rigcli.provider_kit.connect import STDOUT, ExecStream, MachineFacts, PortRefusedError, SupportsExecStreams
-from rigcli.provider_kit.machine import MachineFileNotFoundError
 
 if TYPE_CHECKING:
     from rigcli.provider_api import EffectEntry
@@ -148,6 +147,8 @@ def exec_path_kind(streams: SupportsExecStreams, resource: EffectEntry, path: st
 def exec_read_archive(streams: SupportsExecStreams, resource: EffectEntry, path: str) -> ByteStream:
     """``tar c`` of ``path`` inside the machine, its entries named from its last component."""
     if exec_path_kind(streams, resource, path) is None:
+        from rigcli.provider_kit.machine import MachineFileNotFoundError  # provider_api and more: only here
+
         raise MachineFileNotFoundError(f"No such file or directory in the machine: {path}")
     parent, _, name = path.rstrip("/").rpartition("/")
     argv = ["tar", "-c", "-f", "-", "-C", parent or "/", name or "."]

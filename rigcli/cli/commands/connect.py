@@ -4,9 +4,10 @@ editor and tool built on it), through the SSH server side that ``rig ssh-proxy``
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 from rigcli.cli.spec import GlobalOptions
@@ -15,7 +16,7 @@ from rigcli.errors import RigError, UsageError
 if TYPE_CHECKING:
     from rigcli.cli.session import Session
     from rigcli.connect.sshconfig import HostBlock
-    from rigcli.engine.connect import ConnectTarget
+    from rigcli.engine.connect_target import ConnectTarget
 
 
 def quiet_asyncssh() -> None:
@@ -44,18 +45,64 @@ def connect_target(
     return target
 
 
+class Reach:
+    """The machine a connect command works on, its project's directory, and the session when it took the
+    full way (None when the lean way found it: ``lean_connect.py``)."""
+
+    __slots__ = ("project_dir", "session", "target")
+
+    def __init__(self, target: ConnectTarget, project_dir: str, session: Session | None) -> None:
+        self.target = target
+        self.project_dir = project_dir
+        self.session = session
+
+
+@contextlib.contextmanager
+def reach(
+    opts: GlobalOptions, name: str, primitives: Sequence[str], *, relay: bool = False, signals: bool = True
+) -> Iterator[Reach]:
+    """The workspace's machine, the lean way when it can be, else through a Session (which starts a stopped
+    one and says so). ``signals``: Ctrl-C and SIGTERM unwind the body as ``Interrupted`` (exit 130/143)."""
+    from rigcli.cli.commands.lean_connect import reach_lean
+
+    lean = reach_lean(opts, name, primitives)
+    if lean is None:
+        from rigcli.cli.session import Session
+
+        with Session(opts, relay=relay) as session:
+            yield Reach(connect_target(session, name, primitives), str(session.engine.project_dir), session)
+        return
+    from rigcli.cli.interrupts import Interrupted, Interrupts, interrupted_error
+
+    interrupts = Interrupts(lambda signum: None)
+    if signals:
+        interrupts.install()
+    try:
+        yield Reach(lean.target, lean.project_dir, None)
+    except Interrupted as exc:
+        raise interrupted_error(exc.signum) from None
+    finally:
+        interrupts.uninstall()
+        lean.close()
+
+
 def ssh_proxy(opts: GlobalOptions, *, name: str) -> int:
-    from rigcli.cli.session import Session
     from rigcli.connect.hostkeys import ensure_host_key
     from rigcli.connect.server import serve
 
-    quiet_asyncssh()
-    with Session(opts, relay=False) as session:
-        target = connect_target(session, name, ["exec streams"])
-        key = ensure_host_key(str(session.engine.project_dir), name)
+    with reach(opts, name, ["exec streams"], signals=False) as reached:
+        quiet_asyncssh()
+        target = reached.target
+        key = ensure_host_key(reached.project_dir, name)
         # rig's own signal handling set aside: the server ends its programs itself on SIGHUP (what ssh
         # sends its ProxyCommand when it is done), SIGTERM and SIGINT.
-        session.foreground(serve(target, key, agent=target.provider_id == "local"))
+        serving = serve(target, key, agent=target.provider_id == "local")
+        if reached.session is not None:
+            reached.session.foreground(serving)
+        else:
+            import asyncio
+
+            asyncio.run(serving)
     return 0
 
 
@@ -167,4 +214,4 @@ def ssh(opts: GlobalOptions, *, args: Sequence[str] = ()) -> int:
     return subprocess.call(argv)
 
 
-__all__ = ["connect_target", "host_blocks", "quiet_asyncssh", "ssh", "ssh_config", "ssh_proxy"]
+__all__ = ["Reach", "connect_target", "host_blocks", "quiet_asyncssh", "reach", "ssh", "ssh_config", "ssh_proxy"]

@@ -9,9 +9,8 @@ from rigcli.errors import UsageError
 
 
 def cp(opts: GlobalOptions, *, source: str, destination: str) -> int:
-    from rigcli.cli.commands.connect import connect_target
+    from rigcli.cli.commands.connect import reach
     from rigcli.cli.output import emit_json
-    from rigcli.cli.session import Session
     from rigcli.connect.copy import MachinePaths, copy_in, copy_out, parse_pair
     from rigcli.provider_kit.connect import SupportsExecStreams, SupportsFileArchives
 
@@ -23,8 +22,8 @@ def cp(opts: GlobalOptions, *, source: str, destination: str) -> int:
     relative = not remote.path.startswith("/")
     primitives = ["file archives", *(["exec streams"] if relative else [])]
     # relay=False: a tar on stdout is bytes, not text for the masker.
-    with Session(opts, relay=False) as session:
-        target = connect_target(session, remote.workspace, primitives)
+    with reach(opts, remote.workspace, primitives) as reached:
+        target = reached.target
         files = target.controller
         assert isinstance(files, SupportsFileArchives)
 

@@ -15,17 +15,16 @@ if TYPE_CHECKING:
 
 
 def forward(opts: GlobalOptions, *, name: str, specs: Sequence[str] = (), address: str = "127.0.0.1") -> int:
-    from rigcli.cli.commands.connect import connect_target
+    from rigcli.cli.commands.connect import reach
     from rigcli.cli.interrupts import Interrupted
-    from rigcli.cli.session import Session
     from rigcli.connect.forward import PortSpec, Relays, open_forwards, parse_specs
     from rigcli.connect.forward_record import remove_record, write_record
     from rigcli.provider_kit.connect import SupportsPortStreams
 
     asked = parse_specs(specs)
     # Lines on stdout as forwards open, not one document: --json is one object per line here.
-    with Session(opts.replace(json=False, json_stream=False), relay=False) as session:
-        target = connect_target(session, name, ["port streams"])
+    with reach(opts.replace(json=False, json_stream=False), name, ["port streams"]) as reached:
+        target = reached.target
         controller = target.controller
         assert isinstance(controller, SupportsPortStreams)
         protocols = {int(str(port["port"])): str(port["protocol"]) for port in target.ports}
@@ -48,7 +47,7 @@ def forward(opts: GlobalOptions, *, name: str, specs: Sequence[str] = (), addres
             lines = [item.to_json(name) for item in forwards]
             for item, line in zip(forwards, lines, strict=True):
                 print(json.dumps(line) if opts.json else f"{item.url} -> {name}:{item.remote}", flush=True)
-            record = write_record(str(session.engine.project_dir), name, lines)
+            record = write_record(reached.project_dir, name, lines)
             relays.serve(forwards)
         except Interrupted as exc:  # Ctrl-C or SIGTERM is how a forward ends: no error line
             return exc.exit_code
