@@ -13,6 +13,7 @@ from pathlib import Path
 
 from benchmarks import install
 from benchmarks.cases import CLI_CASES
+from benchmarks.connect_cases import CONNECT_CASES
 from benchmarks.day_two_cases import DAY_TWO_CASES
 from benchmarks.fixtures import SetupError, precompile, time_installation
 from benchmarks.history_cases import HISTORY_CASES
@@ -22,7 +23,15 @@ from benchmarks.suite import Case, Context, Row
 from benchmarks.swarm_cases import SWARM_CASES
 from benchmarks.team_cases import TEAM_CASES
 
-CASES: list[Case] = [*CLI_CASES, *MACHINE_CASES, *HISTORY_CASES, *TEAM_CASES, *DAY_TWO_CASES, *SWARM_CASES]
+CASES: list[Case] = [
+    *CLI_CASES,
+    *MACHINE_CASES,
+    *HISTORY_CASES,
+    *TEAM_CASES,
+    *DAY_TWO_CASES,
+    *SWARM_CASES,
+    *CONNECT_CASES,
+]
 BY_NAME = {case.name: case for case in CASES}
 
 

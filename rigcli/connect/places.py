@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 
+from rigcli.errors import RigError
 from rigcli.layout import ssh_alias
 from rigcli.state.paths import rig_home_path
 
@@ -30,12 +32,28 @@ def key_path(project_dir: str, workspace: str) -> str:
     return os.path.join(ssh_home(), "host_keys", f"{alias_of(workspace, project_dir)}-{digest}")
 
 
+# A unix socket's path holds 107 bytes; ssh's %C is 40 and it binds "PATH.<16 random>" first.
+_SOCKET_ROOM = 107 - len("/") - 40 - len(".0123456789abcdef")
+
+
 def control_dir() -> str:
-    """Where ssh's ControlMaster sockets live: ``$XDG_RUNTIME_DIR/rig/ssh``, else under rig's home."""
+    """Where ssh's ControlMaster sockets live: ``$XDG_RUNTIME_DIR/rig/ssh``, else under rig's home, else (a
+    path too long for a unix socket there) ``/tmp/rig-ssh-UID``, which must be this user's own."""
     runtime = os.environ.get("XDG_RUNTIME_DIR", "").strip()
-    if runtime and os.path.isdir(runtime):
-        return os.path.join(runtime, "rig", "ssh")
-    return os.path.join(ssh_home(), "control")
+    for candidate in (
+        os.path.join(runtime, "rig", "ssh") if runtime and os.path.isdir(runtime) else "",
+        os.path.join(ssh_home(), "control"),
+    ):
+        if candidate and len(candidate) <= _SOCKET_ROOM:
+            return candidate
+    fallback = f"/tmp/rig-ssh-{os.getuid()}"
+    try:
+        found = os.lstat(fallback)
+    except FileNotFoundError:
+        return fallback
+    if found.st_uid != os.getuid() or not stat.S_ISDIR(found.st_mode) or found.st_mode & 0o077:
+        raise RigError(f"{fallback} (for ssh's control sockets) is not a private directory of this user's")
+    return fallback
 
 
 def forwards_dir() -> str:

@@ -76,3 +76,24 @@ def test_install_creates_a_private_ssh_config(tmp_path: Path) -> None:
     user_config = Path(env["HOME"]) / ".ssh" / "config"
     assert stat.S_IMODE(os.stat(user_config).st_mode) == 0o600
     assert len(user_config.read_text().splitlines()) == 1
+
+
+def test_a_control_path_too_long_for_a_socket_falls_back_to_a_private_tmp_dir(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "proj", LOCAL)
+    deep = tmp_path / ("d" * 60) / ("e" * 60)
+    env = env_with_rig({"HOME": str(tmp_path), "RIG_HOME": str(deep)})
+    env.pop("XDG_RUNTIME_DIR", None)
+    assert _rig(project, env, "fork", "dev").returncode == 0
+    printed = _rig(project, env, "ssh-config")
+    assert printed.returncode == 0, printed.stderr
+    [control] = [
+        line.split(None, 1)[1] for line in printed.stdout.splitlines() if line.strip().startswith("ControlPath")
+    ]
+    assert control == f"/tmp/rig-ssh-{os.getuid()}/%C"
+    made = os.stat(f"/tmp/rig-ssh-{os.getuid()}")
+    assert stat.S_IMODE(made.st_mode) == 0o700 and made.st_uid == os.getuid()
+    # A short enough home keeps its own.
+    home = tempfile.mkdtemp(prefix="rh-", dir="/tmp")
+    env["RIG_HOME"] = home
+    short = _rig(project, env, "ssh-config").stdout
+    assert f"ControlPath {home}/ssh/control/%C" in short
