@@ -142,6 +142,9 @@ def _server_class() -> type[asyncssh.SSHServer]:
 
 
 _PIPE_SIZE = 1 << 20
+# The largest channel packet a client may send (asyncssh's default is 32 KiB; OpenSSH's own limit is
+# 256 KiB): the proxy's cost is per packet, and sftp and scp write 255 KiB at a time when they may.
+_PACKET = 256 * 1024
 _F_SETPIPE_SZ = 1031  # Linux: fcntl's F_SETPIPE_SZ
 
 
@@ -176,6 +179,7 @@ async def serve(target: ConnectTarget, key_file: str, *, agent: bool) -> None:
         allow_scp=False,
         x11_forwarding=False,
         keepalive_interval=0,
+        max_pktsize=_PACKET,
         login_timeout=60,
     )
     options.waiter = loop.create_future()
