@@ -7,6 +7,8 @@ import os
 
 from rigcli.connect.places import alias_of, key_path, known_hosts_path, private_dir
 
+_MASTER_EXIT_SECONDS = 5.0
+
 
 def ensure_host_key(project_dir: str, workspace: str) -> str:
     """The key file's path, the key made if missing; rig's known_hosts holds its line either way."""
@@ -33,11 +35,43 @@ def ensure_host_key(project_dir: str, workspace: str) -> str:
 
 
 def remove_host_key(project_dir: str, workspace: str) -> None:
-    """``rig rm``: the key file and its known_hosts line go (nothing to do when neither is there)."""
+    """``rig rm``: the workspace's ssh master ends (a proxy still serving the removed machine must not
+    answer for a new workspace of the same name), then the key file, the user remembered beside it and
+    its known_hosts line go (nothing to do when none is there)."""
     path = key_path(project_dir, workspace)
-    if os.path.exists(path):
-        os.unlink(path)
+    _end_master(project_dir, workspace, f"{path}.user")
+    for leftover in (path, f"{path}.user"):
+        if os.path.exists(leftover):
+            os.unlink(leftover)
     _write_known_host(alias_of(workspace, project_dir), None)
+
+
+def _end_master(project_dir: str, workspace: str, remembered_user: str) -> None:
+    """``ssh -O exit`` with the workspace's own block, so ssh finds the same control socket (%C)."""
+    import contextlib
+    import shutil
+    import subprocess
+    import tempfile
+
+    from rigcli.connect.sshconfig import block, project_text
+
+    program = shutil.which("ssh")
+    if program is None or not os.path.exists(remembered_user):
+        return  # no ssh here, or no block was ever written for it: no master either
+    with open(remembered_user, encoding="utf-8") as handle:
+        user = handle.read().strip() or "root"
+    alias = alias_of(workspace, project_dir)
+    with tempfile.NamedTemporaryFile("w", suffix=".conf", encoding="utf-8") as config:
+        config.write(project_text([block(project_dir, workspace, alias, user)]))
+        config.flush()
+        # On failure it ends by itself within ControlPersist; nothing of the workspace is left for it.
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            subprocess.run(
+                [program, "-F", config.name, "-O", "exit", alias],
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=_MASTER_EXIT_SECONDS,
+            )
 
 
 def _lines() -> list[str]:

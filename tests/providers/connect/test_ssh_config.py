@@ -97,3 +97,27 @@ def test_a_control_path_too_long_for_a_socket_falls_back_to_a_private_tmp_dir(tm
     env["RIG_HOME"] = home
     short = _rig(project, env, "ssh-config").stdout
     assert f"ControlPath {home}/ssh/control/%C" in short
+
+
+def test_rm_ends_the_workspaces_master_so_a_new_one_of_that_name_is_reached(tmp_path: Path) -> None:
+    project, env = _setup(tmp_path)
+    config = tmp_path / "ssh_config"
+    config.write_text(_rig(project, env, "ssh-config").stdout)
+    ssh = ["ssh", "-F", str(config), "-o", "BatchMode=yes"]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([*ssh, *args], env=env, capture_output=True, text=True, timeout=60)
+
+    first = run("dev.my-proj.rig", "pwd")
+    assert first.returncode == 0, first.stderr
+    assert run("-O", "check", "dev.my-proj.rig").returncode == 0  # ControlPersist keeps it
+    assert _rig(project, env, "rm", "dev", "--yes").returncode == 0
+    assert run("-O", "check", "dev.my-proj.rig").returncode != 0
+    assert _rig(project, env, "fork", "dev").returncode == 0
+    config.write_text(_rig(project, env, "ssh-config").stdout)
+    again = run("dev.my-proj.rig", "pwd")
+    try:
+        assert again.returncode == 0, again.stderr
+        assert again.stdout != first.stdout  # the new workspace's machine, not the removed one's
+    finally:
+        run("-O", "exit", "dev.my-proj.rig")
