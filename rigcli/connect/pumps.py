@@ -18,7 +18,10 @@ from typing import Generic, TypeVar
 
 T = TypeVar("T")
 _BOUND = 64  # chunks waiting in either direction (at 256 KiB each, at most 16 MiB)
-_GATHER = 256 * 1024  # bytes gathered from the queue into one write (a bigger join holds the GIL longer)
+_GATHER = 1 << 20  # bytes gathered from the queue into one write
+_BULK = 16 * 1024  # a chunk at least this big is bulk data: gathered before it is handed over
+_HANDOFF = 1 << 20  # bytes gathered on the loop's side before a hand-over
+_LINGER_S = 0.002  # the longest bulk data waits for more before it is handed over anyway
 _TICK = 0.5  # seconds between a blocked thread's checks that it is still wanted
 
 
@@ -68,6 +71,10 @@ class Outbound:
         self._queue: queue.Queue[bytes | None] = queue.Queue(_BOUND)
         self.error: BaseException | None = None
         self._abandoned = False
+        self._pending: list[bytes] = []  # bulk data gathered on the loop's side before it is handed over
+        self._pending_size = 0
+        self._timer: asyncio.TimerHandle | None = None
+        self._handing = False
         self._thread = threading.Thread(target=self._run, args=(write, close_write), name=name, daemon=True)
         self._thread.start()
 
@@ -114,18 +121,62 @@ class Outbound:
     def abandon(self) -> None:
         """Write no further (the connection is gone): the thread ends within a tick."""
         self._abandoned = True
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
 
     async def put(self, data: bytes) -> None:
-        """Queue ``data`` (waiting only while the queue is full); the writer's first error, if it had one."""
+        """Queue ``data``, waiting only while the queue is full; the writer's first error, if it had one.
+
+        Bulk data (big chunks) is gathered up to ``_HANDOFF`` bytes, or for ``_LINGER_S``, before it is
+        handed to the thread: every hand-over wakes it, and a thread woken for each packet costs the loop
+        the GIL back and forth as often. Small writes (a keystroke, a request) go at once."""
         if self.error is not None:
             raise self.error
+        self._pending.append(data)
+        self._pending_size += len(data)
+        if len(data) < _BULK or self._pending_size >= _HANDOFF:
+            await self._hand_over()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(_LINGER_S, self._linger_over)
+
+    def _taken(self) -> bytes:
+        pending, self._pending, self._pending_size = self._pending, [], 0
+        return pending[0] if len(pending) == 1 else b"".join(pending)
+
+    async def _hand_over(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if not self._pending:
+            return
+        data = self._taken()
         try:
             self._queue.put_nowait(data)
         except queue.Full:
-            await asyncio.get_running_loop().run_in_executor(None, self._queue.put, data)
+            self._handing = True  # the timer waits: what it holds is newer than this
+            try:
+                await asyncio.get_running_loop().run_in_executor(None, self._queue.put, data)
+            finally:
+                self._handing = False
+
+    def _linger_over(self) -> None:
+        self._timer = None
+        if not self._pending:
+            return
+        if not self._handing:
+            data = self._taken()
+            try:
+                self._queue.put_nowait(data)
+                return
+            except queue.Full:
+                self._pending.insert(0, data)
+                self._pending_size = sum(len(item) for item in self._pending)
+        self._timer = asyncio.get_running_loop().call_later(_LINGER_S, self._linger_over)
 
     async def finish(self) -> None:
         """Everything queued written, then the end of input; the writer's error, if it had one."""
+        await self._hand_over()
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(None, self._queue.put, None)
         await loop.run_in_executor(None, self._thread.join)
