@@ -13,6 +13,7 @@ from pathlib import Path
 
 from benchmarks import install
 from benchmarks.cases import CLI_CASES
+from benchmarks.connect_cases import CONNECT_CASES
 from benchmarks.day_two_cases import DAY_TWO_CASES
 from benchmarks.devcontainer_cases import DEVCONTAINER_CASES
 from benchmarks.fixtures import SetupError, precompile, time_installation
@@ -31,6 +32,7 @@ CASES: list[Case] = [
     *DAY_TWO_CASES,
     *SWARM_CASES,
     *DEVCONTAINER_CASES,
+    *CONNECT_CASES,
 ]
 BY_NAME = {case.name: case for case in CASES}
 

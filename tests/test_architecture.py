@@ -9,7 +9,7 @@ Rooms, lowest first (a module may import its own room and the rooms below it):
     keys        graph, fingerprint/, cachekeys
     state       state/
     devcontainer devcontainer/ (a configuration as a workflow; its locations are authoring's, for discovery)
-    engine      engine/
+    engine      engine/, connect/
     cache       cache/ (answers a load gave, remembered: it computes them with the engine)
     render      render/
     cli         cli/, __main__, the rigcli package itself
@@ -72,7 +72,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("keys", ("rigcli.graph", "rigcli.fingerprint", "rigcli.cachekeys")),
     ("state", ("rigcli.state",)),
     ("devcontainer", ("rigcli.devcontainer",)),
-    ("engine", ("rigcli.engine",)),
+    ("engine", ("rigcli.engine", "rigcli.connect")),
     ("cache", ("rigcli.cache",)),
     ("render", ("rigcli.render",)),
     ("cli", ("rigcli.cli", "rigcli.__main__", "rigcli")),

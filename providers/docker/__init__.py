@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from providers.docker.controller import KEEPALIVE, DockerController, missing_image_hint
     from providers.docker.images import IMAGE_KIND, image_id_of
     from providers.docker.machine import DockerMachine, DockerRuntime
+    from providers.docker.primitives import ContainerPrimitives
     from rigcli.provider_api import (
         DirectStatus,
         EffectEntry,
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
         ProviderSetup,
         SupportsDiagnosis,
         SupportsDirectAttach,
+        SupportsDirectConnect,
         SupportsDirectStatus,
     )
 
@@ -98,6 +100,15 @@ class DockerPlugin:
 
         return attach_directly(config, resource, argv, tty=tty, env=env)
 
+    def connect_directly(
+        self, config: Mapping[str, Any], resource: EffectEntry, *, state_dir: str
+    ) -> ContainerPrimitives | None:
+        """``rig ssh-proxy``/``cp``/``forward`` without a controller (``primitives``); None when the ordinary
+        way must answer (the container does not run, another daemon's, ...)."""
+        from providers.docker.primitives import connect_directly
+
+        return connect_directly(config, resource)
+
     def status_directly(self, config: Mapping[str, Any], *, state_dir: str) -> DirectStatus | None:
         """``rig ls`` without a controller (``direct_status``; the daemon keeps everything, so no
         ``state_dir``); None when the ordinary way must answer."""
@@ -112,6 +123,7 @@ if TYPE_CHECKING:  # mypy checks the plugin against the contract and its optiona
     _plugin: ProviderPlugin = plugin
     _diagnoses: SupportsDiagnosis = plugin
     _attaches: SupportsDirectAttach = plugin
+    _connects: SupportsDirectConnect = plugin
     _lists: SupportsDirectStatus = plugin
 
 __all__ = [

@@ -12,6 +12,7 @@ from providers.docker.container_options import apply_options, asked
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.images import IMAGE_KIND, full_image_id, image_id_of
 from providers.docker.labels import PROVIDER_ID
+from providers.docker.primitives import ConnectsContainers
 from providers.docker.rawhttp import RawClient, Response
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject
@@ -65,7 +66,7 @@ def missing_image_hint(image: str) -> str:
     return f"Run: docker pull {image}"
 
 
-class DockerController(BaseController):
+class DockerController(ConnectsContainers, BaseController):
     """One per run: owns the daemon connection and the records in provider storage."""
 
     provider_id = PROVIDER_ID
@@ -411,8 +412,13 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _status: type[SupportsStatus] = DockerController
     _power: type[SupportsPower] = DockerController
     _interactive: type[SupportsInteractive] = DockerController
+    from rigcli.provider_kit.connect import SupportsExecStreams, SupportsFileArchives, SupportsPortStreams
+
     _live: type[SupportsLiveSnapshot] = DockerController
     _last_use: type[SupportsLastUse] = DockerController
+    _exec: type[SupportsExecStreams] = DockerController
+    _ports: type[SupportsPortStreams] = DockerController
+    _files: type[SupportsFileArchives] = DockerController
 
 
 __all__ = [

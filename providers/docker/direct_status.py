@@ -5,7 +5,7 @@ what the controller would have answered in a plan and a probe: its checks' finge
 resolved host: which daemon, not whether it answers now), whether an image ref is still on the
 daemon, and the live state of containers. Each speaks as the controller does (``resolve_endpoint``,
 one ``rawhttp`` connection, ``lifecycle.probe``); anything the controller would have turned into an
-error is None here, and the ordinary way answers in its words. """
+error is None here, and the ordinary way answers in its words."""
 
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ import os
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from providers.local.attach import attach_in
+from providers.local.attach import attach_in, login_shell
 from providers.local.machine import PROVIDER_ID, SNAPSHOT_KIND, LocalRuntime, snapshot_id_of
 from providers.local.store import LocalStore, MachineRecord, SnapshotRecord
 from rigcli.errors import ProviderError
@@ -24,6 +24,26 @@ from rigcli.provider_api import (
     SupportsStatus,
 )
 from rigcli.provider_kit import BaseController
+from rigcli.provider_kit.connect import (
+    ByteStream,
+    ExecStream,
+    MachineFacts,
+    PtyRequest,
+    SupportsExecStreams,
+    SupportsFileArchives,
+    SupportsPortStreams,
+)
+from rigcli.provider_kit.runtime import config_env
+from rigcli.speed.lazy_modules import lazy_module
+
+if TYPE_CHECKING:
+    import providers.local.connect as local_connect
+    import rigcli.provider_kit.connect_exec as connect_exec
+    import rigcli.provider_kit.tar_unpack as tar_unpack
+else:
+    local_connect = lazy_module("providers.local.connect")
+    connect_exec = lazy_module("rigcli.provider_kit.connect_exec")
+    tar_unpack = lazy_module("rigcli.provider_kit.tar_unpack")
 
 
 class LocalController(BaseController):
@@ -99,6 +119,43 @@ class LocalController(BaseController):
         """Run ``argv`` (or ``$SHELL``) on the host in the machine's directory, with its environment."""
         return attach_in(self.setup.state_dir, self.config, resource["id"], argv, env=env, cwd=cwd)
 
+    # -- connect: ssh-proxy, forward, cp (providers/local/connect.py) ------------------------------------
+    def open_exec(
+        self,
+        resource: EffectEntry,
+        argv: Sequence[str] | None,
+        *,
+        pty: PtyRequest | None,
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> ExecStream:
+        """A host process in the machine's directory (or ``cwd`` there), with the machine's environment."""
+
+        path = str(self.store.machine_path(resource["id"]))
+        local_connect.require_dir(path, resource["id"])
+        full = dict(os.environ)
+        full.update({str(key): str(value) for key, value in config_env(PROVIDER_ID, self.config).items()})
+        full.update({"RIG_MACHINE_ID": resource["id"], "RIG_MACHINE_DIR": path, **env})
+        program = list(argv) if argv else [*login_shell(), "-l"]
+        return local_connect.LocalExec(program, pty=pty, env=full, cwd=os.path.join(path, cwd) if cwd else path)
+
+    def machine_facts(self, resource: EffectEntry) -> MachineFacts:
+        return local_connect.facts(str(self.store.machine_path(resource["id"])))
+
+    def open_port(self, resource: EffectEntry, host: str, port: int) -> ByteStream:
+        return local_connect.open_port(host, port)  # the machine's ports are the host's
+
+    def read_archive(self, resource: EffectEntry, path: str) -> ByteStream:
+        return connect_exec.exec_read_archive(self, resource, path)
+
+    def write_archive(self, resource: EffectEntry, directory: str, source: ByteStream) -> None:
+        """Unpacked by rig itself: the directory is the host's, so no entry may land outside it."""
+
+        tar_unpack.unpack(source, directory)
+
+    def path_kind(self, resource: EffectEntry, path: str) -> str | None:
+        return "dir" if os.path.isdir(path) else "file" if os.path.lexists(path) else None
+
     def list_machines(self) -> list[JsonObject]:
         return [self._machine_json(record) for record in self.store.list_machines()]
 
@@ -138,6 +195,9 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract (cleanu
     _status: type[SupportsStatus] = LocalController
     _interactive: type[SupportsInteractive] = LocalController
     _live: type[SupportsLiveSnapshot] = LocalController
+    _exec: type[SupportsExecStreams] = LocalController
+    _ports: type[SupportsPortStreams] = LocalController
+    _files: type[SupportsFileArchives] = LocalController
 
 
 __all__ = ["LocalController"]

@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Any
 
 from providers.docker.client import DockerClient
 from providers.docker.endpoint import resolve_endpoint
-from providers.swarm import lifecycle, power, services, snapshots
+from providers.swarm import connect, lifecycle, power, services, snapshots
 from providers.swarm.cluster import Cluster
 from providers.swarm.config import SwarmConfig, parse_config
+from providers.swarm.connect import NodeRaws
 from providers.swarm.registry import RegistryClient
 from providers.swarm.runtime import IMAGE_KIND, PROVIDER_ID, SwarmRuntime, snapshot_of
 from rigcli.errors import ProviderError
@@ -33,7 +34,11 @@ from rigcli.provider_api import (
     SupportsEffects,
 )
 from rigcli.provider_kit import BaseController, now_iso, stored_records
+from rigcli.provider_kit.connect_exec import exec_port, facts_by_exec
 from rigcli.timeouts import check_bound
+
+if TYPE_CHECKING:
+    from rigcli.provider_kit.connect import ByteStream, ExecStream, MachineFacts, PtyRequest
 
 
 class SwarmController(BaseController):
@@ -47,6 +52,7 @@ class SwarmController(BaseController):
         self.cluster = Cluster(resolve_endpoint(setup.config), self.swarm_config.nodes)
         self.registry = RegistryClient(self.swarm_config.registry)
         setup.cancellation.add_callback(self.cluster.cancel)
+        self.node_raws = NodeRaws()  # connect: each node's raw client, for the tasks it runs
 
     @property
     def manager(self) -> DockerClient:
@@ -203,6 +209,33 @@ class SwarmController(BaseController):
         """Run ``argv`` (or a login shell) in the task's container through its own node (``rig shell``/``exec``)."""
         return lifecycle.attach(self, lifecycle.machine_of(resource), argv, tty=tty, env=env, cwd=cwd)
 
+    # -- connect: ssh-proxy, forward, cp, through the task's node (providers/swarm/connect.py) ---------------
+    def open_exec(
+        self,
+        resource: EffectEntry,
+        argv: Sequence[str] | None,
+        *,
+        pty: PtyRequest | None,
+        env: Mapping[str, str],
+        cwd: str | None,
+    ) -> ExecStream:
+        return connect.open_exec(self, resource, argv, pty=pty, env=env, cwd=cwd)
+
+    def machine_facts(self, resource: EffectEntry) -> MachineFacts:
+        return facts_by_exec(self, resource)
+
+    def open_port(self, resource: EffectEntry, host: str, port: int) -> ByteStream:
+        return exec_port(self, resource, host, port)  # a relay program inside the task, as on docker
+
+    def read_archive(self, resource: EffectEntry, path: str) -> ByteStream:
+        return connect.read_archive(self, resource, path)
+
+    def write_archive(self, resource: EffectEntry, directory: str, source: ByteStream) -> None:
+        connect.write_archive(self, resource, directory, source)
+
+    def path_kind(self, resource: EffectEntry, path: str) -> str | None:
+        return connect.path_kind(self, resource, path)
+
     # -- snapshots -----------------------------------------------------------------------------------
 
     def snapshot_task(self, machine_id: str, node_id: str, container_id: str, effects: EffectJournal) -> dict[str, Any]:
@@ -306,11 +339,17 @@ class SwarmController(BaseController):
         return stored_records(self.setup.storage, "snapshot:", provider=PROVIDER_ID, kind=IMAGE_KIND)
 
     def close(self) -> None:
+        self.node_raws.close()
         self.cluster.close()
         self.registry.close()
 
 
 if TYPE_CHECKING:  # mypy checks the optional hook against the contract
+    from rigcli.provider_kit.connect import SupportsExecStreams, SupportsFileArchives, SupportsPortStreams
+
     _effects: type[SupportsEffects] = SwarmController
+    _exec: type[SupportsExecStreams] = SwarmController
+    _ports: type[SupportsPortStreams] = SwarmController
+    _files: type[SupportsFileArchives] = SwarmController
 
 __all__ = ["SwarmController"]

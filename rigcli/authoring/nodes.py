@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Protocol, TypeGuard, Union, overload
@@ -23,6 +23,7 @@ from rigcli.authoring.operations import (
     check_operation_id,
     make_operation,
 )
+from rigcli.authoring.ports import parse_ports
 from rigcli.authoring.ttl import CacheTtl, parse_lifetime, parse_ttl
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.errors import ConfigError
@@ -261,6 +262,7 @@ class SequenceNode(NodeMethods):
         idle_stop: CacheTtl = None,
         on_start: Handler | None = None,
         on_attach: Handler | None = None,
+        ports: Sequence[int | Mapping[str, object]] | None = None,
     ) -> SequenceNode:
         """Let this workflow create workspaces: ``create`` returns the workspace ctx.
 
@@ -269,6 +271,8 @@ class SequenceNode(NodeMethods):
         Durations as for ``cache_ttl`` (seconds, a timedelta, "8h"); ``rig fork --ttl`` overrides.
         ``on_start``: called after ``rig start`` started the workspace's machines; ``on_attach``:
         before each ``rig shell`` session (not ``rig exec``); both get what ``remove`` gets.
+        ``ports``: what a workspace serves (``3000`` or ``{"port": 8080, "label": "api", "protocol":
+        "http"}``): ``rig forward WS`` forwards them, ``rig ls --json`` lists them.
         """
         hooks = (create, remove, on_start, on_attach)
         if not callable(create) or any(hook is not None and not callable(hook) for hook in hooks):
@@ -281,6 +285,7 @@ class SequenceNode(NodeMethods):
             idle_stop=parse_lifetime(idle_stop, "workspace idle_stop"),
             on_start=on_start,
             on_attach=on_attach,
+            ports=parse_ports(ports),
         )
         return replace(self, workspace_definition=definition)
 

@@ -50,6 +50,7 @@ class WorkspaceDefinition:
     idle_stop: float | None = None  # seconds unused until the reaper stops it; None: never
     on_start: Handler | None = None  # after `rig start` started its machines
     on_attach: Handler | None = None  # before each `rig shell` (or `rig ssh`) session
+    ports: tuple[Mapping[str, object], ...] = ()  # what it serves (authoring/ports.py)
 
 
 @lazy_dataclass(frozen=True, eq=False)

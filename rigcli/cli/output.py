@@ -70,6 +70,14 @@ def emit_json(document: object) -> None:
     stream.flush()
 
 
+def emit_json_line(document: object) -> None:
+    """One compact JSON object on its own line of the real stdout, at once: a --json command that goes on
+    (``rig forward``) says what it did line by line instead of one document at its end."""
+    stream = _document or sys.stdout
+    stream.write(_dumps(shown(document), separators=(",", ":")) + "\n")
+    stream.flush()
+
+
 # -- --json-stream: events as they happen, then the summary ---------------------------------------
 
 

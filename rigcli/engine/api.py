@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from rigcli.engine.cache_admin import CacheAdmin
+from rigcli.engine.connect import Connections
 from rigcli.engine.diagnosis import Diagnosis
 from rigcli.engine.forks import Forks
 from rigcli.engine.garbage import Garbage
@@ -101,6 +102,8 @@ class Engine(Protocol):
     def history(self) -> History: ...
     @property
     def pictures(self) -> Pictures: ...
+    @property
+    def connections(self) -> Connections: ...
 
 
 __all__ = ["Engine"]

@@ -14,6 +14,7 @@
 - ``Diagnosis`` (diagnosis.py): ``rig doctor``'s view of the project;
 - ``Pictures`` (pictures.py): ``rig graph``, and a run's timeline and statistics;
 - ``History`` (history.py): the apply history and the runs' stored output (``rig runs``, ``rig logs``);
+- ``Connections`` (connect.py): the machine ``rig ssh-proxy``, ``rig forward`` and ``rig cp`` reach;
 - ``Runner`` (runner.py): the event loop the engine's coroutines run on when called from
   synchronous code.
 
@@ -32,6 +33,7 @@ from rigcli.engine.runner import Runner
 
 if TYPE_CHECKING:
     from rigcli.engine.cache_admin import CacheAdmin
+    from rigcli.engine.connect import Connections
     from rigcli.engine.diagnosis import Diagnosis
     from rigcli.engine.forks import Forks
     from rigcli.engine.garbage import Garbage
@@ -134,6 +136,12 @@ class ProjectEngine:
         from rigcli.engine.pictures import Pictures
 
         return Pictures(self.project, self.history)
+
+    @cached_property
+    def connections(self) -> Connections:
+        from rigcli.engine.connect import Connections
+
+        return Connections(self.project, self.workspaces, self.lifecycle)
 
     # -- lifetime, events and the event loop ------------------------------------------------------
     def run(self, coro: Coroutine[object, object, T], *, on_loop: Callable[[bool], None] | None = None) -> T:

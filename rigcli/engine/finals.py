@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 
 from rigcli.engine.outdated import outdated_against
 from rigcli.engine.results import WorkflowPlan
@@ -27,12 +28,15 @@ def final_tasks(workflow: CompiledWorkflow) -> tuple[TaskSpec, ...]:
 
 
 def make_provenance(workflow: CompiledWorkflow, keys: Mapping[int, str], runs: Mapping[int, str]) -> JsonObject:
-    """``{"final": [{"path", "run_id", "node_key"}]}`` of an apply that used ``runs`` (task index → run id)."""
+    """``{"final": [{"path", "run_id", "node_key"}], "ports": [...]}`` of an apply that used ``runs`` (task
+    index → run id), and the ports its workspace() declares."""
     final: list[JsonValue] = [
         {"path": task.path, "run_id": runs.get(task.index), "node_key": keys.get(task.index)}
         for task in final_tasks(workflow)
     ]
-    return {"final": final}
+    definition = workflow.root.workspace_definition
+    ports = [cast("JsonValue", dict(port)) for port in definition.ports] if definition is not None else []
+    return {"final": final, "ports": ports}  # ports: what rig ls --json lists without the config
 
 
 def is_outdated(record: WorkspaceRecord, plan: WorkflowPlan, workflow: CompiledWorkflow) -> bool | None:

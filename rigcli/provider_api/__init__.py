@@ -51,7 +51,7 @@ from rigcli.provider_api.day_two import (
     SupportsPower,
     SupportsStatus,
 )
-from rigcli.provider_api.direct import DirectStatus, SupportsDirectAttach, SupportsDirectStatus
+from rigcli.provider_api.direct import DirectStatus, SupportsDirectAttach, SupportsDirectConnect, SupportsDirectStatus
 from rigcli.provider_api.effects import EXEC_EFFECT, EffectEntry, EffectJournal, UnjournaledEffects, new_effect_id
 from rigcli.provider_api.host import (
     Cancellation,
@@ -87,6 +87,7 @@ __all__ = [
     "SupportsChecks",
     "SupportsDiagnosis",
     "SupportsDirectAttach",
+    "SupportsDirectConnect",
     "SupportsDirectStatus",
     "SupportsEffects",
     "SupportsInteractive",

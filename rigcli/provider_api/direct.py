@@ -34,6 +34,23 @@ class SupportsDirectAttach(Protocol):
     ) -> int | None: ...
 
 
+@runtime_checkable
+class SupportsDirectConnect(Protocol):
+    """Optional, on the plugin: the connect primitives (``rigcli.provider_kit.connect``) of one machine
+    from a definition's resolved config alone, without a controller, storage or the state (``rig
+    ssh-proxy``/``cp``/``forward`` of a plain case: ``cli/commands/reach.py``). ``resource`` is the
+    workspace's journaled machine; ``state_dir`` as for ``attach_directly``.
+
+    Return an object offering the primitives for ``resource`` (and ``close()``), or None, having
+    started nothing, whenever the ordinary way should answer: the machine is not running (that way
+    starts it), the config does not reach it, anything unusual. Import only what that takes, at call time.
+    """
+
+    def connect_directly(
+        self, config: Mapping[str, Any], resource: EffectEntry, *, state_dir: str
+    ) -> object | None: ...
+
+
 class DirectStatus(Protocol):
     """What ``SupportsDirectStatus.status_directly`` gives: one definition's answers, as its controller's."""
 

@@ -80,6 +80,15 @@ class WorkspaceFile:
             return None
         return found
 
+    def provenance(self, workspace_id: str) -> object:
+        """What the workspace was made from (``engine/provenance.py``: its final runs, its declared ports);
+        None when it cannot be read."""
+        try:
+            row = self._db.execute("SELECT provenance_json FROM workspaces WHERE id = ?", (workspace_id,)).fetchone()
+            return None if row is None or row[0] is None else loads(str(row[0]))
+        except (Error, ValueError):
+            return None
+
 
 # WorkspaceRecord's fields in order (its to_json), each read from its column; ``resources`` comes from
 # the effects journal (``state/workspaces.py:all_workspaces`` reads the same through the records).

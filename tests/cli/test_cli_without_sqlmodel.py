@@ -83,6 +83,8 @@ def test_plan_apply_fork_ls_rm_and_doctor_run_without_sqlmodel(dev_project: Path
     (workspace,) = listed["workflows"][0]["workspaces"]
     # DESIGN §11: ls adds each workspace's live status to the record (this project's has no machine)
     assert workspace.pop("live") == {"state": "unknown", "detail": "no machine is recorded for it"}
+    # DESIGN §12: and its ssh alias and declared ports (none here)
+    assert (workspace.pop("ssh"), workspace.pop("ports")) == ("dev.dev-project.rig", [])
     assert workspace == {**forked, "outdated": False}
     removed = rig("rm", "dev", "--yes")
     assert isinstance(removed, dict) and list(removed) == WORKSPACE_KEYS

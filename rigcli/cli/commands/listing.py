@@ -10,9 +10,11 @@ import os
 
 from rigcli.cache.gates import lock_held, open_hooks
 from rigcli.cli.output import emit_json
+from rigcli.discovery import project_paths
 from rigcli.engine.direct_probes import DirectProbes
 from rigcli.engine.outdated import outdated_against
 from rigcli.errors import UsageError
+from rigcli.layout import ssh_alias
 from rigcli.render.tables import format_age, format_until, print_kv, print_message, print_table
 from rigcli.state.state_file import Error, open_current
 from rigcli.state.workspace_file import listed_workspaces
@@ -78,7 +80,7 @@ class WorkflowRow:
         self.plan_error: str | None = None
         self.outdated: dict[str, bool | None] = {}  # by record id; None: cannot tell
 
-    def to_json(self, live: dict[str, Live] | None) -> dict[str, object]:
+    def to_json(self, live: dict[str, Live] | None, project_dir: str = "") -> dict[str, object]:
         data: dict[str, object] = {
             "name": self.name,
             "cached_node_count": self.cached_node_count,
@@ -91,6 +93,8 @@ class WorkflowRow:
                 **record,
                 "outdated": self.outdated.get(str(record["id"])),
                 "live": None if live is None else _live_json(live[str(record["id"])]),
+                "ssh": ssh_alias(str(record["name"]), project_dir) if project_dir else None,
+                "ports": _ports(record),
             }
             for record in self.workspaces
         ]
@@ -99,6 +103,12 @@ class WorkflowRow:
     @property
     def cached_cell(self) -> str:
         return "unavailable" if self.node_count is None else f"{self.cached_node_count}/{self.node_count}"
+
+
+def _ports(record: dict[str, object]) -> object:
+    """The ports its workspace() declared when it was made (kept in its provenance by fork)."""
+    provenance = record.get("provenance")
+    return provenance.get("ports", []) if isinstance(provenance, dict) else []
 
 
 def _live_json(live: Live) -> dict[str, object]:
@@ -196,9 +206,10 @@ def show_workspaces(
 ) -> int:
     """Write ``rig ls``'s answer (the one writer of both ways): the table, or the ``--json`` document."""
     if opts.json:
+        project_dir = project_paths(chdir=opts.chdir, config=opts.config)[1]  # for each workspace's ssh alias
         emit_json(
             {
-                "workflows": [item.to_json(live) for item in workflows],
+                "workflows": [item.to_json(live, project_dir) for item in workflows],
                 "state": {"backend": state[0], "url": state[1]},
                 "lock": None if lock is None else lock.to_json(),
             }

@@ -75,6 +75,7 @@ def rm(
             _say_whose(session, others)
             with session.watch():
                 removed = session.run(engine.workspaces.remove_workspace(name=name, workflow=workflow, force=force))
+            _forget_host_key(session, name)
         except UnknownWorkspaceError:
             # Another rm may have removed it meanwhile (it is looked up again under the lock).
             if not missing_ok:
@@ -106,11 +107,19 @@ def rm(
             removed_all.append(
                 session.run(engine.workspaces.remove_workspace(name=record.name, workflow=record.workflow, force=force))
             )
+            _forget_host_key(session, record.name)
     if session.opts.json:
         emit_json({"removed": removed_all})
     elif not records:
         print_message("no workspaces", style="dim")
     return 0
+
+
+def _forget_host_key(session: Session, name: str) -> None:
+    """The workspace's SSH host key and its known_hosts line go with it (rig ssh-config made them)."""
+    from rigcli.connect.hostkeys import remove_host_key
+
+    remove_host_key(str(session.engine.project_dir), name)
 
 
 __all__ = ["confirm_destructive", "rm"]
