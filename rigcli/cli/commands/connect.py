@@ -142,6 +142,9 @@ def ssh(session: Session, *, args: Sequence[str] = ()) -> int:
     argv = [program, "-F", config, *options, blocks[0].alias]
     if command:
         argv.append(shlex.join(command))
+    else:  # a session, as rig shell's: the workflow's workspace(on_attach=...) first (not before a command)
+        with session.watch():
+            session.run(session.engine.lifecycle.session_started(name, session.workflow_filter()))
     return subprocess.call(argv)
 
 
