@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import base64
 import json
+from typing import TYPE_CHECKING
 
-from providers.docker.client import DockerClient
 from rigcli.errors import ProviderError
 from rigcli.timeouts import long_bound
+
+if TYPE_CHECKING:
+    from providers.docker.client import DockerClient
 
 NO_CREDENTIALS = base64.urlsafe_b64encode(b"{}").decode()  # what a registry without authentication takes
 
