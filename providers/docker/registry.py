@@ -25,7 +25,7 @@ from time import monotonic
 from typing import Any
 
 from providers.docker.httpx_lib import load_httpx
-from providers.docker.registry_name import Registry
+from providers.docker.registry_name import Registry, is_loopback
 from rigcli.errors import DeletionRefusedError, ProviderError, UnreachableError
 from rigcli.jsonutil import JsonValue
 from rigcli.timeouts import Bound, check_bound, connect_bound, read_bound
@@ -45,6 +45,24 @@ SILENCE_STANDS = 30.0  # seconds: one command's questions come within it; a long
 _SILENT: dict[str, tuple[float, UnreachableError, float]] = {}
 
 
+class _VerifyingOnFirstUse(httpx.BaseTransport):
+    """httpx's verifying HTTPS transport, made (with its CA bundle) on the first https request."""
+
+    def __init__(self) -> None:
+        self._transport: httpx.HTTPTransport | None = None
+        self._lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        with self._lock:
+            if self._transport is None:
+                self._transport = httpx.HTTPTransport()
+        return self._transport.handle_request(request)
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
+
+
 class RegistryClient:
     """One connection pool to the registry, made on first use; thread-safe (forks may run side by side)."""
 
@@ -58,8 +76,14 @@ class RegistryClient:
 
     def _http(self) -> httpx.Client:
         with self._lock:
-            if self._client is None:
-                self._client = httpx.Client(base_url=self.registry.url)  # every request passes its own timeout
+            if self._client is None:  # every request passes its own timeout
+                if self.registry.scheme == "http" and is_loopback(self.registry.name):
+                    # Plain HTTP: loading the CA bundle would cost every command tens of ms for nothing.
+                    # A redirect to https (a blob in other storage) still verifies, with a transport made then.
+                    plain, https = httpx.HTTPTransport(verify=False), _VerifyingOnFirstUse()
+                    self._client = httpx.Client(base_url=self.registry.url, transport=plain, mounts={"https://": https})
+                else:
+                    self._client = httpx.Client(base_url=self.registry.url)
             return self._client
 
     def _send(self, method: str, path: str, *, bound: Bound | None = None, **kwargs: Any) -> httpx.Response:

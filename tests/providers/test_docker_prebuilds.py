@@ -382,3 +382,24 @@ def test_a_plan_answered_from_rigs_cache_asks_the_registry_as_the_full_plan_does
     _, repository, digest = shared(applied["context"]["tools"])
     assert team.registry.delete(repository, digest) == 202
     assert both_ways() == ["base:cached", "tools:artifact-invalid"]
+
+
+def test_a_plain_http_registry_still_verifies_https_it_is_redirected_to(
+    make_registry: Callable[..., registry_server.Registry], daemons: tuple[EndpointDaemon, EndpointDaemon]
+) -> None:
+    """Its client loads no CA bundle up front; an https request (a blob kept elsewhere) still verifies."""
+    import httpx
+
+    from providers.docker.registry import RegistryClient
+    from providers.docker.registry_name import parse_registry
+
+    registry = make_registry()
+    client = RegistryClient(parse_registry(registry.name, provider="docker"))
+    try:
+        assert client.exists("rig/none/none", "sha256:" + "0" * 64) is False  # plain HTTP, answered
+        # The TLS daemon's certificate is signed by a private CA: a verifying client refuses it.
+        tls = "https://" + daemons[1].host.removeprefix("tcp://") + "/version"
+        with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+            client._http().get(tls, timeout=10)
+    finally:
+        client.close()
