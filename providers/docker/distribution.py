@@ -15,6 +15,7 @@ from rigcli.timeouts import long_bound
 
 if TYPE_CHECKING:
     from providers.docker.client import DockerClient
+    from providers.docker.rawhttp import RawClient
 
 NO_CREDENTIALS = base64.urlsafe_b64encode(b"{}").decode()  # what a registry without authentication takes
 
@@ -50,20 +51,23 @@ def push(node: DockerClient, repository: str, name: str) -> str:
     return digest
 
 
-def pull(node: DockerClient, repository: str, digest: str) -> None:
-    """Pull exactly ``repository@digest`` onto the daemon (from the registry ``repository`` names)."""
+def pull(node: RawClient, repository: str, digest: str) -> None:
+    """Pull exactly ``repository@digest`` onto the daemon (from the registry ``repository`` names).
+
+    On the connection a fork already holds to the daemon (``rawhttp``): no second client, TLS
+    context or handshake for it. Without X-Registry-Auth the daemon pulls anonymously."""
     response = node.request(
-        "POST",
-        "/images/create",
-        params={"fromImage": repository, "tag": digest},
-        headers={"X-Registry-Auth": NO_CREDENTIALS},
-        ok=(200, 404),
-        what="image pull",
-        bound=long_bound(),
+        "POST", "/images/create", params={"fromImage": repository, "tag": digest}, bound=long_bound()
     )
-    failure = _failure(response.text) if response.status_code == 200 else " ".join(response.text.split())
+    text = response.body.decode("utf-8", "replace")
+    if response.status == 200:
+        failure = _failure(text)
+    elif response.status == 404:
+        failure = response.message()
+    else:
+        raise ProviderError(f"Docker image pull failed: {response.message()} (HTTP {response.status})")
     if failure is not None:
-        raise ProviderError(f"Pulling {repository}@{digest} onto {node.host} failed: {failure}")
+        raise ProviderError(f"Pulling {repository}@{digest} onto {node.endpoint.host} failed: {failure}")
 
 
 def _messages(text: str) -> list[dict[str, object]]:

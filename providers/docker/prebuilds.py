@@ -149,7 +149,7 @@ class Prebuilds:
         response = self.daemon.raw.request("GET", f"/images/{image}/json")
         if response.status == 404:
             try:
-                distribution.pull(self.daemon.client, f"{registry}/{repository}", digest)
+                distribution.pull(self.daemon.raw, f"{registry}/{repository}", digest)
             except ProviderError as exc:
                 if self._gone(repository, digest):
                     raise ProviderError(
