@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from providers.docker.endpoint import Endpoint
-    from providers.docker.registry import RegistryClient
     from providers.docker.registry_name import Registry
     from rigcli.provider_api import EffectEntry
 
@@ -36,7 +35,6 @@ class DirectDocker:
         self.endpoint = endpoint
         self.raw = RawClient(endpoint)
         self.registry = registry
-        self._registry_client: RegistryClient | None = None
 
     def checks(self) -> list[dict[str, object]]:
         """What ``DockerController.checks`` gives the provider fingerprint: the host (or the registry
@@ -79,24 +77,20 @@ class DirectDocker:
 
     def _in_registry(self, shared: tuple[str, str, str]) -> bool | None:
         """As the controller asks the registry (``Prebuilds.validate``); None where it would warn instead."""
-        from providers.docker.registry import RegistryClient
+        from providers.docker.manifest_check import manifest_exists
         from rigcli.timeouts import check_bound
 
         assert self.registry is not None
         registry, repository, digest = shared
         if registry != self.registry.name:
             return False
-        if self._registry_client is None:
-            self._registry_client = RegistryClient(self.registry)
         try:
-            return self._registry_client.exists(repository, digest, bound=check_bound())
+            return manifest_exists(self.registry, repository, digest, bound=check_bound())
         except Exception:  # the registry does not answer: the ordinary way keeps the run and warns
             return None
 
     def close(self) -> None:
         self.raw.close()
-        if self._registry_client is not None:
-            self._registry_client.close()
 
 
 def status_directly(config: Mapping[str, Any]) -> DirectDocker | None:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from providers.docker import distribution
 from providers.docker.labels import EFFECT_LABEL, KIND_LABEL
+from providers.docker.manifest_check import manifest_exists
 from providers.docker.registry_name import Registry
 from rigcli.errors import ProviderError, UnconfirmedArtifactError, UnreachableError
 from rigcli.jsonutil import JsonValue
@@ -129,8 +130,8 @@ class Prebuilds:
         if shared is None or shared[0] != self.registry.name:
             return False
         _, repository, digest = shared
-        try:
-            return self.client.exists(repository, digest, bound=check_bound())
+        try:  # without httpx: a plan's (and a fork's) one question of the registry
+            return manifest_exists(self.registry, repository, digest, bound=check_bound())
         except ProviderError as exc:  # every such message names the registry
             raise UnconfirmedArtifactError(str(exc)) from None
 
@@ -164,7 +165,7 @@ class Prebuilds:
     def _gone(self, repository: str, digest: str) -> bool:
         """The registry says it has no such manifest (an uncertain answer is not "gone")."""
         try:
-            return self.client.digest(repository, digest, bound=check_bound()) is None
+            return not manifest_exists(self.registry, repository, digest, bound=check_bound())
         except ProviderError:
             return False
 

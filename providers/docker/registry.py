@@ -10,8 +10,9 @@ that digest would miss the one the tag points to.
 Every request is bounded (``rigcli/timeouts.py``): connecting by RIG_CONNECT_TIMEOUT, each read
 by RIG_READ_TIMEOUT (or the bound a caller names: a plan's question is brief). A registry that
 does not answer, or cannot be reached, is an UnreachableError naming it: uncertain, never "gone".
-One that ran out of a bound is not asked again, by this process for SILENCE_STANDS seconds, anything
-it would have as long or less to answer: a plan of many snapshots waits for it once. One that
+One that ran out of a bound is not asked again, by this process for SILENCE_STANDS seconds,
+anything it would have as long or less to answer: a plan of many snapshots waits for it once
+(``manifest_check`` keeps that memory, and asks a plan's question without httpx). One that
 refuses deletions (HTTP 405) is a DeletionRefusedError, and is not asked to delete again by the
 same client.
 """
@@ -21,10 +22,10 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from time import monotonic
 from typing import Any
 
 from providers.docker.httpx_lib import load_httpx
+from providers.docker.manifest_check import ACCEPT, MANIFEST_TYPES, refuse_if_silent, silent
 from providers.docker.registry_name import Registry, is_loopback
 from rigcli.errors import DeletionRefusedError, ProviderError, UnreachableError
 from rigcli.jsonutil import JsonValue
@@ -32,17 +33,6 @@ from rigcli.timeouts import Bound, check_bound, connect_bound, read_bound
 
 load_httpx()  # httpx with its optional imports hidden (httpx_lib.py); the import below finds it loaded
 import httpx  # noqa: E402
-
-MANIFEST_TYPES = (
-    "application/vnd.docker.distribution.manifest.v2+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
-    "application/vnd.oci.image.manifest.v1+json",
-    "application/vnd.oci.image.index.v1+json",
-)
-_ACCEPT = {"Accept": ", ".join(MANIFEST_TYPES)}
-SILENCE_STANDS = 30.0  # seconds: one command's questions come within it; a long-lived process asks again later
-# By registry URL: the longest bound it ran out of, that error, and until when it stands.
-_SILENT: dict[str, tuple[float, UnreachableError, float]] = {}
 
 
 class _VerifyingOnFirstUse(httpx.BaseTransport):
@@ -92,26 +82,17 @@ class RegistryClient:
         connecting = reading if reading.seconds < connecting.seconds else connecting
         seconds = reading.seconds
         timeout = httpx.Timeout(connect=connecting.seconds, read=seconds, write=seconds, pool=seconds)
-        at = f"Cannot reach the registry at {self.registry.url}"
-        known = _SILENT.get(self.registry.url)
-        if known is not None and reading.seconds <= known[0] and monotonic() < known[2]:
-            raise known[1]
+        url = self.registry.url
+        refuse_if_silent(url, reading)
         try:
             return self._http().request(method, f"/v2/{path}", timeout=timeout, **kwargs)
         except httpx.ConnectTimeout:
-            raise self._silent(at, f"no connection within {connecting}", reading) from None
+            raise silent(url, f"no connection within {connecting}", reading) from None
         except httpx.TimeoutException:
-            raise self._silent(at, f"no answer to {method} /v2/{path} within {reading}", reading) from None
+            raise silent(url, f"no answer to {method} /v2/{path} within {reading}", reading) from None
         except (httpx.TransportError, OSError) as exc:
             reason = " ".join(str(exc).split()) or type(exc).__name__
-            raise UnreachableError(f"{at}: {reason}") from None
-
-    def _silent(self, at: str, what: str, reading: Bound) -> UnreachableError:
-        error = UnreachableError(f"{at}: {what}")
-        known = _SILENT.get(self.registry.url)
-        if known is None or known[0] < reading.seconds or known[2] < monotonic():
-            _SILENT[self.registry.url] = (reading.seconds, error, monotonic() + SILENCE_STANDS)
-        return error
+            raise UnreachableError(f"Cannot reach the registry at {url}: {reason}") from None
 
     def _error(self, response: httpx.Response, what: str) -> ProviderError:
         try:
@@ -128,7 +109,7 @@ class RegistryClient:
 
     def digest(self, repository: str, reference: str, *, bound: Bound | None = None) -> str | None:
         """The manifest digest a tag (or digest) names; None when the registry has no such manifest."""
-        response = self._send("HEAD", f"{repository}/manifests/{reference}", headers=_ACCEPT, bound=bound)
+        response = self._send("HEAD", f"{repository}/manifests/{reference}", headers=ACCEPT, bound=bound)
         if response.status_code == 404:
             return None
         if response.status_code != 200:
@@ -136,7 +117,7 @@ class RegistryClient:
         found = response.headers.get("Docker-Content-Digest")
         if found:
             return str(found)
-        body = self._send("GET", f"{repository}/manifests/{reference}", headers=_ACCEPT, bound=bound)
+        body = self._send("GET", f"{repository}/manifests/{reference}", headers=ACCEPT, bound=bound)
         if body.status_code != 200:
             raise self._error(body, f"manifest read of {repository}:{reference}")
         return f"sha256:{hashlib.sha256(body.content).hexdigest()}"
@@ -202,7 +183,7 @@ class RegistryClient:
     def image(self, repository: str, reference: str) -> tuple[str, str | None, dict[str, str]] | None:
         """What a tag or digest names: its manifest digest, its image config's digest (the image id a
         daemon gives it) and labels; None when the registry has no such manifest."""
-        response = self._send("GET", f"{repository}/manifests/{reference}", headers=_ACCEPT)
+        response = self._send("GET", f"{repository}/manifests/{reference}", headers=ACCEPT)
         if response.status_code == 404:
             return None
         if response.status_code != 200:
