@@ -4,16 +4,18 @@ A plan (a fork's too) asks the registry of every shared snapshot whether its man
 there; the rest of the registry client (``registry.py``: digests, labels, deletions, listings) is
 httpx, whose import would be most of what that one question costs. Asked as that client asks:
 ``HEAD`` with the Accept header of every manifest type a Docker Engine pushes, through the
-environment's proxies as usual, HTTPS verified. One bound covers connecting and each read (a
-plan's is RIG_CHECK_TIMEOUT, shorter than RIG_CONNECT_TIMEOUT). A registry that ran out of a bound
-is not asked again, by this process for SILENCE_STANDS seconds, anything it would have as long or
-less to answer, whichever of the two ways asked: the memory is kept here for both.
+environment's proxies as usual (never to a registry on loopback), HTTPS verified. One bound
+covers connecting and each read (a plan's is RIG_CHECK_TIMEOUT, shorter than RIG_CONNECT_TIMEOUT).
+A registry that ran out of a bound is not asked again, by this process for SILENCE_STANDS seconds,
+anything it would have as long or less to answer, whichever of the two ways asked: the memory is
+kept here for both.
 """
 
 from __future__ import annotations
 
 from time import monotonic
 
+from providers.docker.registry_name import Registry, is_loopback
 from rigcli.errors import ProviderError, UnreachableError
 from rigcli.speed.lazy_modules import lazy_module
 from rigcli.timeouts import Bound, connect_bound
@@ -23,8 +25,6 @@ if TYPE_CHECKING:
     import http.client as http_client
     import urllib.error as urllib_error
     import urllib.request as urllib_request
-
-    from providers.docker.registry_name import Registry
 else:
     http_client = lazy_module("http.client")
     urllib_error = lazy_module("urllib.error")
@@ -69,8 +69,10 @@ def manifest_exists(registry: Registry, repository: str, reference: str, *, boun
     seconds = min(bound.seconds, connecting.seconds)  # urllib has one timeout for both
     path = f"/v2/{repository}/manifests/{reference}"
     request = urllib_request.Request(registry.url + path, method="HEAD", headers=ACCEPT)
+    # This machine's own registry is never asked through a proxy (as the registry client does).
+    handlers = [urllib_request.ProxyHandler({})] if is_loopback(registry.name) else []
     try:
-        with urllib_request.urlopen(request, timeout=seconds) as response:  # registry.url is http(s) only
+        with urllib_request.build_opener(*handlers).open(request, timeout=seconds) as response:
             status = int(response.status)
     except urllib_error.HTTPError as exc:
         status = exc.code

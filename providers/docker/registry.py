@@ -70,6 +70,7 @@ class RegistryClient:
                 if self.registry.scheme == "http" and is_loopback(self.registry.name):
                     # Plain HTTP: loading the CA bundle would cost every command tens of ms for nothing.
                     # A redirect to https (a blob in other storage) still verifies, with a transport made then.
+                    # This machine's own registry is never asked through a proxy either.
                     plain, https = httpx.HTTPTransport(verify=False), _VerifyingOnFirstUse()
                     self._client = httpx.Client(base_url=self.registry.url, transport=plain, mounts={"https://": https})
                 else:

@@ -403,3 +403,14 @@ def test_a_plain_http_registry_still_verifies_https_it_is_redirected_to(
             client._http().get(tls, timeout=10)
     finally:
         client.close()
+
+
+def test_a_registry_on_this_machine_is_never_asked_through_a_proxy(one_clone: Team) -> None:
+    team = one_clone
+    team.ok("a", "apply")
+    closed = "http://127.0.0.1:9"  # nothing listens there: a request through it would fail
+    proxies = {name: closed for name in ("http_proxy", "HTTP_PROXY", "https_proxy", "HTTPS_PROXY", "all_proxy")}
+    result = team.rig("b", "--json", "plan", RIG_CACHE="off", no_proxy="", NO_PROXY="", **proxies)
+    assert result.returncode == 0, result
+    assert statuses(json.loads(result.stdout)) == {"base": ("cached", "cached"), "tools": ("cached", "cached")}
+    assert team.registry.name not in result.stderr, result.stderr  # asked, and answered, directly
