@@ -1,4 +1,5 @@
-"""The team-scale cases: forking from a Docker daemon's committed image, and state on PostgreSQL (postgres_cases)."""
+"""The team-scale cases: forking from a Docker daemon's committed image, from a registry on another daemon
+(prebuilt_cases), and state on PostgreSQL (postgres_cases)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import subprocess
 from benchmarks.fixtures import DOCKER_CONFIG, Project, base_env
 from benchmarks.measure import Command, Invocation
 from benchmarks.postgres_cases import APPLY_POSTGRES
+from benchmarks.prebuilt_cases import FORK_PREBUILT
 from benchmarks.suite import Case, Context, Row, Target
 
 DEFAULT_IMAGE = "rig/base:busybox"
@@ -137,6 +139,7 @@ TEAM_CASES = [
         Target(max_ratio=0.5),
         run_fork_count_docker,
     ),
+    FORK_PREBUILT,
     APPLY_POSTGRES,
 ]
 

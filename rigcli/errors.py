@@ -66,6 +66,16 @@ class UnreachableError(ProviderError):
     made the thing): the answer is unknown, never "gone". ``rig gc --forget-unreachable`` may forget it."""
 
 
+class UnconfirmedArtifactError(UnreachableError):
+    """Whether an artifact is still there cannot be asked now (the registry that keeps it does not
+    answer): not "gone", so the run that made it stays cached, and the plan warns with this message."""
+
+
+class DeletionRefusedError(ProviderError):
+    """Where a resource is kept refuses deletions by its own configuration (a registry without
+    deletes): nothing was removed there, and asking again changes nothing until that changes."""
+
+
 class StateError(RigError):
     """The state database is unusable (for example written by a newer rig)."""
 
@@ -206,6 +216,7 @@ __all__ = [
     "ConfigError",
     "DamagedStateError",
     "Declined",
+    "DeletionRefusedError",
     "HandlerBaseException",
     "InputError",
     "InterruptedRunError",
@@ -216,6 +227,7 @@ __all__ = [
     "StateError",
     "StateLockedError",
     "TaskError",
+    "UnconfirmedArtifactError",
     "UnknownWorkspaceError",
     "UnreachableError",
     "UsageError",

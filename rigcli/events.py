@@ -332,6 +332,19 @@ class StateLockTakeover(Event):
     holder: LockHolder
 
 
+# -- providers --------------------------------------------------------------------------------------
+
+
+@lazy_dataclass(eq=False, repr=False)
+class ArtifactUnconfirmed(Event):
+    """Whether a cached run's artifact is still there could not be asked (its registry does not answer):
+    the run stays cached; ``message`` names where and why."""
+
+    KIND: ClassVar[str] = "artifact.unconfirmed"
+    provider_id: str
+    message: str
+
+
 # Provider-emitted kinds rig understands; anything else becomes a ProviderEvent.
 _FROM_PROVIDERS: dict[str, type[NodeEvent]] = {
     cls.KIND: cls
@@ -359,6 +372,7 @@ def from_provider(raw: ProviderEventData, node_path: str) -> NodeEvent:
 
 __all__ = [
     "ArtifactCreated",
+    "ArtifactUnconfirmed",
     "CommandCompleted",
     "CommandOutput",
     "CommandStarted",

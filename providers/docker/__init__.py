@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         SupportsDirectAttach,
         SupportsDirectConnect,
         SupportsDirectStatus,
+        SupportsIdentity,
     )
 
 _LAZY = {
@@ -67,6 +68,9 @@ _LAZY = {
 }
 
 
+_WHERE_THE_DAEMON_IS = ("host", "tls_verify", "cert_path")
+
+
 def __getattr__(name: str) -> object:
     return lazy_attribute(__name__, name, _LAZY, globals())
 
@@ -78,6 +82,13 @@ class DockerPlugin:
         from providers.docker.controller import DockerController
 
         return DockerController(setup)
+
+    def identity_config(self, config: Mapping[str, Any]) -> Mapping[str, Any]:
+        """What of the config says what the snapshots are (``SupportsIdentity``): with a registry, they are
+        wherever it is, so not where the daemon is (``host``) nor the TLS material that reaches it."""
+        if not config.get("registry"):
+            return config
+        return {key: value for key, value in config.items() if key not in _WHERE_THE_DAEMON_IS}
 
     def diagnose(self, config: Mapping[str, Any]) -> ProviderDiagnosis:
         """For ``rig doctor``: the endpoint this config resolves to, how it is reached, the server's version."""
@@ -125,6 +136,7 @@ if TYPE_CHECKING:  # mypy checks the plugin against the contract and its optiona
     _attaches: SupportsDirectAttach = plugin
     _connects: SupportsDirectConnect = plugin
     _lists: SupportsDirectStatus = plugin
+    _identifies: SupportsIdentity = plugin
 
 __all__ = [
     "IMAGE_KIND",

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 from providers.docker import lifecycle
 from providers.docker.container_options import apply_options, asked
 from providers.docker.endpoint import resolve_endpoint
-from providers.docker.images import IMAGE_KIND, full_image_id, image_id_of
+from providers.docker.images import IMAGE_KIND, image_id_of
 from providers.docker.labels import PROVIDER_ID
 from providers.docker.primitives import ConnectsContainers
 from providers.docker.rawhttp import RawClient, Response
-from rigcli.errors import ProviderError
+from rigcli.errors import ProviderError, UnreachableError
 from rigcli.jsonutil import JsonObject
 from rigcli.provider_api import (
     EffectEntry,
@@ -33,16 +33,17 @@ from rigcli.provider_api import (
 )
 from rigcli.provider_kit import BaseController, config_env, now_iso, stored_records
 from rigcli.speed.lazy_modules import lazy_module
-from rigcli.timeouts import check_bound, long_bound
+from rigcli.timeouts import check_bound
 
 if TYPE_CHECKING:  # what only making and removing need is imported where it is used (see DockerController.client)
     from providers.docker.client import DockerClient
     from providers.docker.machine import DockerMachine, DockerRuntime
 
 if TYPE_CHECKING:
-    import secrets
-else:
-    secrets = lazy_module("secrets")
+    from providers.docker import prebuilds, registry_name
+else:  # only a provider with a registry
+    prebuilds = lazy_module("providers.docker.prebuilds")
+    registry_name = lazy_module("providers.docker.registry_name")
 
 
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
@@ -79,6 +80,10 @@ class DockerController(ConnectsContainers, BaseController):
         self._lock = threading.Lock()
         self.env = config_env(PROVIDER_ID, self.config)
         self._warned = False
+        registry = self.config.get("registry")  # snapshots shared through it (prebuilds.py); "" is none
+        self.prebuilds: prebuilds.Prebuilds | None = None
+        if registry:
+            self.prebuilds = prebuilds.Prebuilds(registry_name.parse_registry(registry, provider=PROVIDER_ID), self)
 
     @property
     def client(self) -> DockerClient:
@@ -126,9 +131,12 @@ class DockerController(ConnectsContainers, BaseController):
             "value": f"{endpoint.host} ({endpoint.mode_label})",
             "message": endpoint.warning or f"{endpoint.host} over {endpoint.label}",
             # Another daemon has other images: runs made there are not valid here. Only the address
-            # counts; certificates and keys are credentials, not identity.
-            "fingerprint": endpoint.host,
+            # counts; certificates and keys are credentials, not identity. With a registry, the
+            # snapshots are wherever it is: any daemon that pulls from it serves the same runs.
+            "fingerprint": endpoint.host if self.prebuilds is None else f"registry={self.prebuilds.registry.name}",
         }
+        if self.prebuilds is not None:
+            check["message"] += f"; snapshots shared through {self.prebuilds.registry.url}"
         problem = None if mode == "offline" else self._daemon_problem()
         if problem is not None:
             warning = f" ({endpoint.warning})" if endpoint.warning else ""
@@ -254,8 +262,9 @@ class DockerController(ConnectsContainers, BaseController):
         self.setup.effects.deleted(machine_id)
         return stored is not None or removed
 
-    def commit(self, machine: DockerMachine, effects: EffectJournal) -> dict[str, Any]:
-        return self.commit_container(machine.container_id, machine.id, effects, made_from=machine.image)
+    def commit(self, machine: DockerMachine, task: RuntimeContext) -> dict[str, Any]:
+        """A task's (or hook's) snapshot of its machine."""
+        return self.commit_container(machine.container_id, machine.id, task.effects, made_from=machine.image, task=task)
 
     def commit_container(
         self,
@@ -265,42 +274,22 @@ class DockerController(ConnectsContainers, BaseController):
         *,
         made_from: str | None,
         changes: Sequence[str] = (),
+        task: RuntimeContext | None = None,
     ) -> dict[str, Any]:
-        """Commit the container (paused meanwhile, so the image is one instant of it) to a snapshot image."""
+        """Commit the container (paused meanwhile, so the image is one instant of it) to a snapshot image;
+        with a registry, a ``task``'s snapshot is pushed there too and named by its digest (``commits``)."""
+        from providers.docker.commits import commit_container
 
-        from providers.docker.effects import SNAPSHOT_REPO, snapshot_changes
+        return commit_container(
+            self, container_id, machine_id, effects, made_from=made_from, changes=changes, task=task
+        )
 
-        tag = f"{machine_id}-{secrets.token_hex(4)}"  # the image's effect id: its tag finds it before its id is known
-        effects.requested("image", {"tag": f"{SNAPSHOT_REPO}:{tag}", "host": self.client.host}, effect_id=tag)
-        created = self.client.json(
-            "POST",
-            "/commit",
-            params={
-                "container": container_id,
-                "repo": SNAPSHOT_REPO,
-                "tag": tag,
-                "changes": [*changes, *snapshot_changes(tag)],
-                "pause": "true",
-            },
-            json={},
-            what="commit",
-            bound=long_bound(),
-        )
-        image_id = full_image_id(created["Id"])
-        self.setup.storage.set(
-            f"snapshot:{image_id}",
-            {
-                "image_id": image_id,
-                "tag": f"{SNAPSHOT_REPO}:{tag}",
-                "created_at": now_iso(),
-                "source_machine": machine_id,
-                "effect_id": tag,
-            },
-        )
-        # What it was made from: gc removes a snapshot of a snapshot before the snapshot under it.
-        parent = {"parent": made_from} if made_from and made_from.startswith("sha256:") else {}
-        effects.confirmed(tag, {"image_id": image_id, **parent})
-        return {"provider": PROVIDER_ID, "kind": IMAGE_KIND, "image_id": image_id}
+    def snapshot_image(self, ref: Mapping[str, Any]) -> str:
+        """What a machine made from snapshot ``ref`` starts from: the image id, or with a registry its copy
+        there by digest (pulled from it where this daemon lacks it)."""
+        if self.prebuilds is not None and prebuilds.shared_image(ref) is not None:
+            return self.prebuilds.image_for(ref)
+        return image_id_of(ref)
 
     # -- rig fork --from: a container committed as it is, replacing the image it was started from ------
     machine_kinds = ("container",)
@@ -332,6 +321,8 @@ class DockerController(ConnectsContainers, BaseController):
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
         """An image ref is valid while the daemon still has that image; a daemon that does not answer
         within RIG_CHECK_TIMEOUT is an UnreachableError (uncertain, never "gone")."""
+        if self.prebuilds is not None and prebuilds.shared_image(ref) is not None:
+            return self.prebuilds.validate(ref)  # the registry's copy, wherever the daemon is
         try:
             image_id = image_id_of(ref)
         except ProviderError:
@@ -343,6 +334,8 @@ class DockerController(ConnectsContainers, BaseController):
 
     def delete_snapshot(self, ref: Any) -> bool:
         image_id = image_id_of(ref)
+        shared = prebuilds.shared_image(ref) if self.prebuilds is not None else None
+        pushed = self.prebuilds is not None and shared is not None and self.prebuilds.delete(shared)
         response = self.client.request(
             "DELETE", f"/images/{image_id}", params={"force": "true"}, ok=(200, 404), what="image removal"
         )
@@ -350,21 +343,37 @@ class DockerController(ConnectsContainers, BaseController):
         effect_id = stored["value"].get("effect_id") if stored and isinstance(stored["value"], dict) else None
         if isinstance(effect_id, str):
             self.setup.effects.deleted(effect_id)
-        return self.setup.storage.delete(f"snapshot:{image_id}") or response.status_code == 200
+        return self.setup.storage.delete(f"snapshot:{image_id}") or response.status_code == 200 or pushed
 
     def remove_effect(self, effect: EffectEntry) -> bool:
-        """Remove a journaled (or found) container or snapshot image; False when it was already gone."""
+        """Remove a journaled (or found) container or snapshot image (a pushed one from the registry, and
+        this daemon's copies); False when it was already gone."""
         from providers.docker import effects as effects_on_daemon
 
-        removed = effects_on_daemon.remove(self.client, self.setup.storage, effect)
+        if effect["kind"] == IMAGE_KIND and effect["resource"].get("registry"):
+            if self.prebuilds is None:
+                raise UnreachableError(
+                    f"image {effect['id']} was pushed to a registry; configure registry= to remove it"
+                )
+            removed = self.prebuilds.remove(effect)
+        else:
+            removed = effects_on_daemon.remove(self.client, self.setup.storage, effect)
         self.setup.effects.deleted(effect["id"])
         return removed
 
     def find_effects(self) -> list[EffectEntry]:
-        """Containers and snapshot images on this daemon that rig made for this project (by their labels)."""
+        """Containers and snapshot images on this daemon that rig made for this project (by their labels),
+        and with a registry the snapshots rig pushed there for its workflows: one entry each."""
         from providers.docker import effects as effects_on_daemon
 
-        return effects_on_daemon.find(self.client, self.setup.project_dir)
+        found = effects_on_daemon.find(self.client, self.setup.project_dir)
+        if self.prebuilds is None:
+            return found
+        shared = {entry["id"]: entry for entry in self.prebuilds.find()}
+        for entry in found:  # the local copy of a pushed snapshot: one effect, named both ways
+            if entry["id"] in shared:
+                entry["resource"] = {**shared.pop(entry["id"])["resource"], **entry["resource"]}
+        return [*found, *shared.values()]
 
     # -- after fork: live status, stop and start, a program attached to rig's stdio ----------------------
     def probe(self, resources: Sequence[EffectEntry]) -> dict[str, LiveStatus]:
@@ -405,6 +414,8 @@ class DockerController(ConnectsContainers, BaseController):
             self._client.close()
         if self._raw is not None:
             self._raw.close()
+        if self.prebuilds is not None:
+            self.prebuilds.close()
 
 
 if TYPE_CHECKING:  # mypy checks the optional hooks against the contract

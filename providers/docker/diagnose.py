@@ -7,6 +7,8 @@ from typing import Any
 
 from providers.docker.client import DockerClient
 from providers.docker.endpoint import resolve_endpoint
+from providers.docker.registry import diagnose_registry
+from providers.docker.registry_name import parse_registry
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import ProviderDiagnosis
@@ -14,12 +16,26 @@ from rigcli.timeouts import check_bound
 
 
 def diagnose(config: Mapping[str, Any]) -> ProviderDiagnosis:
-    """Connect once (within RIG_CHECK_TIMEOUT) and report; never raises."""
+    """Connect once (within RIG_CHECK_TIMEOUT) and report, and ask the registry snapshots are shared
+    through, if there is one; never raises."""
     try:
         details = _details(config)
+        if config.get("registry"):
+            details["registry"] = _registry(config["registry"])
     except Exception as exc:  # doctor reports problems, it does not have them
         details = {"host": config.get("host"), "reachable": False, "error": f"{type(exc).__name__}: {exc}"}
-    return ProviderDiagnosis(summary=summary(details), ok=details.get("reachable") is True, details=details)
+    registry = details.get("registry")
+    registry_ok = not isinstance(registry, dict) or (registry.get("reachable") is True and not registry.get("error"))
+    ok = details.get("reachable") is True and registry_ok
+    return ProviderDiagnosis(summary=summary(details), ok=ok, details=details)
+
+
+def _registry(value: object) -> dict[str, JsonValue]:
+    try:
+        registry = parse_registry(value, provider="docker")
+    except ProviderError as exc:
+        return {"name": None, "reachable": False, "error": str(exc)}
+    return diagnose_registry(registry)
 
 
 def engine_of(server: Mapping[str, Any]) -> tuple[str, str | None]:
@@ -74,8 +90,18 @@ def summary(details: Mapping[str, JsonValue]) -> str:
         where += f" from docker context {details['context']}"
     if details.get("reachable"):
         engine = f"{details.get('engine') or 'Docker'} {details.get('engine_version') or details.get('version')}"
-        return f"{where}, {engine}, API {details.get('api_version')}"
-    return f"not reachable: {details.get('error')}"
+        text = f"{where}, {engine}, API {details.get('api_version')}"
+    else:
+        text = f"not reachable: {details.get('error')}"
+    registry = details.get("registry")
+    if isinstance(registry, dict):
+        if registry.get("reachable") and not registry.get("error"):
+            text += f"; snapshots shared through {registry.get('url')}, which answers"
+        elif registry.get("url"):
+            text += f"; snapshots shared through {registry['url']}: {registry.get('error')}"
+        else:
+            text += f"; {registry.get('error')}"
+    return text
 
 
 __all__ = ["diagnose", "engine_of", "summary"]

@@ -23,19 +23,23 @@ if TYPE_CHECKING:
     from typing import Any
 
     from providers.docker.endpoint import Endpoint
+    from providers.docker.registry_name import Registry
     from rigcli.provider_api import EffectEntry
 
 
 class DirectDocker:
     """One daemon, as a definition's config reaches it; a connection opened on the first request."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: Endpoint, registry: Registry | None = None) -> None:
         self.endpoint = endpoint
         self.raw = RawClient(endpoint)
+        self.registry = registry
 
     def checks(self) -> list[dict[str, object]]:
-        """What ``DockerController.checks`` gives the provider fingerprint: the host, whatever the daemon says."""
-        return [{"id": "docker.endpoint", "status": "ok", "fingerprint": self.endpoint.host}]
+        """What ``DockerController.checks`` gives the provider fingerprint: the host (or the registry
+        snapshots are shared through), whatever the daemon says."""
+        identity = self.endpoint.host if self.registry is None else f"registry={self.registry.name}"
+        return [{"id": "docker.endpoint", "status": "ok", "fingerprint": identity}]
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool | None:
         """``DockerController.validate_artifact``; None where it would have raised."""
@@ -43,6 +47,12 @@ class DirectDocker:
         from rigcli.errors import ProviderError
         from rigcli.timeouts import check_bound
 
+        if self.registry is not None:
+            from providers.docker.prebuilds import shared_image
+
+            shared = shared_image(ref)
+            if shared is not None:
+                return self._in_registry(shared)
         try:
             image_id = image_id_of(ref)
         except ProviderError:
@@ -64,6 +74,20 @@ class DirectDocker:
         finally:
             raw.close()
 
+    def _in_registry(self, shared: tuple[str, str, str]) -> bool | None:
+        """As the controller asks the registry (``Prebuilds.validate``); None where it would warn instead."""
+        from providers.docker.manifest_check import manifest_exists
+        from rigcli.timeouts import check_bound
+
+        assert self.registry is not None
+        registry, repository, digest = shared
+        if registry != self.registry.name:
+            return False
+        try:
+            return manifest_exists(self.registry, repository, digest, bound=check_bound())
+        except Exception:  # the registry does not answer: the ordinary way keeps the run and warns
+            return None
+
     def close(self) -> None:
         self.raw.close()
 
@@ -74,7 +98,12 @@ def status_directly(config: Mapping[str, Any]) -> DirectDocker | None:
     if not isinstance(configured, Mapping):
         return None  # the controller refuses such a config: let it say so
     try:
-        return DirectDocker(resolve_endpoint(config))
+        registry = config.get("registry")
+        if not registry:
+            return DirectDocker(resolve_endpoint(config))
+        from providers.docker.registry_name import parse_registry
+
+        return DirectDocker(resolve_endpoint(config), parse_registry(registry, provider="docker"))
     except RigError:
         return None
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from providers.docker.images import image_id_of
 from providers.docker.runtime_images import ImageMethods
 from rigcli.errors import ProviderError
-from rigcli.provider_api import Cancellation, EffectJournal, ProviderSetup
+from rigcli.provider_api import Cancellation, EffectJournal, ProviderSetup, RuntimeContext
 from rigcli.provider_kit import (
     AttachSpec,
     BaseMachine,
@@ -213,7 +213,7 @@ class ContainerHost(MachineController, Protocol):
         effects: EffectJournal,
         options: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]: ...
-    def commit(self, machine: DockerMachine, effects: EffectJournal) -> dict[str, Any]: ...
+    def commit(self, machine: DockerMachine, task: RuntimeContext) -> dict[str, Any]: ...
     def commit_container(
         self,
         container_id: str,
@@ -222,7 +222,9 @@ class ContainerHost(MachineController, Protocol):
         *,
         made_from: str | None,
         changes: Sequence[str] = (),
+        task: RuntimeContext | None = None,
     ) -> dict[str, Any]: ...
+    def snapshot_image(self, ref: Mapping[str, Any]) -> str: ...
     def remove_container(self, container_id: str, machine_id: str | None) -> None: ...
 
 
@@ -245,9 +247,10 @@ class DockerRuntime(ImageMethods, BaseRuntime[ContainerHost]):
         return self._start(chosen, source_image=None, options=options)
 
     def from_snapshot(self, ref: Any, *, options: Mapping[str, Any] | None = None) -> DockerMachine:
-        """A new container from a committed snapshot image (``options`` as for ``create_machine``)."""
+        """A new container from a committed snapshot image (``options`` as for ``create_machine``); one
+        pushed to the provider's registry is pulled first where the daemon lacks it."""
         image_id = image_id_of(ref)
-        return self._start(image_id, source_image=image_id, options=options)
+        return self._start(self.controller.snapshot_image(ref), source_image=image_id, options=options)
 
     def _start(self, image: str, *, source_image: str | None, options: Mapping[str, Any] | None) -> DockerMachine:
         record = self.controller.start_container(
@@ -283,13 +286,14 @@ class DockerMachine(ContainerMachine[DockerRuntime]):
         return self._runtime.client
 
     def _snapshot(self) -> dict[str, Any]:
-        """Commit the container to an image."""
-        return self._runtime.controller.commit(self, self._runtime.context.effects)
+        """Commit the container to an image (pushed to the registry when the provider has one)."""
+        return self._runtime.controller.commit(self, self._runtime.context)
 
     def snapshot_with(self, changes: list[str]) -> dict[str, Any]:
         """``snapshot_ref`` with Dockerfile ``changes`` made in the commit (``ENV K=V``, ``USER u``)."""
+        context = self._runtime.context
         ref = self._runtime.controller.commit_container(
-            self.container_id, self.id, self._runtime.context.effects, made_from=self.image, changes=changes
+            self.container_id, self.id, context.effects, made_from=self.image, changes=changes, task=context
         )
         self._runtime.event("snapshot.created", machine=self.id, artifact=ref)
         return ref

@@ -7,13 +7,14 @@ TLS settings, or a mapping with its own ``host``/``tls_verify``/``cert_path``.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Mapping
 from dataclasses import field
 from typing import Any
 
 from providers.docker.endpoint import Endpoint, resolve_endpoint
+from providers.docker.registry_name import Registry
+from providers.docker.registry_name import parse_registry as registry_named
 from rigcli.errors import ProviderError
 from rigcli.speed.records import lazy_dataclass
 
@@ -23,51 +24,17 @@ SCHEDULE_TIMEOUT = 10.0  # how long a task may wait for a node that fits before 
 _MEMORY = re.compile(r"^(\d+(?:\.\d+)?)\s*([kmgtp]?)(?:i?b)?$", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40, "p": 1 << 50}
 _RESOURCE_KEYS = {"reservations": ("cpus", "memory"), "limits": ("cpus", "memory", "pids")}
-_REGISTRY = re.compile(r"^[A-Za-z0-9.-]+(?::\d+)?$|^\[[0-9A-Fa-f:]+\](?::\d+)?$")
 
 
 def _fail(message: str) -> ProviderError:
     return ProviderError(f"swarm provider config {message}")
 
 
-@lazy_dataclass(frozen=True)
-class Registry:
-    """Where snapshots are pushed and every image comes from: ``name`` is what image references start with."""
-
-    name: str  # host[:port], as in an image reference
-    scheme: str  # "https", or "http" for loopback (as the Docker daemon allows) or when given as http://
-
-    @property
-    def url(self) -> str:
-        return f"{self.scheme}://{self.name}"
-
-    def names(self, image: str) -> bool:
-        return image.startswith(f"{self.name}/")
-
-
 def parse_registry(value: object) -> Registry:
-    """``host[:port]`` (https, or plain http on a loopback address) or ``http(s)://host[:port]``."""
-    if not isinstance(value, str) or not value.strip():
+    """``host[:port]`` (https, or plain http on a loopback address) or ``http(s)://host[:port]``; required."""
+    if value is None or value == "":
         raise _fail("registry= is required: the registry (host:port) snapshots are pushed to and nodes pull from")
-    text = value.strip().rstrip("/")
-    scheme, sep, rest = text.partition("://")
-    if not sep:
-        scheme, rest = "", text
-    elif scheme not in ("http", "https"):
-        raise _fail(f"registry={value!r} must be host[:port], http://host[:port] or https://host[:port]")
-    if not _REGISTRY.match(rest):
-        raise _fail(f"registry={value!r} must be host[:port] (no path: images are named <registry>/rig/...)")
-    return Registry(rest.lower(), scheme or ("http" if _loopback(rest) else "https"))
-
-
-def _loopback(name: str) -> bool:
-    host = name.rsplit(":", 1)[0] if not name.startswith("[") else name[1:].split("]")[0]
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return registry_named(value, provider="swarm", plain_http_anywhere=True)
 
 
 def parse_memory(value: object, where: str) -> int:

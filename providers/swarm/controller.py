@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from providers.docker.client import DockerClient
 from providers.docker.endpoint import resolve_endpoint
+from providers.docker.registry import RegistryClient
 from providers.swarm import connect, lifecycle, power, services, snapshots
 from providers.swarm.cluster import Cluster
 from providers.swarm.config import SwarmConfig, parse_config
 from providers.swarm.connect import NodeRaws
-from providers.swarm.registry import RegistryClient
 from providers.swarm.runtime import IMAGE_KIND, PROVIDER_ID, SwarmRuntime, snapshot_of
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonObject

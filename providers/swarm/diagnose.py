@@ -7,9 +7,9 @@ from typing import Any
 
 from providers.docker.diagnose import engine_of
 from providers.docker.endpoint import resolve_endpoint
+from providers.docker.registry import diagnose_registry
 from providers.swarm.cluster import Cluster, Node
 from providers.swarm.config import node_endpoints, parse_registry
-from providers.swarm.registry import RegistryClient
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import ProviderDiagnosis
@@ -76,17 +76,7 @@ def _registry(config: Mapping[str, Any]) -> dict[str, JsonValue]:
         registry = parse_registry(config.get("registry"))
     except ProviderError as exc:
         return {"name": None, "reachable": False, "error": str(exc)}
-    client = RegistryClient(registry, bound=check_bound())
-    try:
-        status = client.ping()
-    except ProviderError as exc:
-        return {"name": registry.name, "url": registry.url, "reachable": False, "error": str(exc)}
-    finally:
-        client.close()
-    answer: dict[str, JsonValue] = {"name": registry.name, "url": registry.url, "reachable": True, "status": status}
-    if status not in (200, 401):
-        answer["error"] = f"{registry.url}/v2/ answered HTTP {status}: not a Docker registry (v2 API)"
-    return answer
+    return diagnose_registry(registry)
 
 
 def summary(details: Mapping[str, JsonValue]) -> str:

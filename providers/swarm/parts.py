@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from providers.docker.client import DockerClient
+from providers.docker.registry import RegistryClient
 from providers.swarm.cluster import Cluster
 from providers.swarm.config import SwarmConfig
-from providers.swarm.registry import RegistryClient
 from rigcli.provider_api import EffectJournal, ProviderSetup, RuntimeContext
 from rigcli.provider_kit import MachineController
 

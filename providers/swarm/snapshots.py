@@ -8,7 +8,6 @@ it has it already, any other pulls exactly that.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import json
@@ -16,18 +15,18 @@ import re
 import secrets
 import time
 
+from providers.docker import distribution
 from providers.docker.client import DockerClient, daemon_message
 from providers.docker.effects import EFFECT_LABEL, KIND_LABEL, snapshot_changes
 from providers.docker.images import full_image_id
-from providers.swarm.config import Registry
-from providers.swarm.registry import RegistryClient
+from providers.docker.registry import RegistryClient
+from providers.docker.registry_name import Registry
 from rigcli.errors import ProviderError
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import EffectEntry
 from rigcli.timeouts import long_bound
 
 REPOSITORY = "rig/snapshot"
-NO_CREDENTIALS = base64.urlsafe_b64encode(b"{}").decode()  # what a registry without authentication takes
 LEAVING_SECONDS = 15.0  # a removed service's container goes within a few seconds; its image copy waits for it
 _IN_USE_BY = re.compile(r"used by (?:running |stopped )?container ([0-9a-f]+)")
 
@@ -66,29 +65,7 @@ def commit(node: DockerClient, container_id: str, registry: Registry, tag: str, 
 
 def push(node: DockerClient, registry: Registry, tag: str) -> str:
     """Push the tag from the node to the registry; the manifest digest the registry stored."""
-    response = node.request(
-        "POST",
-        f"/images/{registry.name}/{REPOSITORY}/push",
-        params={"tag": tag},
-        headers={"X-Registry-Auth": NO_CREDENTIALS},
-        what="image push",
-        bound=long_bound(),
-    )
-    digest = None
-    for line in response.text.splitlines():
-        try:
-            message = json.loads(line)
-        except ValueError:
-            continue
-        if message.get("error") or message.get("errorDetail"):
-            detail = message.get("error") or (message.get("errorDetail") or {}).get("message")
-            raise ProviderError(f"Pushing {registry.name}/{REPOSITORY}:{tag} from {node.host} failed: {detail}")
-        aux = message.get("aux") or {}
-        if isinstance(aux, dict) and aux.get("Digest"):
-            digest = str(aux["Digest"])
-    if digest is None:
-        raise ProviderError(f"Pushing {registry.name}/{REPOSITORY}:{tag} from {node.host} reported no digest")
-    return digest
+    return distribution.push(node, f"{registry.name}/{REPOSITORY}", tag)
 
 
 def image_reference(registry: Registry, digest: str) -> str:
@@ -189,7 +166,6 @@ def find(registry: RegistryClient, project_dir: str) -> list[EffectEntry]:
 
 
 __all__ = [
-    "NO_CREDENTIALS",
     "REPOSITORY",
     "commit",
     "copies",

@@ -21,7 +21,14 @@ from rigcli.cli.spec import GlobalOptions
 from rigcli.cli.terminal_host import CliHost
 from rigcli.engine import create_engine
 from rigcli.errors import InterruptedRunError, RigError
-from rigcli.events import Event, StateLockTakeover, StateLockWaiting, StateWarning, WorkspaceReaped
+from rigcli.events import (
+    ArtifactUnconfirmed,
+    Event,
+    StateLockTakeover,
+    StateLockWaiting,
+    StateWarning,
+    WorkspaceReaped,
+)
 from rigcli.records import utc_now
 from rigcli.render.console import no_color
 from rigcli.render.lines import EventFormatter
@@ -133,8 +140,9 @@ class LoadedSession:
             self._notice(StateWarning(message=f"Could not reap expired workspaces: {exc}"))
 
     def _notice(self, event: Event) -> None:
-        """State warnings and lock waits and takeovers reach stderr in every command, even with no renderer."""
-        noticed = (StateWarning, StateLockWaiting, StateLockTakeover, WorkspaceReaped)
+        """Warnings (the state's, an artifact's that could not be checked) and lock waits and takeovers
+        reach stderr in every command, even with no renderer."""
+        noticed = (StateWarning, ArtifactUnconfirmed, StateLockWaiting, StateLockTakeover, WorkspaceReaped)
         if self.watching or not isinstance(event, noticed):
             return
         with contextlib.suppress(OSError):  # a closed stderr must not fail the engine's work

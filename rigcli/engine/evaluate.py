@@ -400,7 +400,9 @@ class Evaluation:
             "log": capture.handler_logger(task.path),
         }
         # What providers make here belongs to this run: gc keeps it while a live cache entry refers to it.
-        factories = self.session.runtime_factories(task.providers, node_path=task.path, owner=("run", run_id))
+        factories = self.session.runtime_factories(
+            task.providers, node_path=task.path, owner=("run", run_id), cache_key=self.keys[task.index]
+        )
         console = capture.NodeConsole(task.path, self.emit)
         kwargs = await build_kwargs(task.node.handler, fixed, factories)
         result = await call_handler(task.node.handler, kwargs, console)

@@ -33,7 +33,7 @@ from rigcli.engine.providers import maybe_await
 from rigcli.engine.reconcile import abandoned, remove_effect
 from rigcli.engine.results import GcItem, GcReport
 from rigcli.engine.session import ProviderSession
-from rigcli.errors import NotFoundError, UnreachableError
+from rigcli.errors import DeletionRefusedError, NotFoundError, UnreachableError
 from rigcli.provider_api import EXEC_EFFECT, SupportsEffects
 from rigcli.records import EffectRecord, NodeRun
 from rigcli.state.api import StateStore
@@ -176,6 +176,9 @@ class Garbage:
                 await remove_effect(session, as_entry(effect), effect.provider_id)
             else:
                 await maybe_await(finder.remove_effect(as_entry(effect)))
+        except DeletionRefusedError as exc:  # nothing was removed, and nothing will be until that changes
+            report.refused.append(GcItem.of(effect, journaled, str(exc)))
+            return
         except Exception as exc:  # an uncertain answer is never taken as gone
             message = str(exc) or type(exc).__name__
             if journaled and report.forgetting and isinstance(exc, UnreachableError):

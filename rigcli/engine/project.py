@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from rigcli.authoring.values import ProviderDefinition
 from rigcli.cachekeys import fragment_hash, task_key, task_parts
 from rigcli.config_loader import LoadedConfig, load_config
 from rigcli.engine.effects import StoreEffects
@@ -164,8 +165,17 @@ class Project:
             plugin_index=plugin_index_file(),
             cancellation=self.cancellation,
             effects=lambda provider_id, owner: StoreEffects(store, provider_id, owner),
+            workflows_of=self._workflows_using,
         )
         return store, stores, hub
+
+    def _workflows_using(self, definition: ProviderDefinition) -> tuple[str, ...]:
+        """The names of the workflows whose tasks, hooks or operations have ``definition`` in scope."""
+        return tuple(
+            name
+            for name, workflow in self.workflows.items()
+            if any(found is definition for scope in workflow.all_scopes() for found in scope.values())
+        )
 
     def state_location(self) -> StateLocation:
         """Where the project's state lives (the one rule, state_location.py): what was given, else

@@ -19,6 +19,7 @@ from rigcli.provider_api import (
     ProviderController,
     ProviderPlugin,
     ProviderSetup,
+    SupportsIdentity,
     UnjournaledEffects,
 )
 from rigcli.speed.awaitables import isawaitable
@@ -100,6 +101,7 @@ class ProviderHub:
         cancellation: Cancellation,
         effects: EffectsFactory | None = None,
         plugin_index: Path | None = None,
+        workflows_of: Callable[[ProviderDefinition], tuple[str, ...]] | None = None,
     ) -> None:
         self._finder = Plugins(plugins, plugin_index)
         self._factory = provider_factory
@@ -111,6 +113,7 @@ class ProviderHub:
         self._secret_key_path = secret_key_path
         self.cancellation = cancellation
         self._effects = effects
+        self._workflows_of = workflows_of
         # Keyed by id(definition): definitions are immutable and live as long as the loaded config.
         self._controllers: dict[int, ProviderController] = {}
         self._configs: dict[int, dict[str, object]] = {}
@@ -140,6 +143,7 @@ class ProviderHub:
             state_dir=str(self._state_dir),
             cancellation=self.cancellation,
             effects=self.effects_for(definition.provider_id),
+            workflows=self._workflows_of(definition) if self._workflows_of is not None else (),
         )
 
     def effects_for(self, provider_id: str, owner: tuple[str, str] | None = None) -> EffectJournal:
@@ -206,10 +210,14 @@ class ProviderHub:
         described: dict[str, JsonValue] = {}
         for name in sorted(scope):
             definition = scope[name]
+            plugin = self.plugin_for(definition)
+            config: Mapping[str, object] = self.resolved_config(definition)
+            if isinstance(plugin, SupportsIdentity):  # the part of it that says what its snapshots are
+                config = plugin.identity_config(config)
             described[name] = {
                 "provider_id": definition.provider_id,
-                "config": self._fingerprintable(self.resolved_config(definition)),
-                "plugin": _plugin_identity(self.plugin_for(definition)),
+                "config": self._fingerprintable(config),
+                "plugin": _plugin_identity(plugin),
             }
         return described
 

@@ -223,6 +223,8 @@ class GcReport:
     unreachable: list[str] = field(default_factory=list)  # providers that could not list what they made
     # With --forget-unreachable: journal entries no provider can be asked about, marked forgotten.
     forgotten: list[GcItem] = field(default_factory=list)
+    # Kept because where they are kept refuses deletions (a registry without deletes): a warning, not a failure.
+    refused: list[GcItem] = field(default_factory=list)
     dropped: int = 0  # journal rows of removed resources dropped
 
     def to_json(self) -> JsonObject:
@@ -233,7 +235,18 @@ class GcReport:
             "failed": [item.to_json() for item in self.failed],
             "unreachable": list(self.unreachable),
             "forgotten": [item.to_json() for item in self.forgotten],
+            "refused": [item.to_json() for item in self.refused],
         }
+
+    def warnings(self) -> list[str]:
+        """One line per place that refused deletions, with how many things it kept."""
+        counts: dict[str, int] = {}
+        for item in self.refused:
+            counts[item.reason or ""] = counts.get(item.reason or "", 0) + 1
+        return [
+            f"{reason}; {count} unreferenced {'item' if count == 1 else 'items'} kept"
+            for reason, count in counts.items()
+        ]
 
 
 @lazy_dataclass(frozen=True)

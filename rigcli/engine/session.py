@@ -9,8 +9,8 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.cachekeys import provider_fingerprint, provider_parts
 from rigcli.engine.interactions import InteractionBroker, Presenter
 from rigcli.engine.providers import ProviderHub, maybe_await
-from rigcli.errors import ProviderError, RigError, describe_exception
-from rigcli.events import Event, from_provider
+from rigcli.errors import ProviderError, RigError, UnconfirmedArtifactError, describe_exception
+from rigcli.events import ArtifactUnconfirmed, Event, from_provider
 from rigcli.jsonutil import JsonValue, to_plain_json
 from rigcli.provider_api import (
     EventData,
@@ -52,6 +52,7 @@ class ProviderSession:
     # Each artifact validation asked, in order: (the definition whose controller answered, the ref,
     # whether it was valid). ``rig ls`` remembers them and asks again without the config.
     validations: list[tuple[ProviderDefinition | None, dict[str, JsonValue], bool]] = field(default_factory=list)
+    unconfirmed: set[str] = field(default_factory=set)  # what ArtifactUnconfirmed said, once each
 
     async def prepare(self, scopes: Sequence[Scope]) -> None:
         """Create controllers for every provider in these scopes and run their checks."""
@@ -146,6 +147,9 @@ class ProviderSession:
             assert isinstance(ref, dict)
             try:
                 valid = await maybe_await(controller.validate_artifact(ref))
+            except UnconfirmedArtifactError as exc:  # kept where it cannot be asked now: not gone
+                self._unconfirmed(provider_id, str(exc))
+                valid = True
             except RigError:
                 raise  # e.g. the daemon is down: say so rather than rebuild everything
             except Exception:
@@ -155,13 +159,26 @@ class ProviderSession:
                 return f"{provider_id} artifact validation failed"
         return None
 
+    def _unconfirmed(self, provider_id: str, message: str) -> None:
+        """Warn once per command for each thing a provider could not ask (the same registry, many snapshots)."""
+        if message not in self.unconfirmed:
+            self.unconfirmed.add(message)
+            self.emit(ArtifactUnconfirmed(provider_id=provider_id, message=message))
+
     def runtime_factories(
-        self, scope: Scope, *, node_path: str, workspace: str | None = None, owner: tuple[str, str] | None = None
+        self,
+        scope: Scope,
+        *,
+        node_path: str,
+        workspace: str | None = None,
+        owner: tuple[str, str] | None = None,
+        cache_key: str | None = None,
     ) -> dict[str, RuntimeFactory]:
         """One lazy runtime maker per provider in scope, so handlers only start what they use.
 
         ``owner`` (``("run", id)`` or ``("workspace", id)``) is recorded on every effect the
-        runtimes journal: what ``rm`` cleans and what ``gc`` counts as referred to.
+        runtimes journal: what ``rm`` cleans and what ``gc`` counts as referred to. ``cache_key``:
+        the running task's.
         """
 
         def maker(name: str, definition: ProviderDefinition) -> RuntimeFactory:
@@ -179,6 +196,7 @@ class ProviderSession:
                     ),
                     workspace=workspace,
                     effects=self.hub.effects_for(definition.provider_id, owner),
+                    cache_key=cache_key,
                 )
                 runtime = controller.runtime(context)
                 if isawaitable(runtime):

@@ -7,7 +7,8 @@ plugins; a project can also pass a plugin inline with ``define_provider(..., plu
 receive. A controller may also implement any of the optional hooks below (``SupportsChecks``,
 ``SupportsArtifactValidation``, ``SupportsEffects``, and for a workspace's life after ``fork``
 ``SupportsStatus``, ``SupportsPower``, ``SupportsInteractive``), and a plugin
-``SupportsDiagnosis`` for ``rig doctor``. Every controller method may be a plain or an ``async``
+``SupportsDiagnosis`` for ``rig doctor`` and ``SupportsIdentity`` for what of its config the
+provider fingerprint covers. Every controller method may be a plain or an ``async``
 function. Annotate a plugin object as ``ProviderPlugin`` and mypy
 checks it.
 
@@ -38,6 +39,7 @@ from rigcli.provider_api.contract import (
     SupportsArtifactValidation,
     SupportsChecks,
     SupportsEffects,
+    SupportsIdentity,
     find_artifacts,
     is_artifact_ref,
 )
@@ -90,6 +92,7 @@ __all__ = [
     "SupportsDirectConnect",
     "SupportsDirectStatus",
     "SupportsEffects",
+    "SupportsIdentity",
     "SupportsInteractive",
     "SupportsLastUse",
     "SupportsLiveSnapshot",

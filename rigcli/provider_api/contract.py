@@ -30,6 +30,9 @@ class ProviderSetup:
     state_dir: str
     cancellation: Cancellation = field(default_factory=Cancellation)
     effects: EffectJournal = field(default_factory=UnjournaledEffects)  # no owner: see RuntimeContext
+    # The names of the project's workflows that use this definition (what a provider may name its
+    # shared resources after, since nothing of the clone's path is shared).
+    workflows: tuple[str, ...] = ()
 
     def mark_secret(self, value: str) -> None:
         """Mask ``value`` as ``***`` in every event, log line, error, JSON document and stored row."""
@@ -54,6 +57,9 @@ class RuntimeContext:
     cancellation: Cancellation
     workspace: str | None = None
     effects: EffectJournal = field(default_factory=UnjournaledEffects)  # owned by this run or workspace
+    # The cache key of the task running (``sha256-<hex>``): the same in every clone for the same
+    # task; None for a hook or an operation.
+    cache_key: str | None = None
 
     def mark_secret(self, value: str) -> None:
         """Mask ``value`` as ``***`` in every event, log line, error, JSON document and stored row."""
@@ -120,7 +126,9 @@ class SupportsArtifactValidation(Protocol):
     """Optional: is the artifact in a cached output still there? False makes the task re-run.
 
     Raise a ``RigError`` when the answer is unknowable (a daemon is down): the plan fails
-    instead of rebuilding everything.
+    instead of rebuilding everything. Raise ``UnconfirmedArtifactError`` instead when where the
+    artifact is kept cannot be asked now but nothing says it is gone (a registry out of reach): the
+    run stays cached and the command warns with its message.
     """
 
     def validate_artifact(self, ref: Mapping[str, JsonValue]) -> bool | Awaitable[bool]: ...
@@ -142,6 +150,16 @@ class SupportsEffects(Protocol):
 
     def remove_effect(self, effect: EffectEntry) -> bool | Awaitable[bool]: ...
     def find_effects(self) -> Sequence[EffectEntry] | Awaitable[Sequence[EffectEntry]]: ...
+
+
+@runtime_checkable
+class SupportsIdentity(Protocol):
+    """Optional, on the plugin: which part of a definition's resolved config says what its machines and
+    snapshots are, for the provider fingerprint (by default, all of it). A provider whose snapshots
+    any host can reach (through a registry) leaves out where its machines run, so that shared
+    state is cached wherever the project is applied. Pure: no I/O, the same answer every time."""
+
+    def identity_config(self, config: Mapping[str, Any]) -> Mapping[str, Any]: ...
 
 
 def is_artifact_ref(value: object) -> TypeGuard[Mapping[str, JsonValue]]:

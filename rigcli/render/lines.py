@@ -10,6 +10,7 @@ from typing import NamedTuple, TypeVar
 
 from rigcli.events import (
     ArtifactCreated,
+    ArtifactUnconfirmed,
     CommandCompleted,
     CommandOutput,
     CommandStarted,
@@ -178,6 +179,7 @@ class EventFormatter:
         # here show nothing (plan.created: the CLI prints the plan table itself).
         return {
             "state.warning": _only(StateWarning, self._state_warning),
+            "artifact.unconfirmed": _only(ArtifactUnconfirmed, self._artifact_unconfirmed),
             "state.lock.waiting": _only(StateLockWaiting, self._state_lock_waiting),
             "state.lock.takeover": _only(StateLockTakeover, self._state_lock_takeover),
             "workflow.apply.started": _only(WorkflowApplyStarted, self._workflow_apply_started),
@@ -212,6 +214,9 @@ class EventFormatter:
 
     def _state_warning(self, event: StateWarning) -> list[Line]:
         return [Line(f"{self.g.warn} {event.message}", "yellow")]
+
+    def _artifact_unconfirmed(self, event: ArtifactUnconfirmed) -> list[Line]:
+        return [Line(f"{self.g.warn} {event.message}; its cached runs are kept", "yellow")]
 
     def _state_lock_waiting(self, event: StateLockWaiting) -> list[Line]:
         who = _holder_name(event.holder, detail=True)

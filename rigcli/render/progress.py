@@ -31,8 +31,9 @@ else:
 
 # Kinds whose lines sit under their node: a task's get its path in front in plain output.
 NODE_DETAIL = frozenset({"log.output", "command.started", "command.output", "command.completed", "artifact.created"})
-# What --json leaves on stderr: the output of tasks and operations, nothing about progress.
+# What --json leaves on stderr: the output of tasks and operations, and warnings; nothing about progress.
 TASK_OUTPUT = frozenset({"log.output", "command.output"})
+WARNINGS = frozenset({"state.warning", "artifact.unconfirmed"})
 
 
 class Renderer(Protocol):
@@ -63,7 +64,8 @@ class PlainRenderer:
 
     Off a terminal the lines go straight to the stream (no Rich: a command's 200 MB of output
     must cost what writing it costs); on a terminal with RIG_RENDER=0 Rich styles them.
-    ``output_only`` (``--json``): only what tasks and operations print, a task's after its path.
+    ``output_only`` (``--json``): only what tasks and operations print, a task's after its path, and
+    warnings.
     """
 
     def __init__(self, *, output_only: bool = False) -> None:
@@ -100,7 +102,7 @@ class PlainRenderer:
                 ]
                 write_lines(self.stream, rest)
             return
-        if self.output_only and event.kind not in TASK_OUTPUT:
+        if self.output_only and event.kind not in TASK_OUTPUT and event.kind not in WARNINGS:
             return
         if self.console is None and isinstance(event, CommandOutput):
             indent = OUTPUT_INDENT if prefix is None else prefix

@@ -19,7 +19,11 @@ LINES: dict[str, list[tuple[tuple[str, ...], str]]] = {
     "exec": [(("exec", "ws", "--", "sh", "-c", "cat; echo out; echo err >&2; exit 3"), "from stdin\n")],
     "shell": [(("shell", "ws"), "echo in the shell; exit 4\n")],
     "logs": [(("logs", "build"), ""), (("logs", "stamp"), ""), (("logs", "nosuch"), "")],
-    "cp": [(("cp", "ws:/etc/hostname", "-"), ""), (("cp", "ws:/no/such/file", "-"), ""), (("cp", "nosuch:/x", "-"), "")],
+    "cp": [
+        (("cp", "ws:/etc/hostname", "-"), ""),
+        (("cp", "ws:/no/such/file", "-"), ""),
+        (("cp", "nosuch:/x", "-"), ""),
+    ],
     "ssh-proxy": [(("ssh-proxy", "nosuch"), "")],
     "forward": [(("forward", "nosuch", "80"), ""), (("forward", "ws"), "")],
 }

@@ -21,6 +21,7 @@ def gc(session: Session, *, dry_run: bool = False, forget_unreachable: bool = Fa
     what could not be done); a failure is then also one error line on stderr, and exit 1."""
     engine = session.engine
     report = session.run(engine.garbage.collect_garbage(dry_run=dry_run, forget_unreachable=forget_unreachable))
+    warn(report)
     if session.opts.json:
         emit_json(report.to_json())
         check(report)
@@ -28,6 +29,12 @@ def gc(session: Session, *, dry_run: bool = False, forget_unreachable: bool = Fa
         check(report)  # one error line, and no table that would look like success
         show(report)
     return 0
+
+
+def warn(report: GcReport) -> None:
+    """One line per place that refuses deletions (a registry without deletes): said, and no failure."""
+    for warning in report.warnings():
+        print_message(f"warning: {warning}", style="yellow")
 
 
 def check(report: GcReport) -> None:
@@ -61,6 +68,7 @@ def offer(session: Session, *, requested: bool) -> GcReport | None:
     engine = session.engine
     if requested:
         report = session.run(engine.garbage.collect_garbage())
+        warn(report)
         check(report)
         return report
     if not session.opts.interactive:
@@ -74,6 +82,7 @@ def offer(session: Session, *, requested: bool) -> GcReport | None:
     if not confirm(f"Also delete the {count} {noun} nothing refers to any more (rig gc)?", default=False):
         return None
     report = session.run(engine.garbage.collect_garbage())
+    warn(report)
     check(report)
     return report
 

@@ -1,4 +1,7 @@
-"""The registry's v2 API as the swarm provider needs it: is a manifest there, its digest, its labels, delete it.
+"""A registry's v2 API as rig needs it: is a manifest there, its digest, its labels, delete it, list repositories.
+
+Used by the ``docker`` provider (snapshots pushed for other daemons, see ``prebuilds``) and by
+``swarm`` (every image its nodes run).
 
 Manifests are asked for with the Accept headers of every manifest type a Docker Engine pushes: a
 registry asked without them may convert the manifest and answer another digest, and a deletion by
@@ -7,6 +10,11 @@ that digest would miss the one the tag points to.
 Every request is bounded (``rigcli/timeouts.py``): connecting by RIG_CONNECT_TIMEOUT, each read
 by RIG_READ_TIMEOUT (or the bound a caller names: a plan's question is brief). A registry that
 does not answer, or cannot be reached, is an UnreachableError naming it: uncertain, never "gone".
+One that ran out of a bound is not asked again, by this process for SILENCE_STANDS seconds,
+anything it would have as long or less to answer: a plan of many snapshots waits for it once
+(``manifest_check`` keeps that memory, and asks a plan's question without httpx). One that
+refuses deletions (HTTP 405) is a DeletionRefusedError, and is not asked to delete again by the
+same client.
 """
 
 from __future__ import annotations
@@ -17,20 +25,32 @@ import threading
 from typing import Any
 
 from providers.docker.httpx_lib import load_httpx
-from providers.swarm.config import Registry
-from rigcli.errors import ProviderError, UnreachableError
-from rigcli.timeouts import Bound, connect_bound, read_bound
+from providers.docker.manifest_check import ACCEPT, MANIFEST_TYPES, refuse_if_silent, silent
+from providers.docker.registry_name import Registry, is_loopback
+from rigcli.errors import DeletionRefusedError, ProviderError, UnreachableError
+from rigcli.jsonutil import JsonValue
+from rigcli.timeouts import Bound, check_bound, connect_bound, read_bound
 
 load_httpx()  # httpx with its optional imports hidden (httpx_lib.py); the import below finds it loaded
 import httpx  # noqa: E402
 
-MANIFEST_TYPES = (
-    "application/vnd.docker.distribution.manifest.v2+json",
-    "application/vnd.docker.distribution.manifest.list.v2+json",
-    "application/vnd.oci.image.manifest.v1+json",
-    "application/vnd.oci.image.index.v1+json",
-)
-_ACCEPT = {"Accept": ", ".join(MANIFEST_TYPES)}
+
+class _VerifyingOnFirstUse(httpx.BaseTransport):
+    """httpx's verifying HTTPS transport, made (with its CA bundle) on the first https request."""
+
+    def __init__(self) -> None:
+        self._transport: httpx.HTTPTransport | None = None
+        self._lock = threading.Lock()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        with self._lock:
+            if self._transport is None:
+                self._transport = httpx.HTTPTransport()
+        return self._transport.handle_request(request)
+
+    def close(self) -> None:
+        if self._transport is not None:
+            self._transport.close()
 
 
 class RegistryClient:
@@ -42,11 +62,19 @@ class RegistryClient:
         self._bound = bound
         self._client: httpx.Client | None = None
         self._lock = threading.Lock()
+        self._refused: DeletionRefusedError | None = None
 
     def _http(self) -> httpx.Client:
         with self._lock:
-            if self._client is None:
-                self._client = httpx.Client(base_url=self.registry.url)  # every request passes its own timeout
+            if self._client is None:  # every request passes its own timeout
+                if self.registry.scheme == "http" and is_loopback(self.registry.name):
+                    # Plain HTTP: loading the CA bundle would cost every command tens of ms for nothing.
+                    # A redirect to https (a blob in other storage) still verifies, with a transport made then.
+                    # This machine's own registry is never asked through a proxy either.
+                    plain, https = httpx.HTTPTransport(verify=False), _VerifyingOnFirstUse()
+                    self._client = httpx.Client(base_url=self.registry.url, transport=plain, mounts={"https://": https})
+                else:
+                    self._client = httpx.Client(base_url=self.registry.url)
             return self._client
 
     def _send(self, method: str, path: str, *, bound: Bound | None = None, **kwargs: Any) -> httpx.Response:
@@ -55,16 +83,17 @@ class RegistryClient:
         connecting = reading if reading.seconds < connecting.seconds else connecting
         seconds = reading.seconds
         timeout = httpx.Timeout(connect=connecting.seconds, read=seconds, write=seconds, pool=seconds)
-        at = f"Cannot reach the registry at {self.registry.url}"
+        url = self.registry.url
+        refuse_if_silent(url, reading)
         try:
             return self._http().request(method, f"/v2/{path}", timeout=timeout, **kwargs)
         except httpx.ConnectTimeout:
-            raise UnreachableError(f"{at}: no connection within {connecting}") from None
+            raise silent(url, f"no connection within {connecting}", reading) from None
         except httpx.TimeoutException:
-            raise UnreachableError(f"{at}: no answer to {method} /v2/{path} within {reading}") from None
+            raise silent(url, f"no answer to {method} /v2/{path} within {reading}", reading) from None
         except (httpx.TransportError, OSError) as exc:
             reason = " ".join(str(exc).split()) or type(exc).__name__
-            raise UnreachableError(f"{at}: {reason}") from None
+            raise UnreachableError(f"Cannot reach the registry at {url}: {reason}") from None
 
     def _error(self, response: httpx.Response, what: str) -> ProviderError:
         try:
@@ -81,7 +110,7 @@ class RegistryClient:
 
     def digest(self, repository: str, reference: str, *, bound: Bound | None = None) -> str | None:
         """The manifest digest a tag (or digest) names; None when the registry has no such manifest."""
-        response = self._send("HEAD", f"{repository}/manifests/{reference}", headers=_ACCEPT, bound=bound)
+        response = self._send("HEAD", f"{repository}/manifests/{reference}", headers=ACCEPT, bound=bound)
         if response.status_code == 404:
             return None
         if response.status_code != 200:
@@ -89,7 +118,7 @@ class RegistryClient:
         found = response.headers.get("Docker-Content-Digest")
         if found:
             return str(found)
-        body = self._send("GET", f"{repository}/manifests/{reference}", headers=_ACCEPT, bound=bound)
+        body = self._send("GET", f"{repository}/manifests/{reference}", headers=ACCEPT, bound=bound)
         if body.status_code != 200:
             raise self._error(body, f"manifest read of {repository}:{reference}")
         return f"sha256:{hashlib.sha256(body.content).hexdigest()}"
@@ -98,7 +127,11 @@ class RegistryClient:
         return self.digest(repository, reference, bound=bound) is not None
 
     def delete(self, repository: str, reference: str) -> bool:
-        """Delete the manifest a tag or digest names (and with it every tag on it); False when it was gone."""
+        """Delete the manifest a tag or digest names (and with it every tag on it); False when it was gone.
+
+        A registry that refuses deletions is a DeletionRefusedError, the same one for every later call."""
+        if self._refused is not None:
+            raise self._refused
         digest = reference if reference.startswith("sha256:") else self.digest(repository, reference)
         if digest is None:
             return False
@@ -108,11 +141,25 @@ class RegistryClient:
         if response.status_code == 404:
             return False
         if response.status_code == 405:
-            raise ProviderError(
-                f"Registry {self.registry.name} does not allow deletions, so rig cannot remove "
-                f"{repository}@{digest}: enable them (storage.delete.enabled: true in the registry's config)"
+            self._refused = DeletionRefusedError(
+                f"Registry {self.registry.name} does not allow deletions: rig deleted nothing there "
+                "(enable them with storage.delete.enabled: true in the registry's config)"
             )
+            raise self._refused
         raise self._error(response, f"deletion of {repository}@{digest}")
+
+    def repositories(self, prefix: str) -> list[str]:
+        """Every repository whose name starts with ``prefix`` (the catalog, following its pages)."""
+        found: list[str] = []
+        path: str | None = "_catalog"
+        params: dict[str, Any] | None = {"n": 1000}
+        while path is not None:
+            response = self._send("GET", path, params=params)
+            if response.status_code != 200:
+                raise self._error(response, "repository list")
+            found.extend(name for name in response.json().get("repositories") or [] if name.startswith(prefix))
+            path, params = _next_page(response.headers.get("Link")), None
+        return found
 
     def tags(self, repository: str) -> list[str]:
         """Every tag of ``repository`` (following the registry's pages); none when it does not exist."""
@@ -131,14 +178,22 @@ class RegistryClient:
 
     def labels(self, repository: str, reference: str) -> dict[str, str] | None:
         """The image config's labels of a tag or digest; None when the registry has no such manifest."""
-        response = self._send("GET", f"{repository}/manifests/{reference}", headers=_ACCEPT)
+        found = self.image(repository, reference)
+        return None if found is None else found[2]
+
+    def image(self, repository: str, reference: str) -> tuple[str, str | None, dict[str, str]] | None:
+        """What a tag or digest names: its manifest digest, its image config's digest (the image id a
+        daemon gives it) and labels; None when the registry has no such manifest."""
+        response = self._send("GET", f"{repository}/manifests/{reference}", headers=ACCEPT)
         if response.status_code == 404:
             return None
         if response.status_code != 200:
             raise self._error(response, f"manifest read of {repository}:{reference}")
+        digest = response.headers.get("Docker-Content-Digest")
+        digest = digest or f"sha256:{hashlib.sha256(response.content).hexdigest()}"
         config = (response.json().get("config") or {}).get("digest")
         if not isinstance(config, str):
-            return {}  # a manifest list or an old schema: not something rig pushed
+            return str(digest), None, {}  # a manifest list or an old schema: not something rig pushed
         blob = self._send("GET", f"{repository}/blobs/{config}", follow_redirects=True)
         if blob.status_code == 404:
             return None
@@ -147,14 +202,29 @@ class RegistryClient:
         try:
             labels = (json.loads(blob.content).get("config") or {}).get("Labels") or {}
         except ValueError:
-            return {}
-        return {str(key): str(value) for key, value in labels.items()}
+            return str(digest), config, {}
+        return str(digest), config, {str(key): str(value) for key, value in labels.items()}
 
     def close(self) -> None:
         with self._lock:
             client, self._client = self._client, None
         if client is not None:
             client.close()
+
+
+def diagnose_registry(registry: Registry) -> dict[str, JsonValue]:
+    """What ``rig doctor`` shows of a registry: its name and URL, and whether it answers (RIG_CHECK_TIMEOUT)."""
+    client = RegistryClient(registry, bound=check_bound())
+    try:
+        status = client.ping()
+    except ProviderError as exc:
+        return {"name": registry.name, "url": registry.url, "reachable": False, "error": str(exc)}
+    finally:
+        client.close()
+    answer: dict[str, JsonValue] = {"name": registry.name, "url": registry.url, "reachable": True, "status": status}
+    if status not in (200, 401):
+        answer["error"] = f"{registry.url}/v2/ answered HTTP {status}: not a Docker registry (v2 API)"
+    return answer
 
 
 def _next_page(link: str | None) -> str | None:
@@ -165,4 +235,4 @@ def _next_page(link: str | None) -> str | None:
     return target.split("/v2/", 1)[1] if "/v2/" in target else None
 
 
-__all__ = ["MANIFEST_TYPES", "RegistryClient"]
+__all__ = ["MANIFEST_TYPES", "RegistryClient", "diagnose_registry"]
