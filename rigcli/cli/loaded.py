@@ -14,9 +14,11 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 from rigcli.children import ChildGuard
-from rigcli.cli.interrupts import Interrupted, Interrupts, interrupted_error
+from rigcli.cli import signalled
+from rigcli.cli.interrupts import Interrupts, interrupted_error
 from rigcli.cli.json_output import json_stdout
 from rigcli.cli.output import write_stream_line
+from rigcli.cli.signalled import Interrupted
 from rigcli.cli.spec import GlobalOptions
 from rigcli.cli.terminal_host import CliHost
 from rigcli.engine import create_engine
@@ -130,6 +132,8 @@ class LoadedSession:
         except (InterruptedRunError, KeyboardInterrupt):
             raise
         except RigError as exc:
+            if self.interrupts.received is not None:
+                raise  # a signal, surfaced as another error: no warning, the command was interrupted
             self._notice(StateWarning(message=f"Could not reap expired workspaces: {exc}"))
 
     def _notice(self, event: Event) -> None:
@@ -207,14 +211,15 @@ class LoadedSession:
     def close(self) -> None:
         self.interrupts.quiet = True  # cleaning up must not be cut short; a second signal still leaves
         engine, self.engine_made = self.engine_made, None
-        try:
-            if engine is not None:
-                with contextlib.suppress(Exception):
-                    engine.close()  # its event loop too
-            self.children.close()
-            self.interrupts.uninstall()
-        finally:
-            self.output.close()
+        with signalled.deferred():  # nor once the engine's handlers are given back (the exit code is noted)
+            try:
+                if engine is not None:
+                    with contextlib.suppress(Exception):
+                        engine.close()  # its event loop too
+                self.children.close()
+                self.interrupts.uninstall()
+            finally:
+                self.output.close()
 
 
 class Watching:

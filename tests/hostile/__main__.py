@@ -1,9 +1,13 @@
-"""`python3 -m tests.hostile signals|corrupt`: the hostile run on its own, with its figures.
+"""`python3 -m tests.hostile signals|instants|corrupt`: the hostile run on its own, with its figures.
 
 - ``signals --trials N``: N process-group interrupts per handler kind and signal (SIGINT, SIGTERM,
   SIGHUP), plus N kill -9s during a docker exec recovered by the next command and N by `rig gc`
   (docker kinds only when a daemon answers at DOCKER_HOST). Fails on any exit 0, run recorded
   succeeded, wrong exit code or process left running.
+- ``instants --trials N``: N SIGINT/SIGTERM/SIGHUPs to rig's process group at random instants of
+  random commands (``instants.py``), from the interpreter's start to rig's exit. Fails on any
+  outcome but an interrupt (exit 128 + N, the one line ``interrupted``), a completed command or a
+  signal that came before rig's first line; on a leaked program; or a state that fails its check.
 - ``corrupt --databases N``: N state databases damaged at different pages and offsets, each run
   through the common commands, then recovered with `rig state recover`. Fails on any exit 3, any
   write into a damaged file, or a recovery after which `rig state check` or `rig apply` fails.
@@ -61,6 +65,20 @@ def _signals(args: argparse.Namespace) -> int:
     return 0 if trials and all(trial.clean for trial in trials) else 1
 
 
+def _instants(args: argparse.Namespace) -> int:
+    from tests.hostile.instants import main_loop, summarize
+
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    print(f"seed {seed}")
+    started = time.monotonic()
+    outcomes, checked = main_loop(args.trials, seed, *([args.rig] if args.rig else []))
+    for line in summarize(outcomes):
+        print(line)
+    print(f"rig state check afterwards: exit {checked.returncode}")
+    print(f"{len(outcomes)} trials in {time.monotonic() - started:.0f}s")
+    return 0 if outcomes and all(item.clean for item in outcomes) and checked.returncode == 0 else 1
+
+
 def _corrupt(args: argparse.Namespace) -> int:
     from tests.hostile.corrupt import COMMANDS, CorruptProject, summarize
 
@@ -92,11 +110,16 @@ def main(argv: list[str] | None = None) -> int:
     signals = commands.add_parser("signals", help="process-group interrupts across handler kinds and signals")
     signals.add_argument("--trials", type=int, default=3, help="rounds: each kind x signal once per round (default 3)")
     signals.add_argument("--kinds", default=",".join(KINDS), help=",".join(KINDS))
+    instants = commands.add_parser("instants", help="signals at random instants of random commands")
+    instants.add_argument("--trials", type=int, default=500, help="interrupts (default 500)")
+    instants.add_argument("--seed", type=int, default=None, help="seed for the draws (default: random)")
+    instants.add_argument("--rig", default=None, help="the rig to run (default: the one beside this Python)")
     corrupt = commands.add_parser("corrupt", help="damaged state databases x the common commands")
     corrupt.add_argument("--databases", type=int, default=20, help="damaged databases (default 20)")
     corrupt.add_argument("--seed", type=int, default=None, help="seed for the damage (default: random)")
     args = parser.parse_args(argv)
-    return _signals(args) if args.sweep == "signals" else _corrupt(args)
+    sweeps = {"signals": _signals, "instants": _instants, "corrupt": _corrupt}
+    return sweeps[args.sweep](args)
 
 
 if __name__ == "__main__":
