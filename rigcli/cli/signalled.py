@@ -13,7 +13,9 @@ not by the exception: once a signal came, the command exits 128 + its number wit
 A second signal leaves at once with that code. While click parses a command line
 (``deferred``) the first one is only noted, and raised when the command's body starts: click
 would turn it into its own "Aborted" with a blank line. Once the command's code is decided
-(``finished``), a late first signal changes nothing and raises nothing.
+(``finished``), a late first signal changes nothing and raises nothing; and once the interpreter
+shuts down (``atexit``), these signals are ignored: Python gives its own handlers back to their
+default actions as it ends, and a signal then would kill a command that has completed.
 
 It imports nothing but ``_signal`` (``speed/signals.py``): ``main`` imports it first, and until
 ``catch`` runs a signal still does what Python's defaults say.
@@ -21,10 +23,11 @@ It imports nothing but ``_signal`` (``speed/signals.py``): ``main`` imports it f
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 
-from rigcli.speed.signals import SIGHUP, SIGINT, SIGTERM, signal
+from rigcli.speed.signals import SIG_IGN, SIGHUP, SIGINT, SIGTERM, signal
 
 # Not typing.TYPE_CHECKING: every command line imports this module (mypy reads any such name as True).
 TYPE_CHECKING = False
@@ -84,6 +87,16 @@ def catch() -> None:
         return
     if sys.unraisablehook is not _unraisable:
         _reported_unraisable, sys.unraisablehook = sys.unraisablehook, _unraisable
+        atexit.register(_ignore_from_now_on)  # once per process, as the hook
+
+
+def _ignore_from_now_on() -> None:
+    """The interpreter ends: the command's code is decided and its threads are gone."""
+    for signum in SIGNALS:
+        try:
+            signal(signum, SIG_IGN)
+        except ValueError:  # not the main thread
+            return
 
 
 def check() -> None:

@@ -11,6 +11,8 @@ Each outcome is one of:
 - ``finished``: the command ended before the signal was sent;
 - ``completed``: exit 0 although signalled — the signal came once the exit code was decided;
 - ``interrupted``: exit 128 + the signal, and the only error line ``error: interrupted``;
+- ``passed-through`` (``exec`` only): exit 128 + the signal and nothing on stderr: the program got
+  the signal and rig exits with what it made of it, as ``rig exec`` does with any exit code;
 - ``before-rig``: the interpreter's own start, before rig's first line could set a handler —
   killed by the signal without a word, or (SIGINT) Python's KeyboardInterrupt traceback whose
   frames are all the interpreter's start-up (site, importlib, the standard library) or the
@@ -108,9 +110,11 @@ class Outcome:
         return self.kind != "wrong" and not self.leaks
 
 
-def classify(returncode: int | None, stderr: str, signum: int) -> tuple[str, str]:
+def classify(returncode: int | None, stderr: str, signum: int, *, exec_: bool = False) -> tuple[str, str]:
     """The outcome's kind (see the module's docstring) and, when it is wrong, why."""
     errors = [line for line in stderr.splitlines() if line.startswith("error: ")]
+    if exec_ and returncode == 128 + signum and not stderr.strip():
+        return "passed-through", ""
     if returncode == 0:
         return ("completed", "") if not errors and "Traceback" not in stderr else ("wrong", stderr[-400:])
     if returncode == 128 + signum and errors == ["error: interrupted"] and "Traceback" not in stderr:
@@ -202,7 +206,7 @@ class InstantsProject:
                 return outcome
             outcome.exit_code = process.returncode
             if outcome.kind == "signalled":
-                outcome.kind, outcome.detail = classify(process.returncode, stderr, signum)
+                outcome.kind, outcome.detail = classify(process.returncode, stderr, signum, exec_=argv[0] == "exec")
             elif process.returncode != 0:
                 outcome.kind, outcome.detail = "wrong", f"unsignalled exit {process.returncode}: {stderr[-300:]}"
             outcome.leaks = _leaks(mark)
@@ -238,10 +242,11 @@ def summarize(outcomes: list[Outcome]) -> list[str]:
             kinds = Counter(item.kind for item in group)
             lines.append(f"{name:16} trials={len(group):4} " + " ".join(f"{k}={v}" for k, v in sorted(kinds.items())))
     kinds = Counter(item.kind for item in outcomes)
-    signalled = sum(kinds[kind] for kind in ("completed", "interrupted", "before-rig", "wrong"))
+    signalled = sum(kinds[kind] for kind in ("completed", "interrupted", "passed-through", "before-rig", "wrong"))
     before = [item.delay for item in outcomes if item.kind == "before-rig"]
     lines.append(
         f"total trials={len(outcomes)} signalled={signalled} interrupted={kinds['interrupted']} "
+        f"passed-through={kinds['passed-through']} "
         f"completed={kinds['completed']} before-rig={kinds['before-rig']}"
         + (f" (delays up to {max(before) * 1000:.0f} ms)" if before else "")
         + f" wrong={kinds['wrong']} exit-3={sum(item.exit_code == 3 for item in outcomes)} "
