@@ -69,16 +69,22 @@ class LoadedSession:
         if self.output_open:
             return
         self.output_open = True
-        if self.opts.json:
-            self.output.enter_context(json_stdout())
-        if self.relay:
-            self.relay_output()
+        with signalled.deferred():  # see relay_output
+            if self.opts.json:
+                self.output.enter_context(json_stdout())
+            if self.relay:
+                self.relay_output()
+        signalled.check()
 
     def relay_output(self) -> None:
         """From now on fd 1 and 2 pass the secret masker, and reach a terminal without control
         sequences (streams.py); every command but a program attached by shell/exec does this."""
         self.relay = True
-        self.output.enter_context(relayed_output(_terminal_text))
+        # Set up whole, and registered to be undone, before a signal may unwind: a relay left half
+        # made would keep fd 2 on a pipe nobody reads, and the command's last line would be lost.
+        with signalled.deferred():
+            self.output.enter_context(relayed_output(_terminal_text))
+        signalled.check()
 
     def stdout_bytes(self) -> BinaryIO:
         """Where already masked bytes go: past the output relay when it runs."""

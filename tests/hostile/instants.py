@@ -17,6 +17,9 @@ Each outcome is one of:
   killed by the signal without a word, or (SIGINT) Python's KeyboardInterrupt traceback whose
   frames are all the interpreter's start-up (site, importlib, the standard library) or the
   launcher's import of rig; only these are allowed to show no ``interrupted`` line;
+- ``lost-before-rig``: exit 0 and only Python's "Exception ignored" report of a KeyboardInterrupt
+  whose frames are all the interpreter's start-up: a SIGINT that landed in importlib's weakref
+  callback before rig's first line, which Python drops (counted apart: the interrupt is lost);
 - ``wrong``: anything else (an exit 3, another error, a traceback inside rig, a false message).
 
 A trial also fails when ``exec``'s program outlives rig, or rig takes over 30 s to end. The
@@ -116,6 +119,8 @@ def classify(returncode: int | None, stderr: str, signum: int, *, exec_: bool = 
     if exec_ and returncode == 128 + signum and not stderr.strip():
         return "passed-through", ""
     if returncode == 0:
+        if signum == signal.SIGINT and stderr.startswith("Exception ignored in") and _only_start_frames(stderr):
+            return "lost-before-rig", ""
         return ("completed", "") if not errors and "Traceback" not in stderr else ("wrong", stderr[-400:])
     if returncode == 128 + signum and errors == ["error: interrupted"] and "Traceback" not in stderr:
         return "interrupted", ""
@@ -128,7 +133,8 @@ def classify(returncode: int | None, stderr: str, signum: int, *, exec_: bool = 
 
 def _only_start_frames(stderr: str) -> bool:
     frames = [line.strip() for line in stderr.splitlines() if line.strip().startswith("File ")]
-    return stderr.rstrip().endswith("KeyboardInterrupt") and all(_START_FRAME.match(frame) for frame in frames)
+    ends = stderr.rstrip().endswith(("KeyboardInterrupt", "KeyboardInterrupt:"))
+    return ends and all(_START_FRAME.match(frame) for frame in frames)
 
 
 class InstantsProject:
@@ -242,14 +248,17 @@ def summarize(outcomes: list[Outcome]) -> list[str]:
             kinds = Counter(item.kind for item in group)
             lines.append(f"{name:16} trials={len(group):4} " + " ".join(f"{k}={v}" for k, v in sorted(kinds.items())))
     kinds = Counter(item.kind for item in outcomes)
-    signalled = sum(kinds[kind] for kind in ("completed", "interrupted", "passed-through", "before-rig", "wrong"))
+    signalled = sum(
+        kinds[kind] for kind in ("completed", "interrupted", "passed-through", "before-rig", "lost-before-rig", "wrong")
+    )
     before = [item.delay for item in outcomes if item.kind == "before-rig"]
     lines.append(
         f"total trials={len(outcomes)} signalled={signalled} interrupted={kinds['interrupted']} "
         f"passed-through={kinds['passed-through']} "
         f"completed={kinds['completed']} before-rig={kinds['before-rig']}"
         + (f" (delays up to {max(before) * 1000:.0f} ms)" if before else "")
-        + f" wrong={kinds['wrong']} exit-3={sum(item.exit_code == 3 for item in outcomes)} "
+        + f" lost-before-rig={kinds['lost-before-rig']} wrong={kinds['wrong']} "
+        f"exit-3={sum(item.exit_code == 3 for item in outcomes)} "
         f"leaks={sum(len(item.leaks) for item in outcomes)}"
     )
     lines += [f"WRONG: {item}" for item in outcomes if not item.clean]
