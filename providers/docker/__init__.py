@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from rigcli.provider_api import (
         DirectStatus,
         EffectEntry,
+        EffectJournal,
         ProviderDiagnosis,
         ProviderPlugin,
         ProviderSetup,
@@ -105,11 +106,12 @@ class DockerPlugin:
         tty: bool,
         env: Mapping[str, str],
         state_dir: str,
+        effects: EffectJournal,
     ) -> int | None:
         """``rig shell``/``rig exec`` without a controller (``direct``); None when the ordinary way must answer."""
         from providers.docker.direct import attach_directly
 
-        return attach_directly(config, resource, argv, tty=tty, env=env)
+        return attach_directly(config, resource, argv, tty=tty, env=env, effects=effects)
 
     def connect_directly(
         self, config: Mapping[str, Any], resource: EffectEntry, *, state_dir: str

@@ -7,8 +7,13 @@ stream is raw (the program's pty, resized to rig's window and on every SIGWINCH)
 is Docker's framed stdout/stderr, and the end of rig's stdin closes the program's.
 
 Signals sent to rig reach the program through a second exec that signals every process carrying
-this exec's mark (``RIG_EXEC_ID`` in its environment, inherited by its children), so no wrapper
-shell, no pid file and nothing but the program itself runs for the common case.
+this exec's mark in its environment (inherited by its children), so no wrapper shell, no pid file
+and nothing but the program itself runs for the common case.
+
+The exec is journaled before it is created (an ``exec`` effect of the setup's journal, with rig's
+pid), and the mark is the one a task's exec carries (``RIG_EXEC=<effect id>``, execution.py): a
+rig killed while it runs leaves it journaled, and the next writer or ``rig gc`` ends every process
+carrying the mark (``end_session``). Once the program's output ended, the effect is deleted.
 """
 
 from __future__ import annotations
@@ -27,7 +32,17 @@ from rigcli.errors import ProviderError
 from rigcli.provider_kit.interactive import STDIN, RawTerminal, forwarding_signals, write_all
 from rigcli.speed.signals import signal_name
 
-MARK = "RIG_EXEC_ID"
+# Not typing.TYPE_CHECKING: rig shell/exec's lean path imports no typing (rigcli/__init__.py); mypy
+# treats any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
+
+if TYPE_CHECKING:
+    from rigcli.provider_api import EffectJournal
+
+MARK = "RIG_EXEC_ID"  # the mark of an exec nothing journaled (a setup made outside rig's engine)
+# execution.EXEC_VARIABLE, and provider_api.EXEC_EFFECT: spelled here, as this path imports neither
+# (httpx's client, typing).
+SESSION_VARIABLE, SESSION_KIND = "RIG_EXEC", "exec"
 # bash when the image has it (a login shell, as `docker exec -it … bash -l` would give), else sh.
 SHELL = ("sh", "-c", "if command -v bash >/dev/null 2>&1; then exec bash -l; fi; exec sh -l")
 # Run by the second exec: $0 is the mark, $1 the signal's name.
@@ -71,12 +86,24 @@ def attach_exec(
     env: Mapping[str, str],
     cwd: str | None,
     user: str | None = None,
+    effects: EffectJournal,
 ) -> int:
     """Run ``argv`` (None: a shell) in ``container`` on rig's stdin, stdout and stderr; its exit code."""
-    created, mark = create_exec(raw, container, argv, tty=tty, env=env, cwd=cwd, user=user)
+    session = journal_session(effects, raw, container)
+    try:
+        created, mark = create_exec(raw, container, argv, tty=tty, env=env, cwd=cwd, user=user, session=session)
+    except BaseException:
+        effects.deleted(session)
+        raise
     if created.status != 201:
+        effects.deleted(session)
         raise _failed(created, "exec create", container)
-    return run_exec(raw, container, str(created.json()["Id"]), mark, tty=tty)
+    return run_exec(raw, container, str(created.json()["Id"]), mark, tty=tty, effects=effects, session=session)
+
+
+def journal_session(effects: EffectJournal, raw: RawClient, container: str) -> str:
+    """Journal an exec about to be created in ``container``; its effect id (raises when it cannot be)."""
+    return effects.requested(SESSION_KIND, {"container_id": container, "host": raw.endpoint.host})
 
 
 def create_exec(
@@ -88,9 +115,12 @@ def create_exec(
     env: Mapping[str, str],
     cwd: str | None,
     user: str | None = None,
+    session: str | None = None,
 ) -> tuple[Response, str]:
-    """Ask the daemon for the exec (nothing runs yet): its answer, and the mark its processes will carry."""
-    mark = f"{MARK}={os.urandom(8).hex()}"  # not secrets: its import loads OpenSSL, for the same bytes
+    """Ask the daemon for the exec (nothing runs yet): its answer, and the mark its processes will
+    carry (``session``'s, when it is journaled)."""
+    # Not secrets: its import loads OpenSSL, for the same bytes.
+    mark = f"{SESSION_VARIABLE}={session}" if session else f"{MARK}={os.urandom(8).hex()}"
     body: dict[str, object] = {
         "AttachStdin": True,
         "AttachStdout": True,
@@ -106,8 +136,18 @@ def create_exec(
     return raw.request("POST", f"/containers/{container}/exec", body=body), mark
 
 
-def run_exec(raw: RawClient, container: str, exec_id: str, mark: str, *, tty: bool) -> int:
-    """Start the created exec on rig's stdio and copy its bytes until its output ends; its exit code."""
+def run_exec(
+    raw: RawClient,
+    container: str,
+    exec_id: str,
+    mark: str,
+    *,
+    tty: bool,
+    effects: EffectJournal | None = None,
+    session: str | None = None,
+) -> int:
+    """Start the created exec on rig's stdio and copy its bytes until its output ends; its exit code.
+    ``session`` (journaled in ``effects``) is deleted once the output ended: the program did."""
     conn, started = raw.upgrade(f"/exec/{exec_id}/start", {"Detach": False, "Tty": tty})
     if started.status not in (101, 200):
         raise _failed(started, "exec start", container)
@@ -126,6 +166,8 @@ def run_exec(raw: RawClient, container: str, exec_id: str, mark: str, *, tty: bo
                 _pump(conn, started.leftover, tty=False, terminal=None, on_resize=None)
     finally:
         conn.close()
+    if effects is not None and session is not None:
+        effects.deleted(session)
     return _exit_code(raw, exec_id)
 
 
@@ -234,4 +276,4 @@ def _exit_code(raw: RawClient, exec_id: str) -> int:
         delay = min(delay * 2, 0.02)
 
 
-__all__ = ["MARK", "SHELL", "attach_exec", "create_exec", "journaled_exec", "run_exec"]
+__all__ = ["MARK", "SHELL", "attach_exec", "create_exec", "journal_session", "journaled_exec", "run_exec"]

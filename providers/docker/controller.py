@@ -401,7 +401,9 @@ class DockerController(ConnectsContainers, BaseController):
         container = lifecycle.container_of(self.endpoint.host, resource)
         user, defaults, workdir = journaled_exec(resource["resource"])
         full = {**{str(key): str(value) for key, value in self.env.items()}, **defaults, **env}
-        return attach_exec(self.raw, container, argv, tty=tty, env=full, cwd=cwd or workdir, user=user)
+        return attach_exec(
+            self.raw, container, argv, tty=tty, env=full, cwd=cwd or workdir, user=user, effects=self.setup.effects
+        )
 
     def list_machines(self) -> list[JsonObject]:
         return stored_records(self.setup.storage, "machine:", provider=PROVIDER_ID)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from providers.docker.attach import create_exec, journaled_exec, run_exec
+from providers.docker.attach import create_exec, journal_session, journaled_exec, run_exec
 from providers.docker.endpoint import container_of, resolve_endpoint
 from providers.docker.rawhttp import RawClient
 from rigcli.errors import RigError
@@ -24,7 +24,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from rigcli.provider_api import EffectEntry
+    from rigcli.provider_api import EffectEntry, EffectJournal
 
 
 def attach_directly(
@@ -34,6 +34,7 @@ def attach_directly(
     *,
     tty: bool,
     env: Mapping[str, str],
+    effects: EffectJournal,
 ) -> int | None:
     """Run ``argv`` (None: a login shell) in the container on rig's stdio; None if it cannot start here."""
     if resource["kind"] != "container" or not isinstance(resource["resource"], Mapping):
@@ -51,12 +52,20 @@ def attach_directly(
         user, defaults, workdir = journaled_exec(resource["resource"])
         full = {**{str(key): str(value) for key, value in configured.items()}, **defaults, **env}
         try:
-            created, mark = create_exec(raw, container, argv, tty=tty, env=full, cwd=workdir, user=user)
+            session = journal_session(effects, raw, container)
         except RigError:
+            return None  # the full way journals through the store, or says why it cannot
+        try:
+            created, mark = create_exec(
+                raw, container, argv, tty=tty, env=full, cwd=workdir, user=user, session=session
+            )
+        except RigError:
+            effects.deleted(session)
             return None
         if created.status != 201:
+            effects.deleted(session)
             return None
-        return run_exec(raw, container, str(created.json()["Id"]), mark, tty=tty)
+        return run_exec(raw, container, str(created.json()["Id"]), mark, tty=tty, effects=effects, session=session)
     finally:
         raw.close()
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from providers.local.controller import LocalController
     from rigcli.provider_api import (
         EffectEntry,
+        EffectJournal,
         ProviderPlugin,
         ProviderSetup,
         SupportsDirectAttach,
@@ -55,9 +56,11 @@ class LocalPlugin:
         tty: bool,
         env: Mapping[str, str],
         state_dir: str,
+        effects: EffectJournal,
     ) -> int | None:
         """``rig shell``/``rig exec`` without a controller; None, having started nothing, when the
-        machine's directory is gone (the engine then says so)."""
+        machine's directory is gone (the engine then says so). The program runs on this host, as
+        rig's child: nothing to journal."""
         path = machine_dir(state_dir, resource["id"]) if resource["kind"] == "machine" else None
         if path is None or not os.path.isdir(path):
             return None

@@ -16,6 +16,7 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from rigcli._version import __version__
+from rigcli.cli import signalled
 from rigcli.cli.argv import hoist
 from rigcli.cli.error_handler import finish, print_error, report_internal_error
 from rigcli.cli.invoke import run_call
@@ -243,24 +244,34 @@ def run(argv: list[str], *, table: Table = TABLE, invoke: Invoke = run_call) -> 
         args = ["--help"]
     command = build_command(table, invoke)
     try:
-        result: object = command.main(args=args, prog_name="rig", standalone_mode=False)
-    except typer.TyperException as exc:  # click usage errors, vendored by Typer
+        # click turns a KeyboardInterrupt into its own Abort: while it parses, a signal is only noted,
+        # and raised as the command's body starts (invoke.py); one after the body is main()'s to map.
+        with signalled.deferred():
+            result: object = command.main(args=args, prog_name="rig", standalone_mode=False)
+    except Exception as exc:
+        if signalled.first() is not None:
+            raise  # whatever it became, main() ends the command as interrupted
+        return _failed(exc, argv, stream=bool(hoisted.values.get("json_stream")))
+    return finish(result if isinstance(result, int) else 0)
+
+
+def _failed(exc: Exception, argv: list[str], *, stream: bool) -> int:
+    """A usage error's line and code 2, or an internal error's."""
+    if isinstance(exc, typer.TyperException):  # click usage errors, vendored by Typer
         if type(exc).__name__ == "NoArgsIsHelpError":  # `rig cache` alone: its help, not an error
             print(exc.format_message())
             return 0
         print_error(exc.format_message())
         code = int(getattr(exc, "exit_code", 2))
-        if hoisted.values.get("json_stream"):  # the stream still ends with its summary
+        if stream:  # the stream still ends with its summary
             from rigcli.cli.json_output import error_summary
 
             error_summary(exc.format_message(), code)
         return code
-    except typer.Abort:
+    if isinstance(exc, typer.Abort):
         print_error("Cancelled")
         return 1
-    except Exception as exc:
-        return report_internal_error(exc, argv=argv)
-    return finish(result if isinstance(result, int) else 0)
+    return report_internal_error(exc, argv=argv)
 
 
 __all__ = ["build_app", "build_command", "run"]

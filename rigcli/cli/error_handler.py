@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable
 
 from rigcli._version import __version__
+from rigcli.cli import signalled
 from rigcli.errors import Declined, RigError, TaskError, describe_exception, format_project_first
 from rigcli.speed.lazy_modules import lazy_module
 from rigcli.state.paths import logs_dir
@@ -75,36 +76,55 @@ def _print_traceback(exc: BaseException) -> None:
 
 
 def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> int:
-    """Run a command body and map whatever it raises to an exit code with one line on stderr."""
+    """Run a command body and map whatever it raises to an exit code with one line on stderr.
+
+    Once a signal came (``signalled.py``), the command was interrupted whatever the body raised or
+    returned: the signal may have surfaced as another error on its way out.
+    """
     try:
-        return body()
-    except Declined as exc:
+        code = body()
+    except BaseException as exc:
+        late = signalled.exit_code(0)
+        return interrupted(late) if late is not None else _exit_code(exc, argv)
+    late = signalled.exit_code(code)
+    return code if late is None else interrupted(late)
+
+
+def interrupted(code: int) -> int:
+    """The one line of an interrupted command, and its exit code (128 + the signal)."""
+    print_error("interrupted")
+    return code
+
+
+def _exit_code(exc: BaseException, argv: list[str] | None) -> int:
+    """The exit code of what a command body raised, with its one line on stderr."""
+    global last_error
+    if isinstance(exc, Declined):
         # The user said no: not an error, but the command did not do what it was asked to.
-        global last_error
         last_error = shown(str(exc))
         sys.stderr.write(last_error + "\n")
         sys.stderr.flush()
         return exc.exit_code
-    except RigError as exc:
+    if isinstance(exc, RigError):
         if debug_enabled():
             _print_traceback(exc)
         print_error(str(exc))
         return exc.exit_code
-    except KeyboardInterrupt:
-        print_error("interrupted")
-        return INTERRUPTED
-    except SystemExit as exc:
+    if isinstance(exc, KeyboardInterrupt):
+        return interrupted(INTERRUPTED)
+    if isinstance(exc, SystemExit):
         # Command bodies return their code, so this came from project code calling sys.exit().
         if debug_enabled():
             _print_traceback(exc)
         print_error(f"project code called sys.exit({exc.code!r}) (rig_config.py or a handler)")
         return 1
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         # `rig ... | head` closed our stdout: not an error worth a log file.
         _silence_stdout()
         return 1
-    except Exception as exc:
+    if isinstance(exc, Exception):
         return report_internal_error(exc, argv=argv)
+    raise exc  # GeneratorExit and the like: not ours to map
 
 
 def report_internal_error(exc: BaseException, *, argv: list[str] | None = None) -> int:
@@ -175,6 +195,7 @@ __all__ = [
     "INTERRUPTED_CODES",
     "debug_enabled",
     "finish",
+    "interrupted",
     "print_error",
     "report_internal_error",
     "run_guarded",

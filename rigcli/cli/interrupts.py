@@ -22,6 +22,9 @@ It then unwinds the main thread only when no event loop is running (the engine i
 then, see ``engine/runner.py``): it raises ``Interrupted``, a KeyboardInterrupt that carries the
 exit code, so ``except Exception`` in project code cannot swallow it. While the loop runs,
 cancelling its task is the cleaner way out and the watcher does that.
+
+Every signal is also noted in ``signalled.py``, which decides the command's exit code; one that
+came before ``install`` (while rig imported the engine, say) counts as the first.
 """
 
 from __future__ import annotations
@@ -32,20 +35,12 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
+from rigcli.cli import signalled
+from rigcli.cli.signalled import SIGNALS, Interrupted
 from rigcli.errors import InterruptedRunError
 from rigcli.speed import signals
 
-SIGNALS = (signals.SIGHUP, signals.SIGINT, signals.SIGTERM)
 _STOP = b"\0"  # no signal has number 0: tells the watcher to end
-
-
-class Interrupted(KeyboardInterrupt):
-    """A signal unwinding the main thread; ``exit_code`` is 128 + its number."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signals.signal_name(signum))
-        self.signum = signum
-        self.exit_code = 128 + signum
 
 
 def interrupted_error(signum: int) -> InterruptedRunError:
@@ -75,6 +70,9 @@ class Interrupts:
     def install(self) -> None:
         if self._pipe is not None or threading.current_thread() is not threading.main_thread():
             return
+        if self.received is None and signalled.first() is not None:  # one came before the engine loaded
+            self.received = signalled.first()
+            self._delivered = 1  # so the next one leaves at once
         read_fd, write_fd = os.pipe()
         os.set_blocking(write_fd, False)  # set_wakeup_fd needs it: the C handler must never block
         try:
@@ -118,6 +116,7 @@ class Interrupts:
             signals.set_wakeup_fd(self._previous_fd)
 
     def _in_main_thread(self, signum: int, frame: FrameType | None) -> None:
+        signalled.note(signum)
         if self.received is None:
             self.received = signum
         if self._on_noticed is not None:
@@ -140,6 +139,7 @@ class Interrupts:
                     self._notice(signum)
 
     def _notice(self, signum: int) -> None:
+        signalled.note(signum)
         with self._lock:
             self._delivered += 1
             if self.received is None:
@@ -152,4 +152,4 @@ class Interrupts:
         threading.Thread(target=self._on_first, args=(signum,), name="rig-interrupt", daemon=True).start()
 
 
-__all__ = ["SIGNALS", "Interrupted", "Interrupts", "interrupted_error"]
+__all__ = ["Interrupts", "interrupted_error"]

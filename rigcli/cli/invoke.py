@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from rigcli.cli import signalled
 from rigcli.cli.error_handler import run_guarded
 from rigcli.cli.session import Session
 from rigcli.cli.spec import Call
@@ -28,13 +29,14 @@ def run_call(call: Call, argv: list[str] | None = None) -> int:
     """
 
     def guarded() -> int:
-        if call.needs == "options":
-            return load_body(call.body)(call.opts, **call.kwargs)
-        if not call.cache:  # it loads the engine: records and paths first, without their rare branches
-            import_for_the_full_way()
-        body = load_body(call.body)
-        with Session(call.opts, cache=call.cache) as session:
-            return body(session, **call.kwargs)
+        with signalled.raising():  # click may have called us with signals held (app.py)
+            if call.needs == "options":
+                return load_body(call.body)(call.opts, **call.kwargs)
+            if not call.cache:  # it loads the engine: records and paths first, without their rare branches
+                import_for_the_full_way()
+            body = load_body(call.body)
+            with Session(call.opts, cache=call.cache) as session:
+                return body(session, **call.kwargs)
 
     if not call.opts.json_stream:
         return run_guarded(guarded, argv=argv)

@@ -14,9 +14,11 @@ from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, BinaryIO, TypeVar
 
 from rigcli.children import ChildGuard
-from rigcli.cli.interrupts import Interrupted, Interrupts, interrupted_error
+from rigcli.cli import signalled
+from rigcli.cli.interrupts import Interrupts, interrupted_error
 from rigcli.cli.json_output import json_stdout
 from rigcli.cli.output import write_stream_line
+from rigcli.cli.signalled import Interrupted
 from rigcli.cli.spec import GlobalOptions
 from rigcli.cli.terminal_host import CliHost
 from rigcli.engine import create_engine
@@ -74,16 +76,22 @@ class LoadedSession:
         if self.output_open:
             return
         self.output_open = True
-        if self.opts.json:
-            self.output.enter_context(json_stdout())
-        if self.relay:
-            self.relay_output()
+        with signalled.deferred():  # see relay_output
+            if self.opts.json:
+                self.output.enter_context(json_stdout())
+            if self.relay:
+                self.relay_output()
+        signalled.check()
 
     def relay_output(self) -> None:
         """From now on fd 1 and 2 pass the secret masker, and reach a terminal without control
         sequences (streams.py); every command but a program attached by shell/exec does this."""
         self.relay = True
-        self.output.enter_context(relayed_output(_terminal_text))
+        # Set up whole, and registered to be undone, before a signal may unwind: a relay left half
+        # made would keep fd 2 on a pipe nobody reads, and the command's last line would be lost.
+        with signalled.deferred():
+            self.output.enter_context(relayed_output(_terminal_text))
+        signalled.check()
 
     def stdout_bytes(self) -> BinaryIO:
         """Where already masked bytes go: past the output relay when it runs."""
@@ -137,6 +145,8 @@ class LoadedSession:
         except (InterruptedRunError, KeyboardInterrupt):
             raise
         except RigError as exc:
+            if self.interrupts.received is not None:
+                raise  # a signal, surfaced as another error: no warning, the command was interrupted
             self._notice(StateWarning(message=f"Could not reap expired workspaces: {exc}"))
 
     def _notice(self, event: Event) -> None:
@@ -215,14 +225,15 @@ class LoadedSession:
     def close(self) -> None:
         self.interrupts.quiet = True  # cleaning up must not be cut short; a second signal still leaves
         engine, self.engine_made = self.engine_made, None
-        try:
-            if engine is not None:
-                with contextlib.suppress(Exception):
-                    engine.close()  # its event loop too
-            self.children.close()
-            self.interrupts.uninstall()
-        finally:
-            self.output.close()
+        with signalled.deferred():  # nor once the engine's handlers are given back (the exit code is noted)
+            try:
+                if engine is not None:
+                    with contextlib.suppress(Exception):
+                        engine.close()  # its event loop too
+                self.children.close()
+                self.interrupts.uninstall()
+            finally:
+                self.output.close()
 
 
 class Watching:

@@ -49,11 +49,6 @@ class Session:
 
     def __exit__(self, exc_type: object, exc: BaseException | None, traceback: object) -> None:
         self.close()
-        if isinstance(exc, KeyboardInterrupt) and self._loaded is not None:
-            from rigcli.cli.interrupts import Interrupted, interrupted_error
-
-            if isinstance(exc, Interrupted):  # outside an engine call (a prompt, say): same line and code
-                raise interrupted_error(exc.signum) from None
 
     @property
     def loaded(self) -> LoadedSession:

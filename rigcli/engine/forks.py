@@ -25,7 +25,7 @@ from rigcli.engine.providers import maybe_await
 from rigcli.engine.reconcile import controller_of, remove_effects
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.workspaces import CREATED, Workspaces, error_message, expiry, refuse_a_live_create
-from rigcli.errors import RigError, TaskError, describe_exception
+from rigcli.errors import InterruptedRunError, RigError, TaskError, describe_exception
 from rigcli.events import StateWarning, WorkspaceCreateStarted, WorkspaceReady
 from rigcli.graph import CompiledWorkflow
 from rigcli.jsonutil import JsonValue
@@ -237,7 +237,8 @@ class Forks:
                 await self._discard(session, owner)
             except Exception as problem:  # the failure that matters is the create's; gc takes the rest
                 self.project.emit(StateWarning(message=f"Could not remove what the replacement made: {problem}"))
-            if isinstance(exc, Exception):
+            if isinstance(exc, Exception) and not isinstance(exc, InterruptedRunError):
+                # An interrupt stays one (exit 128 + the signal): the old workspace is kept all the same.
                 raise TaskError(
                     f"Workspace {name} was not replaced: {error_message(exc)}; the old one is kept"
                 ) from exc

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from rigcli.provider_api.effects import EffectEntry
+from rigcli.provider_api.effects import EffectEntry, EffectJournal
 
 
 @runtime_checkable
@@ -19,7 +19,10 @@ class SupportsDirectAttach(Protocol):
     answer, anything unusual (that way then says what is wrong, in its own words). Once the
     program has started, behave exactly as ``attach`` does: its exit code, or ``RigError``. Import
     only what that takes, at call time: the point is a short start. ``state_dir`` is the setup's
-    ``state_dir``: where the project's state keeps the provider's files.
+    ``state_dir``: where the project's state keeps the provider's files. ``effects`` is the setup's
+    journal (no owner): a program started in the machine that could outlive a killed rig (a
+    container's exec) is journaled there before it starts (``EXEC_EFFECT``) and marked deleted once
+    it ended, as ``attach`` does with ``setup.effects``.
     """
 
     def attach_directly(
@@ -31,6 +34,7 @@ class SupportsDirectAttach(Protocol):
         tty: bool,
         env: Mapping[str, str],
         state_dir: str,
+        effects: EffectJournal,
     ) -> int | None: ...
 
 

@@ -130,3 +130,75 @@ def test_a_signal_during_a_create_hook_stops_what_it_started_and_fails_the_works
         [RIG, "rm", "ws", "--yes"], cwd=project, env=env_with_rig(), capture_output=True, text=True, timeout=60
     )
     assert removed.returncode == 0, removed.stderr
+
+
+# The second fork of "ws" (--replace) makes its new machine slowly: the signal lands while it does.
+REPLACE_CONFIG = """
+import os
+
+from rigcli import define_provider, workflow
+
+app = workflow("interrupt", providers={{"box": define_provider("local")}})
+
+
+def prepare(step):
+    return {{"ctx": {{}}}}
+
+
+def create(workflow, box):
+    machine = box.create_machine()
+    if os.path.exists({slow!r}):
+        machine.exec("sleep 600 & echo $! > {command_pid}; wait", name="long command")
+    return {{"machine": machine.id}}
+
+
+workflows = app.sequence("root").task("prepare", prepare).workspace(create=create)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_signal_while_a_replacement_is_made_is_an_interrupt_and_keeps_the_old_workspace(
+    tmp_path: Path, signum: signal.Signals
+) -> None:
+    pidfile, slow = tmp_path / "started.pid", tmp_path / "slow"
+    project = write_project(tmp_path / "project", REPLACE_CONFIG.format(command_pid=pidfile, slow=str(slow)))
+    made = subprocess.run(
+        [RIG, "--json", "fork", "ws"], cwd=project, env=env_with_rig(), capture_output=True, text=True, timeout=60
+    )
+    assert made.returncode == 0, made.stderr
+    old_machine = json.loads(made.stdout)["ctx"]["machine"]
+    slow.touch()
+    process = subprocess.Popen(
+        [RIG, "fork", "ws", "--replace"],
+        cwd=project,
+        env=env_with_rig(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while not (pidfile.exists() and pidfile.read_text().strip()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        started = int(pidfile.read_text())
+        process.send_signal(signum)
+        stdout, stderr = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 128 + signum, stderr
+    assert stdout == ""
+    assert [line for line in stderr.splitlines() if line.startswith("error: ")] == ["error: interrupted"], stderr
+    deadline = time.monotonic() + 10
+    while alive(started) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(started), "a process started by the interrupted replacement survived it"
+    listed = subprocess.run(
+        [RIG, "--json", "ls", "--no-probe"], cwd=project, env=env_with_rig(), capture_output=True, text=True, timeout=60
+    )
+    [workflow] = json.loads(listed.stdout)["workflows"]
+    assert [(item["name"], item["status"], item["ctx"]) for item in workflow["workspaces"]] == [
+        ("ws", "ready", {"machine": old_machine})
+    ]
+    machines = sorted(path.name for path in (project / ".rig" / "machines").iterdir())
+    assert machines == [old_machine], "the half-made replacement's machine was left behind"

@@ -1,5 +1,6 @@
 """Through `rig` on a real daemon: a command running in a workspace's container does not outlive a
-`kill -9` of the rig that started it past the next command on the project, or `rig gc`."""
+`kill -9` of the rig that started it past the next command on the project, or `rig gc` — an
+operation's command, or `rig exec`'s own program (from rig's cache, or the full way)."""
 
 from __future__ import annotations
 
@@ -82,12 +83,24 @@ def workspace(tmp_path: Path, docker: Docker) -> Iterator[tuple[Path, str]]:
         docker.api.delete(f"/images/{image['Id']}", params={"force": "true"})
 
 
-def _kill_long_operation(project: Path, container: str, docker: Docker) -> None:
-    """Start `rig op dev long`, wait until its command runs in the container, SIGKILL rig's group."""
+# How a command that runs `sleep 300` in the workspace's container is started: by an operation, or by
+# `rig exec` (its second run is answered from rig's cache, without the engine; RIG_CACHE=off: the full way).
+STARTS = {
+    "operation": (("op", "dev", "long"), {}),
+    "exec": (("exec", "dev", "--", "sh", "-c", "exec sleep 300"), {}),
+    "exec (engine)": (("exec", "dev", "--", "sh", "-c", "exec sleep 300"), {"RIG_CACHE": "off"}),
+}
+
+
+def _kill_long_operation(project: Path, container: str, docker: Docker, start: str = "operation") -> None:
+    """Start the long command (``STARTS``), wait until it runs in the container, SIGKILL rig's group."""
+    argv, extra = STARTS[start]
+    if start == "exec":  # the first exec loads the config and remembers it; the second one is lean
+        assert run_rig("exec", "dev", "--", "true", cwd=project).returncode == 0
     process = subprocess.Popen(
-        [RIG, "op", "dev", "long"],
+        [RIG, *argv],
         cwd=project,
-        env=env_with_rig({"RIG_RENDER": "0"}),
+        env=env_with_rig({"RIG_RENDER": "0", **extra}),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -110,9 +123,12 @@ def _live_sessions(project: Path) -> list[tuple[str, str]]:
 
 
 @pytest.mark.docker
-def test_gc_ends_the_exec_of_a_killed_rig_and_keeps_the_workspace(workspace: tuple[Path, str], docker: Docker) -> None:
+@pytest.mark.parametrize("start", list(STARTS))
+def test_gc_ends_the_exec_of_a_killed_rig_and_keeps_the_workspace(
+    workspace: tuple[Path, str], docker: Docker, start: str
+) -> None:
     project, container = workspace
-    _kill_long_operation(project, container, docker)
+    _kill_long_operation(project, container, docker, start)
     assert len(_live_sessions(project)) == 1  # journaled before it started, left by the killed rig
 
     collected = run_rig("--json", "gc", cwd=project)
@@ -125,11 +141,12 @@ def test_gc_ends_the_exec_of_a_killed_rig_and_keeps_the_workspace(workspace: tup
 
 
 @pytest.mark.docker
+@pytest.mark.parametrize("start", list(STARTS))
 def test_the_next_command_on_the_workspace_ends_the_exec_of_a_killed_rig(
-    workspace: tuple[Path, str], docker: Docker
+    workspace: tuple[Path, str], docker: Docker, start: str
 ) -> None:
     project, container = workspace
-    _kill_long_operation(project, container, docker)
+    _kill_long_operation(project, container, docker, start)
 
     quick = run_rig("op", "dev", "quick", cwd=project)
 
@@ -140,9 +157,13 @@ def test_the_next_command_on_the_workspace_ends_the_exec_of_a_killed_rig(
 
 
 @pytest.mark.docker
-def test_a_finished_exec_leaves_no_session_in_the_journal(workspace: tuple[Path, str], docker: Docker) -> None:
+@pytest.mark.parametrize("argv", [("op", "dev", "quick"), ("exec", "dev", "--", "true")], ids=" ".join)
+def test_a_finished_exec_leaves_no_session_in_the_journal(
+    workspace: tuple[Path, str], docker: Docker, argv: tuple[str, ...]
+) -> None:
     project, _ = workspace
-    assert run_rig("op", "dev", "quick", cwd=project).returncode == 0
+    for _ in range(2):  # the second `rig exec` is answered from rig's cache
+        assert run_rig(*argv, cwd=project).returncode == 0
     with closing(sqlite3.connect(project / ".rig" / "state.sqlite")) as db:
         statuses = [row[0] for row in db.execute("SELECT status FROM effects WHERE kind = 'exec'")]
     assert statuses and set(statuses) == {"deleted"}

@@ -21,6 +21,7 @@ from rigcli.errors import UsageError
 from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
 from rigcli.speed.lazy_modules import lazy_module
 from rigcli.state.paths import plugin_index_path
+from rigcli.state.session_file import FileEffects
 from rigcli.state.workspace_file import WorkspaceFile
 
 TYPE_CHECKING = False  # not typing's: a remembered answer's path imports no typing (mypy reads any such name as True)
@@ -124,7 +125,9 @@ def _attach_directly(
     if secrets:
         masking.register(*secrets)
     state_dir = os.path.dirname(start.state_path)
-    code = attach(config, effect, list(argv) if argv is not None else None, tty=tty, env=env, state_dir=state_dir)
+    program = list(argv) if argv is not None else None
+    journal = FileEffects(start.state_path, provider_id)  # a program that could outlive a killed rig
+    code = attach(config, effect, program, tty=tty, env=env, state_dir=state_dir, effects=journal)
     return None if code is None else int(code)
 
 

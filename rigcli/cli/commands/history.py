@@ -84,7 +84,7 @@ def _logs(session: Session, task: str | None, *, run: str | None, follow: bool) 
     selection = session.with_workflow(lambda workflow: engine.history.select_logs(workflow, task, run))
     if session.opts.json:
         return _logs_json(session, selection, follow)
-    from rigcli.cli.interrupts import Interrupted
+    from rigcli.cli.signalled import Interrupted
     from rigcli.render.history import LogWriter
 
     writer = LogWriter(headers=selection.apply is not None)
