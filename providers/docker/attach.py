@@ -146,13 +146,17 @@ def run_exec(
     effects: EffectJournal | None = None,
     session: str | None = None,
 ) -> int:
-    """Start the created exec on rig's stdio and copy its bytes until its output ends; its exit code.
+    """Start the created exec on rig's stdio and copy its bytes until its output ends; its exit code,
+    or 128 + the first signal sent to rig (and passed on to the program) while it ran.
     ``session`` (journaled in ``effects``) is deleted once the output ended: the program did."""
     conn, started = raw.upgrade(f"/exec/{exec_id}/start", {"Detach": False, "Tty": tty})
     if started.status not in (101, 200):
         raise _failed(started, "exec start", container)
 
+    passed: list[int] = []  # signals sent to rig and passed on: the command was interrupted
+
     def forward(signum: int) -> None:
+        passed.append(signum)
         _signal(raw, container, mark, signal_name(signum)[3:])
 
     try:
@@ -168,7 +172,8 @@ def run_exec(
         conn.close()
     if effects is not None and session is not None:
         effects.deleted(session)
-    return _exit_code(raw, exec_id)
+    code = _exit_code(raw, exec_id)
+    return 128 + passed[0] if passed else code
 
 
 def _resizer(raw: RawClient, exec_id: str, terminal: RawTerminal) -> Callable[[], None]:

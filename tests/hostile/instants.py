@@ -90,11 +90,12 @@ COMMANDS: tuple[tuple[str, tuple[str, ...], dict[str, str]], ...] = (
     ("exec (engine)", ("exec", "ws", "--", "sh", "-c", "echo $$ > {mark}; exec sleep 0.3"), {"RIG_CACHE": "off"}),
 )
 
-# A traceback line of the interpreter's start or the launcher's import of rig, before its handlers.
+# A traceback line of the interpreter's start or the launcher's import of rig, before its handlers (line -1:
+# a frame Python cannot place).
 _START_FRAME = re.compile(
     r'File "(<frozen [^>]+>|<string>|[^"]*/lib/python3[^"]*/(?!site-packages/(?!_distutils_hack|__editable__))[^"]*'
     r'|[^"]*/site-packages/(_distutils_hack|__editable__)[^"]*|[^"]*/bin/rig|[^"]*/rigcli/(__init__|__main__|'
-    r'_version|cli/__init__|cli/signalled|speed/__init__|speed/signals)\.py)", line \d+'
+    r'_version|cli/__init__|cli/signalled|speed/__init__|speed/signals)\.py)", line -?\d+'
 )
 
 

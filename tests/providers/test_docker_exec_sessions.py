@@ -167,3 +167,31 @@ def test_a_finished_exec_leaves_no_session_in_the_journal(
     with closing(sqlite3.connect(project / ".rig" / "state.sqlite")) as db:
         statuses = [row[0] for row in db.execute("SELECT status FROM effects WHERE kind = 'exec'")]
     assert statuses and set(statuses) == {"deleted"}
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("cache", ["lean", "engine"])
+def test_a_signal_to_rig_ends_its_exec_128_plus_it_whatever_the_program_makes_of_it(
+    workspace: tuple[Path, str], docker: Docker, cache: str
+) -> None:
+    """The program traps SIGTERM and exits 0: rig was interrupted all the same (exit 143)."""
+    project, container = workspace
+    assert run_rig("exec", "dev", "--", "true", cwd=project).returncode == 0  # the next one is lean
+    process = subprocess.Popen(
+        [RIG, "exec", "dev", "--", "sh", "-c", "trap 'exit 0' TERM; sleep 300 & wait"],
+        cwd=project,
+        env=env_with_rig({"RIG_RENDER": "0", **({"RIG_CACHE": "off"} if cache == "engine" else {})}),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for(lambda: bool(docker.long_commands(container)), "the command in the container", 120)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 128 + signal.SIGTERM
+        wait_for(lambda: not docker.long_commands(container), "the command to end", 10)
+    finally:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
