@@ -72,11 +72,12 @@ RUNS = Command(
         Option(
             ("--format",),
             "format",
-            "Write the timeline to FILE as a standalone SVG picture.",
+            "Write the timeline to FILE as a standalone SVG picture (- for stdout); an existing FILE is refused.",
             metavar="svg FILE",
             arity=2,
             complete="files",
         ),
+        Option(("--force",), "force", "With --format svg FILE: overwrite FILE if it exists."),
         Option(("--last",), "last", "How many applies --stats covers.", metavar="N", kind="int", default=20),
         # -- the history (no --timeline/--stats) --
         Option(("--limit", "-n"), "limit", "How many applies the history shows.", metavar="N", kind="int", default=20),
