@@ -55,3 +55,40 @@ def test_timeline_svg_to_dash_writes_the_picture_on_stdout(applied: Path) -> Non
     both = rig(applied, "--json", "runs", "--timeline", "--format", "svg", "-")
     assert both.returncode == 2, both
     assert both.stdout == ""
+
+
+# -- 4: an absurd --ttl / workspace(ttl=..., idle_stop=...) is refused before anything runs ----------------
+def _nothing_ran(project: Path) -> None:
+    runs = rig(project, "--json", "runs")
+    assert runs.returncode == 0, runs
+    assert runs.json["runs"] == []
+    listed = rig(project, "--json", "ls", "--no-probe")
+    assert [ws for item in listed.json["workflows"] for ws in item["workspaces"]] == []
+
+
+@pytest.mark.parametrize("ttl", ["99999999999d", "99999999999999999999s", "40000d"])
+def test_fork_ttl_too_long_is_a_usage_error_before_the_apply(project: Path, ttl: str) -> None:
+    result = rig(project, "fork", "box", "--ttl", ttl)
+    assert result.returncode == 2, result
+    assert result.error_lines == [result.stderr.strip()], result
+    assert "--ttl" in result.stderr and "at most" in result.stderr and "OverflowError" not in result.stderr
+    _nothing_ran(project)
+
+
+@pytest.mark.parametrize("setting", ['ttl="99999999999d"', 'idle_stop="99999999999d"', "idle_stop=10**30"])
+def test_workspace_lifetime_too_long_in_the_config_is_a_config_error_naming_the_line(
+    tmp_path: Path, setting: str
+) -> None:
+    config = DEV_CONFIG.replace(".workspace(create=create, remove=remove)", f".workspace(create=create, {setting})")
+    assert config != DEV_CONFIG
+    project = write_project(tmp_path / "dev", config)
+    line = next(
+        number
+        for number, text in enumerate((project / "rig_config.py").read_text().splitlines(), 1)
+        if "workspace(create" in text
+    )
+    result = rig(project, "fork", "box")
+    assert result.returncode == 1, result
+    assert result.error_lines == [result.stderr.strip()], result
+    assert f"rig_config.py:{line}:" in result.stderr and "at most" in result.stderr
+    assert not (project / ".rig" / "state.sqlite").exists()  # refused at load: no apply, no record
