@@ -16,11 +16,12 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from rigcli._version import __version__
-from rigcli.cli.argv import hoist
+from rigcli.cli.argv import Hoisted, hoist
 from rigcli.cli.error_handler import finish, print_error, report_internal_error
 from rigcli.cli.invoke import run_call
 from rigcli.cli.spec import Argument, Call, Command, Option, Table
 from rigcli.cli.table import TABLE
+from rigcli.errors import RigError, UsageError
 
 if TYPE_CHECKING:  # click, as vendored inside Typer: the types its help methods take
     from typer._click import Context as ClickContext
@@ -137,10 +138,24 @@ def _tuple(value: object) -> tuple[object, ...]:
     return tuple(value) if isinstance(value, (list, tuple)) else ()
 
 
-def _scalar(kind: str, choices: tuple[str, ...]) -> object:
-    if choices:
-        return Literal[choices]
-    return int if kind == "int" else str
+def _scalar(choices: tuple[str, ...]) -> object:
+    # An int option is read as text and converted by its callback (``_integer``), which says what
+    # is wrong in rig's words, as the fast path's conversion does.
+    return Literal[choices] if choices else str
+
+
+def _integer(option: Option) -> Callable[[object], object]:
+    def convert(value: object) -> object:
+        try:
+            if isinstance(value, str):
+                return option.integer(value)
+            if isinstance(value, (list, tuple)):
+                return type(value)(option.integer(item) for item in value)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        return value
+
+    return convert
 
 
 def _option(option: Option) -> inspect.Parameter:
@@ -151,13 +166,20 @@ def _option(option: Option) -> inspect.Parameter:
         return _keyword(
             option.dest, bool, typer.Option(*option.spellings, help=option.help, hidden=option.hidden), False
         )
-    value = _scalar(option.kind, option.choices)
+    value = _scalar(option.choices)
     if option.arity > 1:
         value = tuple.__class_getitem__((value,) * option.arity)
     if option.repeat:
         value = list.__class_getitem__(value)
     metavar = option.metavar or "|".join(option.choices)
-    info = typer.Option(*option.spellings, help=option.help, metavar=metavar, hidden=option.hidden, show_default=False)
+    info = typer.Option(
+        *option.spellings,
+        help=option.help,
+        metavar=metavar,
+        hidden=option.hidden,
+        show_default=False,
+        callback=_integer(option) if option.kind == "int" else None,
+    )
     if option.required:
         return _keyword(option.dest, value, info, inspect.Parameter.empty)
     return _keyword(option.dest, Optional[value], info, None if option.repeat else option.default)  # noqa: UP045
@@ -248,19 +270,25 @@ def run(argv: list[str], *, table: Table = TABLE, invoke: Invoke = run_call) -> 
         if type(exc).__name__ == "NoArgsIsHelpError":  # `rig cache` alone: its help, not an error
             print(exc.format_message())
             return 0
-        print_error(exc.format_message())
-        code = int(getattr(exc, "exit_code", 2))
-        if hoisted.values.get("json_stream"):  # the stream still ends with its summary
-            from rigcli.cli.json_output import error_summary
-
-            error_summary(exc.format_message(), code)
-        return code
+        return _refused(hoisted, exc.format_message(), int(getattr(exc, "exit_code", 2)))
     except typer.Abort:
         print_error("Cancelled")
         return 1
+    except RigError as exc:  # an option's own check (``_integer``), while the line is read
+        return _refused(hoisted, str(exc), exc.exit_code)
     except Exception as exc:
         return report_internal_error(exc, argv=argv)
     return finish(result if isinstance(result, int) else 0)
+
+
+def _refused(hoisted: Hoisted, message: str, code: int) -> int:
+    """A line that could not be read: one error line, and with --json-stream its summary."""
+    print_error(message)
+    if hoisted.values.get("json_stream"):  # the stream still ends with its summary
+        from rigcli.cli.json_output import error_summary
+
+        error_summary(message, code)
+    return code
 
 
 __all__ = ["build_app", "build_command", "run"]

@@ -188,9 +188,9 @@ def _convert(option: Option, raw: str) -> object | None:
         return None
     if option.kind == "int":
         try:
-            return int(raw)
+            return option.integer(raw)
         except ValueError:
-            return None
+            return None  # Typer says what is wrong with it
     return raw
 
 

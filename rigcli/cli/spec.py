@@ -73,6 +73,8 @@ class Option(Value):
         complete: Source | None = None,
         hidden: bool = False,
         eager: bool = False,
+        minimum: int | None = None,
+        maximum: int | None = None,
     ) -> None:
         self.spellings: Final = spellings  # "--yes", "-y": long first; "-C" may carry its value glued ("-CDIR")
         self.dest: Final = dest  # the body's keyword parameter (and the GlobalOptions field, for a global option)
@@ -87,10 +89,31 @@ class Option(Value):
         self.complete: Final = complete
         self.hidden: Final = hidden
         self.eager: Final = eager  # answered on its own when given (``--version``), whatever else the line says
+        self.minimum: Final = minimum  # the bounds of an int option's value, both included
+        self.maximum: Final = maximum
 
     @property
     def flag(self) -> bool:
         return self.metavar is None and not self.choices
+
+    def integer(self, raw: str) -> int:
+        """``raw`` as this int option's value; a ValueError says, in one line, what is wrong with it."""
+        name = self.spellings[0]
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{name} must be a whole number, not {raw!r}") from None
+        low, high = self.minimum, self.maximum
+        if (low is not None and value < low) or (high is not None and value > high):
+            allowed = (
+                f"between {low} and {high}"
+                if low is not None and high is not None
+                else f"at least {low}"
+                if low is not None
+                else f"at most {high}"
+            )
+            raise ValueError(f"{name} must be {allowed}, not {raw}")
+        return value
 
     @property
     def shown(self) -> str:

@@ -92,3 +92,55 @@ def test_workspace_lifetime_too_long_in_the_config_is_a_config_error_naming_the_
     assert result.error_lines == [result.stderr.strip()], result
     assert f"rig_config.py:{line}:" in result.stderr and "at most" in result.stderr
     assert not (project / ".rig" / "state.sqlite").exists()  # refused at load: no apply, no record
+
+
+# -- 5, 6, 7: whole-number options out of their range are usage errors naming the range -------------------
+HUGE = "99999999999999999999"
+
+
+def _usage_error(result: Result, *said: str) -> None:
+    assert result.returncode == 2, result
+    assert result.stdout == "", result
+    assert result.error_lines == [result.stderr.strip()], result  # one line, no traceback
+    for text in said:
+        assert text in result.stderr, result
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("runs", "--limit", HUGE),
+        ("runs", "-n", HUGE),
+        ("runs", f"--limit={HUGE}"),
+        ("--json", "runs", "--limit", HUGE),
+        ("runs", "--stats", "--last", HUGE),
+        ("--json", "runs", "--stats", "--last", HUGE),
+    ],
+)
+def test_runs_limit_and_last_beyond_their_range_are_usage_errors(applied: Path, args: tuple[str, ...]) -> None:
+    option = "--last" if "--last" in args else "--limit"
+    _usage_error(rig(applied, *args), f"{option} must be between 1 and 1000000, not {HUGE}")
+
+
+@pytest.mark.parametrize("count", ["101", "0", "-1", HUGE])
+def test_fork_count_out_of_range_is_a_usage_error_naming_the_range(project: Path, count: str) -> None:
+    _usage_error(rig(project, "fork", "box", "--count", count), f"--count must be between 1 and 100, not {count}")
+    _nothing_ran(project)
+
+
+def test_fork_count_that_is_no_number_says_so(project: Path) -> None:
+    _usage_error(rig(project, "fork", "box", "--count", "abc"), "--count must be a whole number, not 'abc'")
+    _nothing_ran(project)
+
+
+@pytest.mark.parametrize("limit", ["0", "-1"])
+def test_runs_limit_zero_or_negative_is_a_usage_error_in_a_project_with_applies(applied: Path, limit: str) -> None:
+    _usage_error(rig(applied, "runs", "--limit", limit), f"--limit must be between 1 and 1000000, not {limit}")
+    _usage_error(rig(applied, "runs", "--stats", "--last", limit), "--last must be between 1 and 1000000")
+
+
+def test_the_table_bounds_fork_count_as_the_engine_does() -> None:
+    from rigcli.cli.table.workflow import MAX_FORKS
+    from rigcli.engine.forks import MAX_COUNT
+
+    assert MAX_FORKS == MAX_COUNT

@@ -126,8 +126,6 @@ def _write_whole(target: pathlib.Path, text: str) -> None:
 
 
 def _stats(session: Session, last: int) -> int:
-    if last < 1:
-        raise UsageError("--last takes a number of applies, at least 1")
     engine = session.engine
     stats = session.with_workflow(lambda workflow: engine.pictures.run_stats(workflow=workflow, last=last))
     if session.opts.json:

@@ -37,6 +37,9 @@ CACHE = Command(
     ),
 )
 
+# rig runs --limit/--last: more applies than anyone reads, and a number every state database takes.
+MAX_APPLIES = 1_000_000
+
 # -- pictures: rig graph ------------------------------------------------------------------------
 GRAPH = Command(
     "graph",
@@ -78,9 +81,27 @@ RUNS = Command(
             complete="files",
         ),
         Option(("--force",), "force", "With --format svg FILE: overwrite FILE if it exists."),
-        Option(("--last",), "last", "How many applies --stats covers.", metavar="N", kind="int", default=20),
+        Option(
+            ("--last",),
+            "last",
+            f"How many applies --stats covers (1 to {MAX_APPLIES}).",
+            metavar="N",
+            kind="int",
+            default=20,
+            minimum=1,
+            maximum=MAX_APPLIES,
+        ),
         # -- the history (no --timeline/--stats) --
-        Option(("--limit", "-n"), "limit", "How many applies the history shows.", metavar="N", kind="int", default=20),
+        Option(
+            ("--limit", "-n"),
+            "limit",
+            f"How many applies the history shows (1 to {MAX_APPLIES}).",
+            metavar="N",
+            kind="int",
+            default=20,
+            minimum=1,
+            maximum=MAX_APPLIES,
+        ),
     ),
     hot=True,
     examples=(
@@ -109,4 +130,4 @@ LOGS = Command(
 )
 
 
-__all__ = ["CACHE", "GRAPH", "LOGS", "RUNS"]
+__all__ = ["CACHE", "GRAPH", "LOGS", "MAX_APPLIES", "RUNS"]
