@@ -16,8 +16,8 @@ import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from rigcli._version import __version__
-from rigcli.cli.argv import Hoisted, hoist
-from rigcli.cli.error_handler import finish, print_error, report_internal_error
+from rigcli.cli.argv import Hoisted, hoist, line_error_code
+from rigcli.cli.error_handler import error_exit, finish, print_error, report_internal_error
 from rigcli.cli.invoke import run_call
 from rigcli.cli.spec import Argument, Call, Command, Option, Table
 from rigcli.cli.table import TABLE
@@ -115,7 +115,7 @@ def _command_callback(path: tuple[str, ...], command: Command, invoke: Invoke) -
     def callback(ctx: typer.Context, **kwargs: object) -> int:
         opts = ctx.find_root().obj
         values = {name: _tuple(value) if name in many else value for name, value in kwargs.items()}
-        return invoke(Call(path, command.body, command.needs, values, opts, command.cache))
+        return invoke(Call(path, command.body, command.needs, values, opts, command.cache, command.error_code(values)))
 
     context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
     params = [_argument(item) for item in command.arguments] + [_option(item) for item in command.options]
@@ -270,19 +270,20 @@ def run(argv: list[str], *, table: Table = TABLE, invoke: Invoke = run_call) -> 
         if type(exc).__name__ == "NoArgsIsHelpError":  # `rig cache` alone: its help, not an error
             print(exc.format_message())
             return 0
-        return _refused(hoisted, exc.format_message(), int(getattr(exc, "exit_code", 2)))
+        return _refused(hoisted, exc.format_message(), int(getattr(exc, "exit_code", 2)), table)
     except typer.Abort:
         print_error("Cancelled")
         return 1
     except RigError as exc:  # an option's own check (``_integer``), while the line is read
-        return _refused(hoisted, str(exc), exc.exit_code)
+        return _refused(hoisted, str(exc), exc.exit_code, table)
     except Exception as exc:
-        return report_internal_error(exc, argv=argv)
+        return error_exit(report_internal_error(exc, argv=argv), line_error_code(hoisted.rest, table))
     return finish(result if isinstance(result, int) else 0)
 
 
-def _refused(hoisted: Hoisted, message: str, code: int) -> int:
+def _refused(hoisted: Hoisted, message: str, code: int, table: Table) -> int:
     """A line that could not be read: one error line, and with --json-stream its summary."""
+    code = error_exit(code, line_error_code(hoisted.rest, table))
     print_error(message)
     if hoisted.values.get("json_stream"):  # the stream still ends with its summary
         from rigcli.cli.json_output import error_summary

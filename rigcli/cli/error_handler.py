@@ -74,8 +74,21 @@ def _print_traceback(exc: BaseException) -> None:
     sys.stderr.write(masking.mask_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
 
 
-def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> int:
-    """Run a command body and map whatever it raises to an exit code with one line on stderr."""
+def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None, error_code: int | None = None) -> int:
+    """Run a command body and map whatever it raises to an exit code with one line on stderr.
+
+    ``error_code``: the code of every error, whatever it was (``plan --detailed-exitcode``: 1, so
+    that 2 always means "pending"); what the body returns, and an interrupt's code, are kept.
+    """
+    if error_code is not None:
+        returned: list[int] = []
+
+        def noting() -> int:
+            returned.append(body())
+            return returned[0]
+
+        code = run_guarded(noting, argv=argv)
+        return code if returned else error_exit(code, error_code)
     try:
         return body()
     except Declined as exc:
@@ -105,6 +118,11 @@ def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> in
         return 1
     except Exception as exc:
         return report_internal_error(exc, argv=argv)
+
+
+def error_exit(code: int, error_code: int | None) -> int:
+    """``code``, or ``error_code`` when there is one and ``code`` is an error's (not an interrupt's)."""
+    return error_code if error_code is not None and code != 0 and code not in INTERRUPTED_CODES else code
 
 
 def report_internal_error(exc: BaseException, *, argv: list[str] | None = None) -> int:
@@ -174,6 +192,7 @@ __all__ = [
     "INTERRUPTED",
     "INTERRUPTED_CODES",
     "debug_enabled",
+    "error_exit",
     "finish",
     "print_error",
     "report_internal_error",

@@ -144,3 +144,48 @@ def test_the_table_bounds_fork_count_as_the_engine_does() -> None:
     from rigcli.engine.forks import MAX_COUNT
 
     assert MAX_FORKS == MAX_COUNT
+
+
+# -- 13: with --detailed-exitcode every error exits 1, so that 2 always means "pending" ----------------------
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("plan", "--detailed-exitcode", "--bogus"),
+        ("plan", "--bogus", "--detailed-exitcode"),
+        ("plan", "--detailed-exitcode", "extra"),
+        ("--progress", "sideways", "plan", "--detailed-exitcode"),
+        ("plan", "--detailed-exitcode", "--json", "--workflow"),
+    ],
+)
+def test_detailed_exitcode_turns_a_usage_error_into_1(project: Path, args: tuple[str, ...]) -> None:
+    result = rig(project, *args)
+    assert result.returncode == 1, result
+    assert result.error_lines == [result.stderr.strip()], result
+    without = rig(project, *(word for word in args if word != "--detailed-exitcode"))
+    assert without.returncode == 2, without  # the same mistake without the flag: the usual usage error
+
+
+def test_detailed_exitcode_turns_an_error_of_the_body_into_1(tmp_path: Path) -> None:
+    from tests.cli.cli_support import MULTI_CONFIG
+
+    project = write_project(tmp_path / "multi", MULTI_CONFIG)
+    ambiguous = rig(project, "plan", "--detailed-exitcode")  # several workflows, none named: a usage error
+    assert ambiguous.returncode == 1, ambiguous
+    assert "--workflow" in ambiguous.stderr
+    broken = write_project(tmp_path / "broken", "workflows = 1/0\n")
+    assert rig(broken, "plan", "--detailed-exitcode").returncode == 1
+
+
+def test_detailed_exitcode_stream_summary_says_1(project: Path) -> None:
+    import json
+
+    result = rig(project, "--json-stream", "plan", "--detailed-exitcode", "--bogus")
+    assert result.returncode == 1, result
+    summary = json.loads(result.stdout.splitlines()[-1])
+    assert summary["type"] == "summary" and summary["error"]["exit_code"] == 1
+
+
+def test_detailed_exitcode_still_says_2_for_pending_and_0_for_nothing(project: Path) -> None:
+    assert rig(project, "plan", "--detailed-exitcode").returncode == 2
+    assert rig(project, "apply").returncode == 0
+    assert rig(project, "plan", "--detailed-exitcode").returncode == 0

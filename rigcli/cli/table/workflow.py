@@ -38,7 +38,8 @@ PLAN = Command(
         Option(
             ("--detailed-exitcode",),
             "detailed_exitcode",
-            "Exit 0 when nothing is pending, 2 when something is, 1 on an error.",
+            "Exit 0 when nothing is pending, 2 when something is, 1 on any error (usage errors too).",
+            error_code=1,
         ),
     ),
     hot=True,
