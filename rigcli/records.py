@@ -264,7 +264,7 @@ class ApplyRun:
     order once it finished (cached ones with the run they reused), empty while it runs.
     """
 
-    id: str  # sorts in creation order, like a run id (short form: ``short_run_id``)
+    id: str  # a run id (rigcli/run_ids.py; short form: ``short_run_id``)
     workflow: str
     command: str  # apply | fork
     status: RunStatus

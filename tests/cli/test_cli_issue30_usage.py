@@ -189,3 +189,82 @@ def test_detailed_exitcode_still_says_2_for_pending_and_0_for_nothing(project: P
     assert rig(project, "plan", "--detailed-exitcode").returncode == 2
     assert rig(project, "apply").returncode == 0
     assert rig(project, "plan", "--detailed-exitcode").returncode == 0
+
+
+# -- 18: run ids are shown and typed by their beginning ----------------------------------------------------
+def _shortest_unique_prefix(target: str, others: list[str], at_least: int = 4) -> str:
+    length = at_least
+    while any(other != target and other.startswith(target[:length]) for other in others):
+        length += 1
+    return target[:length]
+
+
+def _all_ids(project: Path) -> tuple[dict, list[str]]:
+    applied = rig(project, "--json", "runs").json["runs"]
+    ids = [item["id"] for item in applied] + [node["run_id"] for item in applied for node in item["nodes"]]
+    return applied[0], ids
+
+
+def test_shown_run_ids_are_the_first_eight_characters_of_the_id(applied: Path) -> None:
+    last, _ = _all_ids(applied)
+    assert last["short_id"] == last["id"][:8]
+    table = rig(applied, "runs")
+    assert table.returncode == 0, table
+    assert last["id"][:8] in table.stdout and last["id"][-8:] not in table.stdout
+    run_id = last["nodes"][0]["run_id"]
+    plan = rig(applied, "plan")
+    assert f"run {run_id[:8]}" in plan.stdout, plan
+    detail = rig(applied, "runs", last["id"][:8])
+    assert run_id[:8] in detail.stdout and run_id[-8:] not in detail.stdout
+
+
+def test_any_unique_prefix_of_four_or_more_names_a_run_or_apply_everywhere(applied: Path) -> None:
+    assert rig(applied, "apply").returncode == 0  # a second apply: more ids to tell apart
+    last, ids = _all_ids(applied)
+    apply_id, run_id = last["id"], last["nodes"][0]["run_id"]
+    first = rig(applied, "--json", "runs").json["runs"][-1]
+    ran = first["nodes"][0]["run_id"]  # a run that ran (the last apply reused it)
+    for ref in {_shortest_unique_prefix(apply_id, ids), apply_id[:8], apply_id, apply_id.upper()[:10]}:
+        assert rig(applied, "--json", "runs", ref).json["id"] == apply_id, ref
+        assert rig(applied, "--json", "logs", "--run", ref).json["apply_id"] == apply_id, ref
+    first_ref = _shortest_unique_prefix(first["id"], ids)
+    assert rig(applied, "--json", "runs", "--timeline", first_ref).json["run_id"] == first["id"]
+    for ref in {_shortest_unique_prefix(ran, ids), ran[:8], ran}:
+        assert rig(applied, "--json", "logs", "--run", ref).json["run_id"] == ran, ref
+        assert rig(applied, "--json", "runs", "--timeline", ref).json["run_id"] == first["id"], ref
+    assert run_id == ran
+    too_short = rig(applied, "runs", apply_id[:3])
+    assert too_short.returncode == 1 and "at least 4" in too_short.stderr, too_short
+
+
+def _sql(project: Path, *statements: str) -> None:
+    import sqlite3
+
+    with sqlite3.connect(project / ".rig" / "state.sqlite") as db:
+        for statement in statements:
+            db.execute(statement)
+
+
+def test_an_ambiguous_prefix_lists_the_ids_it_could_mean_by_prefixes_that_tell_them_apart(applied: Path) -> None:
+    assert rig(applied, "apply").returncode == 0
+    # Two applies whose ids begin alike (as two in a few hundred thousand would by chance).
+    _sql(applied, "UPDATE apply_runs SET id = 'abcd1234' || substr(id, 9)")
+    listed = rig(applied, "--json", "runs").json["runs"]
+    assert [item["id"][:8] for item in listed] == ["abcd1234", "abcd1234"]
+    result = rig(applied, "runs", "abcd")
+    assert result.returncode == 1, result
+    assert result.error_lines == [result.stderr.strip()], result
+    for item in listed:
+        assert _shortest_unique_prefix(item["id"], [other["id"] for other in listed], 9) in result.stderr
+    assert rig(applied, "--json", "runs", listed[0]["id"][:12]).json["id"] == listed[0]["id"]
+
+
+def test_ids_an_older_rig_made_keep_the_short_id_it_showed(applied: Path) -> None:
+    # An older rig's ids were 32 characters beginning with the time; it showed their last 8.
+    legacy = "18ef11e3413868faa6d575f9fb6f13af"
+    _sql(applied, f"UPDATE apply_runs SET id = '{legacy}'")
+    [item] = rig(applied, "--json", "runs").json["runs"]
+    assert item["id"] == legacy and item["short_id"] == "fb6f13af"
+    assert "fb6f13af" in rig(applied, "runs").stdout
+    assert rig(applied, "--json", "runs", "fb6f13af").json["id"] == legacy  # what it showed
+    assert rig(applied, "--json", "runs", "18ef11e34138").json["id"] == legacy  # its beginning, like any id

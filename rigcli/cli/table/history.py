@@ -68,7 +68,7 @@ RUNS = Command(
     "Show the history of applies, one apply's tasks, where its time went (--timeline) or how each task "
     "fares across applies (--stats).",
     "rigcli.cli.commands.runs:runs",
-    arguments=(Argument("run", "RUN", "The apply (its id or the short id rig shows); default: the last."),),
+    arguments=(Argument("run", "RUN", "The apply: its id, or 4 or more of its first characters; default: the last."),),
     options=(
         Option(("--timeline",), "timeline", "The apply as a timeline: a bar per task, the critical path marked."),
         Option(("--stats",), "stats", "Per task: runs, cache hit rate, median and p95 duration."),
@@ -120,7 +120,7 @@ LOGS = Command(
         Option(
             ("--run",),
             "run",
-            "A run's or an apply's id (the 8 characters rig shows are enough).",
+            "A run's or an apply's id, or 4 or more of its first characters.",
             metavar="ID",
         ),
         Option(("--follow", "-f"), "follow", "Keep printing a run in progress until it ends."),
