@@ -268,3 +268,70 @@ def test_ids_an_older_rig_made_keep_the_short_id_it_showed(applied: Path) -> Non
     assert "fb6f13af" in rig(applied, "runs").stdout
     assert rig(applied, "--json", "runs", "fb6f13af").json["id"] == legacy  # what it showed
     assert rig(applied, "--json", "runs", "18ef11e34138").json["id"] == legacy  # its beginning, like any id
+
+
+# -- 19: rig rm takes several names, like stop and start ---------------------------------------------------
+FAILING_REMOVE = DEV_CONFIG.replace(
+    'print(f"removing {workspace.name}")',
+    'if workspace.name == "bad":\n        raise RuntimeError("the bad one will not go")\n'
+    '    print(f"removing {workspace.name}")',
+)
+
+
+def _forked(project: Path, *names: str) -> Path:
+    for name in names:
+        result = rig(project, "fork", name)
+        assert result.returncode == 0, result
+    return project
+
+
+def _workspaces(project: Path) -> list[str]:
+    [workflow] = rig(project, "--json", "ls", "--no-probe").json["workflows"]
+    return sorted(item["name"] for item in workflow["workspaces"])
+
+
+def test_rm_removes_every_workspace_it_is_given_and_json_reports_each(project: Path) -> None:
+    _forked(project, "a", "b", "c", "d")
+    result = rig(project, "--json", "rm", "a", "b", "c", "--yes")
+    assert result.returncode == 0, result
+    report = result.json
+    assert [item["name"] for item in report["removed"]] == ["a", "b", "c"]
+    assert (report["failed"], report["missing"]) == ([], [])
+    assert _workspaces(project) == ["d"]
+    human = rig(project, "rm", "d", "d", "--yes")  # a name given twice is removed once
+    assert human.returncode == 0, human
+    assert human.stderr.count("removed d") == 1
+    assert _workspaces(project) == []
+
+
+def test_rm_of_several_with_an_unknown_name_removes_none_unless_missing_ok(project: Path) -> None:
+    _forked(project, "a", "b")
+    refused = rig(project, "rm", "a", "nope", "b", "--yes")
+    assert refused.returncode == 1, refused
+    assert refused.error_lines == ['error: Unknown workspace "nope"'], refused
+    assert _workspaces(project) == ["a", "b"]
+    allowed = rig(project, "--json", "rm", "a", "nope", "b", "--yes", "--missing-ok")
+    assert allowed.returncode == 0, allowed
+    assert [item["name"] for item in allowed.json["removed"]] == ["a", "b"]
+    assert allowed.json["missing"] == ["nope"]
+    assert _workspaces(project) == []
+
+
+def test_rm_of_several_goes_on_past_one_that_fails_and_exits_1(tmp_path: Path) -> None:
+    project = _forked(write_project(tmp_path / "dev", FAILING_REMOVE), "a", "bad", "c")
+    result = rig(project, "--json", "rm", "a", "bad", "c", "--yes")
+    assert result.returncode == 1, result
+    report = result.json
+    assert [item["name"] for item in report["removed"]] == ["a", "c"]
+    [failure] = report["failed"]
+    assert failure["name"] == "bad" and "the bad one will not go" in failure["error"]
+    assert _workspaces(project) == ["bad"]
+
+
+def test_rm_of_several_asks_once_and_refuses_names_with_all(project: Path) -> None:
+    _forked(project, "a", "b")
+    unasked = rig(project, "rm", "a", "b")
+    assert unasked.returncode == 1 and "--yes" in unasked.stderr, unasked
+    both = rig(project, "rm", "a", "b", "--all", "--yes")
+    assert both.returncode == 2, both
+    assert _workspaces(project) == ["a", "b"]
