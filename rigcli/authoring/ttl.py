@@ -26,13 +26,16 @@ CacheTtl: TypeAlias = "float | timedelta | str | None"
 # "now + lifetime" a date (a larger one would not fit in one, and fail only once the apply had run).
 MAX_LIFETIME_DAYS = 36500
 TTL_FORMAT_MESSAGE = 'cache_ttl must be a number of seconds, a timedelta, or a string like "30s", "10m", "6h" or "7d"'
+# An option's value is a word on the command line: Python's types mean nothing there.
+OPTION_FORMAT_MESSAGE = '{what} must be a duration like "30s", "10m", "6h" or "7d", or a number of seconds'
 
 
 def parse_ttl(value: object, what: str = "cache_ttl") -> float | None:
     """Return the TTL in seconds (None for "cache forever"); ``what`` names the setting in errors."""
     if value is None:
         return None
-    message = TTL_FORMAT_MESSAGE.replace("cache_ttl", what, 1)
+    is_option = what.startswith("--")
+    message = OPTION_FORMAT_MESSAGE.format(what=what) if is_option else TTL_FORMAT_MESSAGE.replace("cache_ttl", what, 1)
     if isinstance(value, bool):
         raise ConfigError(message)
     if isinstance(value, (int, float)):

@@ -93,7 +93,7 @@ def fork(
         raise UsageError("--replace remakes NAME from the current snapshot; it cannot be combined with --from")
     seconds = _ttl_seconds(ttl)
     if name is None and not session.opts.interactive:
-        raise UsageError("create requires a workspace name: rig fork NAME")
+        raise UsageError("fork requires a workspace name: rig fork NAME")
     session.expect_project_code()  # the workspace's create hook
     picked: str | None = None
     if name is None:  # the default name says which workflow it is made from

@@ -54,6 +54,11 @@ def _label(record: WorkspaceRecord, several_workflows: bool) -> str:
     return f"{record.workflow}/{record.name}" if several_workflows else record.name
 
 
+def _removed(record: WorkspaceRecord) -> dict[str, JsonValue]:
+    """A removed workspace as --json reports it: its record as it was, with the status it has now."""
+    return {**record.to_json(), "status": "removed"}
+
+
 def rm(
     session: Session,
     *,
@@ -100,7 +105,7 @@ def _rm_one(session: Session, name: str, *, yes: bool, force: bool, missing_ok: 
             emit_json(None)
         return 0
     if session.opts.json:
-        emit_json(removed)
+        emit_json(_removed(removed))
     return 0
 
 
@@ -139,7 +144,7 @@ def _rm_named(session: Session, names: list[str], *, yes: bool, force: bool, mis
                 if not session.opts.json:
                     print_message(f"error: {exc}", style="red")
     if session.opts.json:
-        emit_json({"removed": removed, "missing": missing, "failed": failed})
+        emit_json({"removed": [_removed(record) for record in removed], "missing": missing, "failed": failed})
     return 1 if failed else 0
 
 
@@ -167,7 +172,7 @@ def _rm_all_or_picked(session: Session, *, all_: bool, yes: bool, force: bool) -
                 session.run(engine.workspaces.remove_workspace(name=record.name, workflow=record.workflow, force=force))
             )
     if session.opts.json:
-        emit_json({"removed": removed_all})
+        emit_json({"removed": [_removed(record) for record in removed_all]})
     elif not records:
         print_message("no workspaces", style="dim")
     return 0
