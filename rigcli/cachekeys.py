@@ -22,7 +22,7 @@ from rigcli.authoring.nodes import Node, OutputSchema, ParallelNode, SequenceNod
 from rigcli.fingerprint.parts import PartHashes, changes, part_hash
 from rigcli.graph import TaskSpec
 from rigcli.jsonutil import JsonValue, tagged_hash, to_plain_json
-from rigcli.records import Liveness, LockHolder, NodeRun, Reason, age_seconds, describe_holder
+from rigcli.records import Liveness, LockHolder, NodeRun, Reason, age_seconds, describe_holder, shown_time
 from rigcli.statuses import REASON_MESSAGES, ReasonCode
 
 if TYPE_CHECKING:
@@ -160,7 +160,7 @@ def judge_run(
         return reason("invalidated")
     # An unreadable created_at reads as very old: expired, never a false hit.
     if ttl is not None and (ttl <= 0 or age_seconds(run.created_at, now=now) > ttl):
-        return reason("expired", f"created {run.created_at}")
+        return reason("expired", f"created {shown_time(run.created_at)}")
     return None
 
 
@@ -197,7 +197,7 @@ def judge_attempt(
     if not attempts or (succeeded and not _newer(attempts[0], succeeded[0])):
         return None
     newest = attempts[0]
-    started = f"run {newest.id} started {newest.created_at}"
+    started = f"run {newest.id} started {shown_time(newest.created_at)}"
     if newest.status == "running":
         state = liveness(newest)
         if not state.alive:

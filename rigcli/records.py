@@ -78,6 +78,13 @@ def timestamp(moment: datetime) -> str:
     return moment.astimezone(datetime_module.timezone.utc).isoformat(timespec="microseconds")
 
 
+def shown_time(text: str | None) -> str:
+    """A stored timestamp as people read it: local time, to the second (empty for none)."""
+    if not text:
+        return ""
+    return parse_timestamp(text).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+
+
 def parse_timestamp(text: str | None) -> datetime_module.datetime:
     """Parse a stored timestamp into an aware UTC datetime; anything unreadable is ``VERY_OLD``."""
 
@@ -264,7 +271,7 @@ class ApplyRun:
     order once it finished (cached ones with the run they reused), empty while it runs.
     """
 
-    id: str  # sorts in creation order, like a run id (short form: ``short_run_id``)
+    id: str  # a run id (rigcli/run_ids.py; short form: ``short_run_id``)
     workflow: str
     command: str  # apply | fork
     status: RunStatus
@@ -380,7 +387,7 @@ def describe_holder(holder: LockHolder) -> str:
     command = f"rig {holder.command}" if holder.command else "rig"
     by = f" by {holder.user}" if holder.user else ""
     duration = held_for(holder)
-    since = f", held for {duration} since {holder.started_at}" if duration else ""
+    since = f", held for {duration} since {shown_time(holder.started_at)}" if duration else ""
     return f"{command} (pid {holder.pid} on {holder.host or 'an unknown host'}{by}{since})"
 
 
@@ -402,6 +409,7 @@ __all__ = [
     "held_for",
     "holder_from_json",
     "parse_timestamp",
+    "shown_time",
     "timestamp",
     "unknown_holder",
     "utc_datetime",

@@ -4,7 +4,7 @@ no import cycles and no module over MAX_LINES lines where the house is already c
 Rooms, lowest first (a module may import its own room and the rooms below it):
 
     foundation  speed/, errors, jsonutil, statuses, records, run_ids, events, event_bus, streams, children, layout,
-                masking, sanitize, state_location, timeouts, _version
+                masking, sanitize, state_location, timeouts, wording, _version
     authoring   authoring/, handler_params, provider_api, provider_kit/, host, discovery, config_loader, load_inputs
     keys        graph, fingerprint/, cachekeys
     state       state/
@@ -53,6 +53,7 @@ ROOMS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "rigcli.state_location",
             "rigcli.sanitize",
             "rigcli.timeouts",
+            "rigcli.wording",
         ),
     ),
     (

@@ -22,14 +22,20 @@ _UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PATTERN = r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)$"  # compiled on first use, by re's own cache
 # seconds (int or float), a timedelta, "30s"; None: forever. A string: datetime is imported only for a timedelta.
 CacheTtl: TypeAlias = "float | timedelta | str | None"
+# A workspace's lifetime (ttl, idle_stop): a century is more than any machine needs, and keeps
+# "now + lifetime" a date (a larger one would not fit in one, and fail only once the apply had run).
+MAX_LIFETIME_DAYS = 36500
 TTL_FORMAT_MESSAGE = 'cache_ttl must be a number of seconds, a timedelta, or a string like "30s", "10m", "6h" or "7d"'
+# An option's value is a word on the command line: Python's types mean nothing there.
+OPTION_FORMAT_MESSAGE = '{what} must be a duration like "30s", "10m", "6h" or "7d", or a number of seconds'
 
 
 def parse_ttl(value: object, what: str = "cache_ttl") -> float | None:
     """Return the TTL in seconds (None for "cache forever"); ``what`` names the setting in errors."""
     if value is None:
         return None
-    message = TTL_FORMAT_MESSAGE.replace("cache_ttl", what, 1)
+    is_option = what.startswith("--")
+    message = OPTION_FORMAT_MESSAGE.format(what=what) if is_option else TTL_FORMAT_MESSAGE.replace("cache_ttl", what, 1)
     if isinstance(value, bool):
         raise ConfigError(message)
     if isinstance(value, (int, float)):
@@ -54,7 +60,9 @@ def parse_lifetime(value: object, what: str) -> float | None:
     seconds = parse_ttl(value, what)
     if seconds is not None and seconds <= 0:
         raise ConfigError(f"{what} must be a positive duration, not {value!r}")
+    if seconds is not None and seconds > MAX_LIFETIME_DAYS * _UNITS["d"]:
+        raise ConfigError(f"{what} must be at most {MAX_LIFETIME_DAYS}d (100 years), not {value!r}")
     return seconds
 
 
-__all__ = ["CacheTtl", "parse_lifetime", "parse_ttl"]
+__all__ = ["MAX_LIFETIME_DAYS", "CacheTtl", "parse_lifetime", "parse_ttl"]

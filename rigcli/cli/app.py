@@ -17,11 +17,12 @@ from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from rigcli._version import __version__
 from rigcli.cli import signalled
-from rigcli.cli.argv import hoist
-from rigcli.cli.error_handler import finish, print_error, report_internal_error
+from rigcli.cli.argv import Hoisted, hoist, line_error_code
+from rigcli.cli.error_handler import error_exit, finish, print_error, report_internal_error
 from rigcli.cli.invoke import run_call
 from rigcli.cli.spec import Argument, Call, Command, Option, Table
 from rigcli.cli.table import TABLE
+from rigcli.errors import RigError, UsageError
 
 if TYPE_CHECKING:  # click, as vendored inside Typer: the types its help methods take
     from typer._click import Context as ClickContext
@@ -115,7 +116,7 @@ def _command_callback(path: tuple[str, ...], command: Command, invoke: Invoke) -
     def callback(ctx: typer.Context, **kwargs: object) -> int:
         opts = ctx.find_root().obj
         values = {name: _tuple(value) if name in many else value for name, value in kwargs.items()}
-        return invoke(Call(path, command.body, command.needs, values, opts, command.cache))
+        return invoke(Call(path, command.body, command.needs, values, opts, command.cache, command.error_code(values)))
 
     context = inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=typer.Context)
     params = [_argument(item) for item in command.arguments] + [_option(item) for item in command.options]
@@ -138,10 +139,24 @@ def _tuple(value: object) -> tuple[object, ...]:
     return tuple(value) if isinstance(value, (list, tuple)) else ()
 
 
-def _scalar(kind: str, choices: tuple[str, ...]) -> object:
-    if choices:
-        return Literal[choices]
-    return int if kind == "int" else str
+def _scalar(choices: tuple[str, ...]) -> object:
+    # An int option is read as text and converted by its callback (``_integer``), which says what
+    # is wrong in rig's words, as the fast path's conversion does.
+    return Literal[choices] if choices else str
+
+
+def _integer(option: Option) -> Callable[[object], object]:
+    def convert(value: object) -> object:
+        try:
+            if isinstance(value, str):
+                return option.integer(value)
+            if isinstance(value, (list, tuple)):
+                return type(value)(option.integer(item) for item in value)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        return value
+
+    return convert
 
 
 def _option(option: Option) -> inspect.Parameter:
@@ -152,13 +167,20 @@ def _option(option: Option) -> inspect.Parameter:
         return _keyword(
             option.dest, bool, typer.Option(*option.spellings, help=option.help, hidden=option.hidden), False
         )
-    value = _scalar(option.kind, option.choices)
+    value = _scalar(option.choices)
     if option.arity > 1:
         value = tuple.__class_getitem__((value,) * option.arity)
     if option.repeat:
         value = list.__class_getitem__(value)
     metavar = option.metavar or "|".join(option.choices)
-    info = typer.Option(*option.spellings, help=option.help, metavar=metavar, hidden=option.hidden, show_default=False)
+    info = typer.Option(
+        *option.spellings,
+        help=option.help,
+        metavar=metavar,
+        hidden=option.hidden,
+        show_default=False,
+        callback=_integer(option) if option.kind == "int" else None,
+    )
     if option.required:
         return _keyword(option.dest, value, info, inspect.Parameter.empty)
     return _keyword(option.dest, Optional[value], info, None if option.repeat else option.default)  # noqa: UP045
@@ -251,27 +273,34 @@ def run(argv: list[str], *, table: Table = TABLE, invoke: Invoke = run_call) -> 
     except Exception as exc:
         if signalled.first() is not None:
             raise  # whatever it became, main() ends the command as interrupted
-        return _failed(exc, argv, stream=bool(hoisted.values.get("json_stream")))
+        return _failed(exc, argv, hoisted, table)
     return finish(result if isinstance(result, int) else 0)
 
 
-def _failed(exc: Exception, argv: list[str], *, stream: bool) -> int:
-    """A usage error's line and code 2, or an internal error's."""
+def _failed(exc: Exception, argv: list[str], hoisted: Hoisted, table: Table) -> int:
+    """A line that could not be read (usage, an option's own check), or an internal error's code."""
     if isinstance(exc, typer.TyperException):  # click usage errors, vendored by Typer
         if type(exc).__name__ == "NoArgsIsHelpError":  # `rig cache` alone: its help, not an error
             print(exc.format_message())
             return 0
-        print_error(exc.format_message())
-        code = int(getattr(exc, "exit_code", 2))
-        if stream:  # the stream still ends with its summary
-            from rigcli.cli.json_output import error_summary
-
-            error_summary(exc.format_message(), code)
-        return code
+        return _refused(hoisted, exc.format_message(), int(getattr(exc, "exit_code", 2)), table)
     if isinstance(exc, typer.Abort):
         print_error("Cancelled")
         return 1
-    return report_internal_error(exc, argv=argv)
+    if isinstance(exc, RigError):  # an option's own check (``_integer``), while the line is read
+        return _refused(hoisted, str(exc), exc.exit_code, table)
+    return error_exit(report_internal_error(exc, argv=argv), line_error_code(hoisted.rest, table))
+
+
+def _refused(hoisted: Hoisted, message: str, code: int, table: Table) -> int:
+    """A line that could not be read: one error line, and with --json-stream its summary."""
+    code = error_exit(code, line_error_code(hoisted.rest, table))
+    print_error(message)
+    if hoisted.values.get("json_stream"):  # the stream still ends with its summary
+        from rigcli.cli.json_output import error_summary
+
+        error_summary(message, code)
+    return code
 
 
 __all__ = ["build_app", "build_command", "run"]

@@ -83,7 +83,23 @@ def match(argv: Sequence[str], table: Table = TABLE) -> Call | None:
     kwargs = parse(command, words)
     if kwargs is None:
         return None
-    return Call(path, command.body, command.needs, kwargs, table.options_type(**globals_), command.cache)
+    opts = table.options_type(**globals_)
+    return Call(path, command.body, command.needs, kwargs, opts, command.cache, command.error_code(kwargs))
+
+
+def line_error_code(argv: Sequence[str], table: Table = TABLE) -> int | None:
+    """The code every error of this line exits with, read from its words alone (for a line that
+    could not be read as a whole): ``Command.error_code`` of the flags it gives before any ``--``."""
+    found = _command(table, hoist(argv, table).rest)
+    if found is None:
+        return None
+    _, command, words = found
+    given: dict[str, object] = {}
+    for word in words[: words.index("--")] if "--" in words else words:
+        option = _own_option(command, word)[0] if word.startswith("-") else None
+        if option is not None and option.flag:
+            given[option.dest] = True
+    return command.error_code(given)
 
 
 def _command(table: Table, words: list[str]) -> tuple[tuple[str, ...], Command, list[str]] | None:
@@ -188,9 +204,9 @@ def _convert(option: Option, raw: str) -> object | None:
         return None
     if option.kind == "int":
         try:
-            return int(raw)
+            return option.integer(raw)
         except ValueError:
-            return None
+            return None  # Typer says what is wrong with it
     return raw
 
 
@@ -218,4 +234,4 @@ def _pass_through(words: Sequence[str]) -> tuple[str, ...]:
     return tuple(words)
 
 
-__all__ = ["Hoisted", "hoist", "match", "parse"]
+__all__ = ["Hoisted", "hoist", "line_error_code", "match", "parse"]

@@ -75,12 +75,23 @@ def _print_traceback(exc: BaseException) -> None:
     sys.stderr.write(masking.mask_text("".join(traceback.format_exception(type(exc), exc, exc.__traceback__))))
 
 
-def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None) -> int:
+def run_guarded(body: Callable[[], int], *, argv: list[str] | None = None, error_code: int | None = None) -> int:
     """Run a command body and map whatever it raises to an exit code with one line on stderr.
 
     Once a signal came (``signalled.py``), the command was interrupted whatever the body raised or
-    returned: the signal may have surfaced as another error on its way out.
+    returned: the signal may have surfaced as another error on its way out. ``error_code``: the code
+    of every error, whatever it was (``plan --detailed-exitcode``: 1, so that 2 always means
+    "pending"); what the body returns, and an interrupt's code, are kept.
     """
+    if error_code is not None:
+        returned: list[int] = []
+
+        def noting() -> int:
+            returned.append(body())
+            return returned[0]
+
+        code = run_guarded(noting, argv=argv)
+        return code if returned else error_exit(code, error_code)
     try:
         code = body()
     except BaseException as exc:
@@ -125,6 +136,11 @@ def _exit_code(exc: BaseException, argv: list[str] | None) -> int:
     if isinstance(exc, Exception):
         return report_internal_error(exc, argv=argv)
     raise exc  # GeneratorExit and the like: not ours to map
+
+
+def error_exit(code: int, error_code: int | None) -> int:
+    """``code``, or ``error_code`` when there is one and ``code`` is an error's (not an interrupt's)."""
+    return error_code if error_code is not None and code != 0 and code not in INTERRUPTED_CODES else code
 
 
 def report_internal_error(exc: BaseException, *, argv: list[str] | None = None) -> int:
@@ -194,6 +210,7 @@ __all__ = [
     "INTERRUPTED",
     "INTERRUPTED_CODES",
     "debug_enabled",
+    "error_exit",
     "finish",
     "interrupted",
     "print_error",

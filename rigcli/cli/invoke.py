@@ -39,11 +39,11 @@ def run_call(call: Call, argv: list[str] | None = None) -> int:
                 return body(session, **call.kwargs)
 
     if not call.opts.json_stream:
-        return run_guarded(guarded, argv=argv)
+        return run_guarded(guarded, argv=argv, error_code=call.error_code)
     from rigcli.cli import error_handler, json_output
 
     json_output.begin_stream()
-    code = run_guarded(guarded, argv=argv)
+    code = run_guarded(guarded, argv=argv, error_code=call.error_code)
     json_output.end_stream(code, error_handler.last_error)
     return code
 

@@ -73,6 +73,9 @@ class Option(Value):
         complete: Source | None = None,
         hidden: bool = False,
         eager: bool = False,
+        minimum: int | None = None,
+        maximum: int | None = None,
+        error_code: int | None = None,
     ) -> None:
         self.spellings: Final = spellings  # "--yes", "-y": long first; "-C" may carry its value glued ("-CDIR")
         self.dest: Final = dest  # the body's keyword parameter (and the GlobalOptions field, for a global option)
@@ -87,10 +90,34 @@ class Option(Value):
         self.complete: Final = complete
         self.hidden: Final = hidden
         self.eager: Final = eager  # answered on its own when given (``--version``), whatever else the line says
+        self.minimum: Final = minimum  # the bounds of an int option's value, both included
+        self.maximum: Final = maximum
+        # A flag that, given, makes every error of the line exit with this code, usage errors included
+        # (``plan --detailed-exitcode``: 1, so that 2 always means "pending").
+        self.error_code: Final = error_code
 
     @property
     def flag(self) -> bool:
         return self.metavar is None and not self.choices
+
+    def integer(self, raw: str) -> int:
+        """``raw`` as this int option's value; a ValueError says, in one line, what is wrong with it."""
+        name = self.spellings[0]
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ValueError(f"{name} must be a whole number, not {raw!r}") from None
+        low, high = self.minimum, self.maximum
+        if (low is not None and value < low) or (high is not None and value > high):
+            allowed = (
+                f"between {low} and {high}"
+                if low is not None and high is not None
+                else f"at least {low}"
+                if low is not None
+                else f"at most {high}"
+            )
+            raise ValueError(f"{name} must be {allowed}, not {raw}")
+        return value
 
     @property
     def shown(self) -> str:
@@ -180,6 +207,13 @@ class Command(Value):
     def option(self, spelling: str) -> Option | None:
         return next((item for item in self.options if spelling in item.spellings), None)
 
+    def error_code(self, values: dict[str, object]) -> int | None:
+        """The code every error exits with when ``values`` (dest -> value) give a flag that asks for one."""
+        return next(
+            (item.error_code for item in self.options if item.error_code is not None and values.get(item.dest) is True),
+            None,
+        )
+
     def examples_text(self) -> str:
         width = max((len(line) for line, _ in self.examples), default=0)
         return "\n".join(f"  {line.ljust(width)}   {about}" for line, about in self.examples)
@@ -262,6 +296,7 @@ class Call(Value):
         kwargs: dict[str, object],
         opts: GlobalOptions,
         cache: tuple[str, ...] = (),
+        error_code: int | None = None,
     ) -> None:
         self.path: Final = path  # the command's canonical names, e.g. ("cache", "invalidate")
         self.body: Final = body
@@ -269,6 +304,7 @@ class Call(Value):
         self.cache: Final = cache  # the command's row's
         self.kwargs: Final = kwargs
         self.opts: Final = opts
+        self.error_code: Final = error_code  # ``Command.error_code`` of the line: every error's exit code
 
 
 __all__ = ["Argument", "Call", "Command", "GlobalOptions", "Needs", "Option", "Source", "Table", "Value"]

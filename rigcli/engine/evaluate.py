@@ -265,9 +265,9 @@ class Evaluation:
             return Verdict("pending", attempt, None, judged_against)
         if first is None:
             return Verdict("pending", reason("no-previous-run"), None, judged_against)
-        return Verdict("pending", self._named(task, *first), None, judged_against)
+        return Verdict("pending", self.named(task, *first), None, judged_against)
 
-    def _named(self, task: TaskSpec, why: Reason, run: NodeRun) -> Reason:
+    def named(self, task: TaskSpec, why: Reason, run: NodeRun) -> Reason:
         """``task-changed``/``provider-changed`` naming the part that changed (from the parts ``run`` stored)."""
         if why.code == "task-changed":
             return name_the_change(why, self.runs.parts(task.store, run.node_key), self.parts(task))

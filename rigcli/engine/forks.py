@@ -25,7 +25,7 @@ from rigcli.engine.providers import maybe_await
 from rigcli.engine.reconcile import controller_of, remove_effects
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.workspaces import CREATED, Workspaces, error_message, expiry, refuse_a_live_create
-from rigcli.errors import InterruptedRunError, RigError, TaskError, describe_exception
+from rigcli.errors import InterruptedRunError, RigError, TaskError, UsageError, describe_exception
 from rigcli.events import StateWarning, WorkspaceCreateStarted, WorkspaceReady
 from rigcli.graph import CompiledWorkflow
 from rigcli.jsonutil import JsonValue
@@ -85,7 +85,7 @@ class Forks:
     ) -> list[WorkspaceRecord]:
         """Workspaces ``name-1`` … ``name-count``: one apply, then their create hooks at once."""
         if not 1 <= count <= MAX_COUNT:
-            raise RigError(f"--count must be between 1 and {MAX_COUNT}, not {count}")
+            raise UsageError(f"--count must be between 1 and {MAX_COUNT}, not {count}")
         names = [check_workspace_name(f"{check_workspace_name(name)}-{index}") for index in range(1, count + 1)]
         selected = self.workspaces.creating_workflow(workflow)
         store = self.project.store

@@ -16,13 +16,14 @@ from rigcli.engine.project import Project
 from rigcli.engine.stores import LOCAL
 from rigcli.errors import InputError, NotFoundError
 from rigcli.records import ApplyRun, NodeRun, OutputChunk
-from rigcli.run_ids import short_run_id
+from rigcli.run_ids import id_ref, not_an_id, told_apart
 from rigcli.state.api import StateStore
 from rigcli.state.process import pid_alive, this_host
 from rigcli.statuses import HistoryNodeStatus, ShownRunStatus
 
 FOLLOW_SECONDS = 0.25  # how often a run in progress is read again
 LOOK_BACK = 50  # applies `rig logs` looks through for the last one that ran something
+AMBIGUOUS_SHOWN = 5  # the ids an ambiguous ref could mean that its error lists
 
 
 def shown_status(status: str, pid: int | None, host: str | None) -> ShownRunStatus:
@@ -33,6 +34,20 @@ def shown_status(status: str, pid: int | None, host: str | None) -> ShownRunStat
     if not pid or (host in (None, this_host()) and not pid_alive(pid)):
         return "in-doubt"
     return "running"
+
+
+def check_ref(ref: str) -> str:
+    """``ref`` when it can name a run or an apply (its first characters at least); else the error."""
+    if id_ref(ref) is None:
+        raise InputError(not_an_id(ref))
+    return ref
+
+
+def ambiguous(what: str, ref: str, ids: list[str]) -> InputError:
+    """The error of a ``ref`` that names several ids, each listed as briefly as tells it apart."""
+    shown = told_apart(ids)
+    more = f" and {len(shown) - AMBIGUOUS_SHOWN} more" if len(shown) > AMBIGUOUS_SHOWN else ""
+    return InputError(f"{what} {ref} is ambiguous: {', '.join(shown[:AMBIGUOUS_SHOWN])}{more}; give more of it")
 
 
 class History:
@@ -70,14 +85,14 @@ class History:
         return [self.applied(record) for record in self.project.store.list_applies(workflow=name, limit=limit)]
 
     def find_apply(self, ref: str | None, workflow: str | None = None) -> AppliedRun:
-        """The apply ``ref`` names (its id or the end of it), or the last one (of ``workflow``)."""
+        """The apply ``ref`` names (its id or its beginning), or the last one (of ``workflow``)."""
         if ref is None:
             return self.applied(self._last_apply(workflow))
-        found = self.project.store.find_applies(ref)
+        found = self.project.store.find_applies(check_ref(ref))
         if not found:
             raise NotFoundError(f"No apply {ref} in the history (rig runs lists them)")
         if len(found) > 1:
-            raise InputError(f"Apply id {ref} is ambiguous: {', '.join(short_run_id(item.id) for item in found)}")
+            raise ambiguous("Apply id", ref, [item.id for item in found])
         return self.applied(found[0])
 
     def _last_apply(self, workflow: str | None, *, ran: bool = False) -> ApplyRun:
@@ -180,6 +195,7 @@ class History:
         return RunLog(found[0], spec.path, spec.store, shown_status(found[0].status, found[0].pid, found[0].host))
 
     def _by_ref(self, workflow: str | None, task: str | None, ref: str) -> LogSelection:
+        check_ref(ref)
         names = [self.project.select(workflow).name] if workflow is not None else list(self.project.workflows)
         found: dict[str, RunLog] = {}
         for name in names or [""]:
@@ -188,8 +204,7 @@ class History:
                     found.setdefault(run.id, self._log(key, run, run.workflow if key == LOCAL else name))
         applies = self.project.store.find_applies(ref)
         if len(found) + len(applies) > 1:
-            ids = [short_run_id(item) for item in [*found, *(apply.id for apply in applies)]]
-            raise InputError(f"Run id {ref} is ambiguous: {', '.join(ids)}")
+            raise ambiguous("Run id", ref, [*found, *(apply.id for apply in applies)])
         if found:
             log = next(iter(found.values()))
             if task is not None and task not in (log.path, log.run.node_path, log.run.node_name):

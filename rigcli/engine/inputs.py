@@ -24,6 +24,8 @@ else:
 
 # Turns a workspace name in an input into the stored workspace ({"name", "ctx"}).
 WorkspaceResolver = Callable[[str], dict[str, JsonValue]]
+# What pydantic puts before a validator's message (a ValueError's, an assert's).
+_PYDANTIC_KINDS = ("Value error, ", "Assertion failed, ")
 
 
 def operation_info(workflow: str, definition: OperationDefinition) -> OperationInfo:
@@ -77,8 +79,16 @@ def validate_input(
         issues = []
         for error in exc.errors():
             location = ".".join(str(part) for part in error.get("loc", ())) or "input"
-            issues.append(f"{location}: {error.get('msg', 'invalid')}")
+            issues.append(f"{location}: {_without_kind(error.get('msg', 'invalid'))}")
         raise InputError(f"Invalid input for operation {definition.id}: {'; '.join(issues)}") from None
+
+
+def _without_kind(message: str) -> str:
+    """A validator's own words, without the kind pydantic puts before them ("Value error, ...")."""
+    for kind in _PYDANTIC_KINDS:
+        if message.startswith(kind):
+            return message[len(kind) :]
+    return message
 
 
 __all__ = ["WorkspaceResolver", "operation_info", "validate_input", "workspace_fields"]

@@ -10,7 +10,7 @@ not in either.
 
 from __future__ import annotations
 
-from rigcli.engine.history import LOOK_BACK, History
+from rigcli.engine.history import LOOK_BACK, History, ambiguous, check_ref
 from rigcli.engine.history_views import AppliedRun
 from rigcli.engine.project import Project
 from rigcli.engine.shape import execution_edges
@@ -18,6 +18,7 @@ from rigcli.engine.timing import ApplyTimes, NodeTimes, RunStats, Timeline, run_
 from rigcli.errors import NotFoundError
 from rigcli.graph import CompiledWorkflow
 from rigcli.records import parse_timestamp, utc_datetime
+from rigcli.run_ids import names
 
 
 class Pictures:
@@ -46,14 +47,19 @@ class Pictures:
         return next((apply for apply in applies if apply.ran_any), applies[0])
 
     def _named(self, selected: CompiledWorkflow, ref: str) -> ApplyTimes:
-        """The apply ``ref`` names: its id (or the end of it), else the id of a run it ran."""
-        by_id = [record for record in self.project.store.find_applies(ref) if record.workflow == selected.name]
-        if by_id:
-            return _times(self.history.applied(by_id[0]))
-        found = next((apply for apply in self._applies(selected) if apply.is_named(ref)), None)
-        if found is None:
+        """The apply ``ref`` names: its id (or its beginning), else the id of a run it ran."""
+        by_id = self.project.store.find_applies(check_ref(ref))
+        found = [record for record in by_id if record.workflow == selected.name]
+        if len(found) > 1:
+            raise ambiguous("Apply id", ref, [record.id for record in found])
+        if found:
+            return _times(self.history.applied(found[0]))
+        ran = [apply for apply in self._applies(selected) if apply.is_named(ref)]
+        if len(ran) > 1:
+            raise ambiguous("Run id", ref, [run for apply in ran for run in apply.ran_ids if names(ref, run)])
+        if not ran:
             raise NotFoundError(f"No apply of workflow {selected.name} has the id {ref} (rig runs lists them)")
-        return found
+        return ran[0]
 
     def run_stats(self, workflow: str | None = None, last: int = 20) -> RunStats:
         selected = self.project.select(workflow)

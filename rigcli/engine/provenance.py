@@ -109,7 +109,7 @@ class Drift:
                 f"rig fork {record.name} --replace remakes it from the current snapshot"
             )
         session = await self.project.session(workflow, "plan")
-        plan = await self.planner.plan_with(workflow, session)
+        plan, evaluation = await self.planner.plan_judged(workflow, session)
         made_from = _made_from(record, workflow, RunIndex(self.project.stores, workflow.name))
         keys = self.project.keys_for(workflow)
         nodes: dict[int, PlanNode] = {node.index - 1: node for node in plan.nodes}
@@ -133,7 +133,8 @@ class Drift:
                     now=now,
                 )
                 if own is not None:
-                    why = own
+                    # Worded as the plan words it: the component that changed since this run.
+                    why = evaluation.named(task, own, run)
                 elif node.status == "pending" and node.reason.code not in _UPSTREAM_ONLY:
                     why = node.reason
                 else:

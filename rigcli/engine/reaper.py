@@ -32,7 +32,7 @@ from rigcli.engine.workspaces import Workspaces, error_message
 from rigcli.errors import RigError, StateLockedError
 from rigcli.events import WorkspaceReaped
 from rigcli.provider_api import ProviderController, SupportsLastUse
-from rigcli.records import EffectRecord, WorkspaceRecord, parse_timestamp, timestamp, utc_datetime, utc_now
+from rigcli.records import EffectRecord, WorkspaceRecord, parse_timestamp, shown_time, timestamp, utc_datetime, utc_now
 from rigcli.state.effects import LIVE_EFFECT_STATUSES
 from rigcli.statuses import WorkspaceStatus
 
@@ -75,7 +75,9 @@ class Reaper:
         now = utc_datetime()
         expires = parse_timestamp(record.expires_at) if record.expires_at else None
         if expires is not None and expires <= now:
-            item = ReapItem(record.name, record.workflow, "remove", "expired", f"expired at {record.expires_at}")
+            item = ReapItem(
+                record.name, record.workflow, "remove", "expired", f"expired at {shown_time(record.expires_at)}"
+            )
             if act:
                 await self._remove(record, item, report)
             else:

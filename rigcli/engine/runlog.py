@@ -34,6 +34,7 @@ from rigcli.events import (
 )
 from rigcli.state.api import StateStore
 from rigcli.state.run_output import OutputBatch
+from rigcli.wording import counted
 
 DEFAULT_CAP = 4 * 1024 * 1024
 FLUSH_SECONDS = 0.5
@@ -65,7 +66,7 @@ def event_line(event: NodeEvent) -> tuple[str, str] | None:
         return COMMAND, f"$ {event.command}\n"
     if isinstance(event, CommandCompleted):
         code = "no exit code" if event.exit_code is None else f"exit {event.exit_code}"
-        lost = f", {event.truncated_bytes} bytes not kept in memory" if event.truncated_bytes else ""
+        lost = f", {counted(event.truncated_bytes, 'byte')} not kept in memory" if event.truncated_bytes else ""
         return COMMAND, f"[{code}{lost}]\n"
     if isinstance(event, ArtifactCreated) and isinstance(event.artifact, dict):
         return EVENT, f"+ {event.artifact.get('provider')}:{event.artifact.get('kind')}\n"

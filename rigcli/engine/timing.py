@@ -24,7 +24,7 @@ from datetime import datetime
 
 from rigcli.engine.results import JsonObject
 from rigcli.records import parse_timestamp
-from rigcli.run_ids import short_run_id
+from rigcli.run_ids import names
 from rigcli.speed.records import lazy_dataclass
 
 SLOWEST = 5  # the slowest tasks a timeline names
@@ -58,11 +58,14 @@ class ApplyTimes:
         """Whether it ran a task (rather than finding every one cached, or stopping first)."""
         return any(not node.cached and node.run_id is not None for node in self.nodes)
 
+    @property
+    def ran_ids(self) -> tuple[str, ...]:
+        """The ids of the runs it ran (not those it reused: they name the apply that ran them)."""
+        return tuple(node.run_id for node in self.nodes if node.run_id and not node.cached)
+
     def is_named(self, ref: str) -> bool:
-        """Whether ``ref`` (an id, or the short id rig shows) names this apply or a run it ran (not
-        one it reused: that names the apply that ran it)."""
-        ids = (self.id, *(node.run_id for node in self.nodes if node.run_id and not node.cached))
-        return any(ref in (run_id, short_run_id(run_id)) for run_id in ids)
+        """Whether ``ref`` (an id, or its beginning: run_ids.py) names this apply or a run it ran."""
+        return any(names(ref, run_id) for run_id in (self.id, *self.ran_ids))
 
 
 @lazy_dataclass(frozen=True)

@@ -6,7 +6,7 @@ import contextlib
 from typing import TextIO
 
 from rigcli.engine.history_views import AppliedRun, HistoryNode, LogUpdate, RunLog
-from rigcli.records import parse_timestamp
+from rigcli.records import shown_time
 from rigcli.render.console import no_color
 from rigcli.render.lines import format_duration
 from rigcli.render.plain import is_terminal
@@ -26,9 +26,7 @@ def _took(seconds: float | None) -> str:
 
 
 def _when(timestamp: str | None) -> str:
-    if not timestamp:
-        return ""
-    return parse_timestamp(timestamp).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    return shown_time(timestamp)
 
 
 def _tasks(applied: AppliedRun) -> str:

@@ -39,6 +39,7 @@ from rigcli.events import (
 from rigcli.records import LockHolder, held_for
 from rigcli.sanitize import sanitize
 from rigcli.speed.records import lazy_dataclass
+from rigcli.wording import counted
 
 E = TypeVar("E", bound=Event)
 
@@ -287,7 +288,7 @@ class EventFormatter:
             label = event.name or event.command_id or "command"
             result.append(Line(f"    {label} exited {event.exit_code}", "yellow"))
         if event.truncated_bytes:
-            result.append(Line(f"    ({event.truncated_bytes} bytes of output not kept)", "dim"))
+            result.append(Line(f"    ({counted(event.truncated_bytes, 'byte')} of output not kept)", "dim"))
         return result
 
     def _artifact_created(self, event: ArtifactCreated) -> list[Line]:

@@ -36,6 +36,7 @@ from rigcli.events import (
 from rigcli.render.console import stderr_console
 from rigcli.render.lines import EventFormatter, Line, format_duration
 from rigcli.speed.records import lazy_dataclass
+from rigcli.wording import counted
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 REFRESH_PER_SECOND = 8
@@ -75,11 +76,11 @@ class _Running:
         previous = -1
         for index in sorted(picked):
             if index > previous + 1:
-                shown.append(Line(f"    … {index - previous - 1} lines", "dim"))
+                shown.append(Line(f"    … {counted(index - previous - 1, 'line')}", "dim"))
             shown.append(picked[index])
             previous = index
         if len(picked) < self.count:
-            shown.append(Line(f"    rig logs {path} shows all {self.count} lines", "dim"))
+            shown.append(Line(f"    rig logs {path} shows all {counted(self.count, 'line')}", "dim"))
         return shown
 
 

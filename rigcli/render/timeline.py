@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from rigcli.engine.timing import RunStats, Timeline, TimelineNode
 from rigcli.masking import mask_text
-from rigcli.records import parse_timestamp
+from rigcli.records import shown_time
 from rigcli.render.console import no_color, stdout_console
 from rigcli.render.lines import format_duration
 from rigcli.render.plain import is_terminal
@@ -50,7 +50,7 @@ def _seconds(value: float) -> str:
 
 
 def _when(timeline: Timeline) -> str:
-    return parse_timestamp(timeline.started_at).astimezone().strftime("%Y-%m-%d %H:%M:%S")
+    return shown_time(timeline.started_at)
 
 
 def heading(timeline: Timeline) -> str:

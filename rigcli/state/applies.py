@@ -12,11 +12,12 @@ from collections.abc import Sequence
 from rigcli.errors import StateError
 from rigcli.jsonutil import JsonValue
 from rigcli.records import ApplyRun, utc_now
+from rigcli.run_ids import new_run_id
 from rigcli.state.database import StateDatabase, dumps, stored_text
 from rigcli.state.dialect import where_clause
 from rigcli.state.process import this_host, this_owner
 from rigcli.state.rows import Columns
-from rigcli.state.runs import id_suffix_pattern, new_run_id
+from rigcli.state.runs import id_condition
 from rigcli.statuses import FINISHED_STATUSES, RunStatus
 
 
@@ -88,13 +89,14 @@ class ApplyHistory(StateDatabase):
             return APPLY_RUNS.one(db.execute(f"SELECT {APPLY_RUNS.select} FROM apply_runs WHERE id = ?", (apply_id,)))
 
     def find_applies(self, ref: str) -> list[ApplyRun]:
-        """Applies whose id is ``ref`` or ends with it (people type the short id), newest first."""
-        pattern = id_suffix_pattern(ref)
-        if pattern is None:
+        """Applies whose id ``ref`` names (its beginning: run_ids.py), newest first."""
+        condition = id_condition(ref)
+        if condition is None:
             return []
+        where, params = condition
         with self._read() as db:
-            query = f"SELECT {APPLY_RUNS.select} FROM apply_runs WHERE id LIKE ? {_NEWEST_FIRST}"
-            return APPLY_RUNS.all(db.execute(query, (pattern,)))
+            query = f"SELECT {APPLY_RUNS.select} FROM apply_runs WHERE {where} {_NEWEST_FIRST}"
+            return APPLY_RUNS.all(db.execute(query, params))
 
 
 __all__ = ["APPLY_RUNS", "ApplyHistory"]

@@ -10,7 +10,7 @@ truly differs per backend is small enough to name here:
   connection wrapper translates (``state/postgres/connection.py``);
 - booleans — write them as ``TRUE``/``FALSE`` literals or bound Python bools, never ``0``/``1``
   (SQLite stores 0/1 either way; PostgreSQL refuses ``boolean = integer``);
-- "newest first" ties — broken by ``id`` (run ids sort in creation order), never ``rowid``;
+- "newest first" ties (rows stamped in the same microsecond) — broken by ``id``, never ``rowid``;
 - catalog queries (which tables exist, a table's columns) and how a write transaction begins
   (``BEGIN IMMEDIATE`` vs ``BEGIN``) — methods of ``Dialect``.
 """

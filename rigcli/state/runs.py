@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import time
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 from rigcli.errors import StateError, TaskError
 from rigcli.jsonutil import JsonValue, find_non_json
 from rigcli.records import FingerprintParts, NodeRun, utc_now
+from rigcli.run_ids import LEGACY_LENGTH, id_ref, new_run_id
 from rigcli.state.database import StateDatabase, dumps, stored_text
 from rigcli.state.dialect import Connection, placeholders, where_clause
 from rigcli.state.process import this_host
@@ -29,8 +28,8 @@ RUNS = Columns(
     decode={"invalidated": bool, "metadata": json_object},  # SQLite stores booleans as 0/1
 )
 PARTS = Columns(FingerprintParts, "fingerprint_parts", as_json=("parts",), decode={"parts": json_object})
-# Newest first; the id breaks ties between runs recorded within the same microsecond (run ids
-# sort in creation order, see new_run_id; PostgreSQL has no rowid to do it).
+# Newest first; the id makes the order of runs recorded within the same microsecond the same on
+# every read (PostgreSQL has no rowid to do it).
 _NEWEST_FIRST = "ORDER BY created_at DESC, id DESC"
 _CHUNK = 500  # stays below SQLite's bound-parameter limit on old builds (999)
 
@@ -40,19 +39,13 @@ def _chunks(items: Sequence[str]) -> Iterable[Sequence[str]]:
         yield items[start : start + _CHUNK]
 
 
-def new_run_id() -> str:
-    """32 hex digits that sort in creation order: nanoseconds since the epoch, then 64 random bits."""
-    return f"{time.time_ns():016x}{os.urandom(8).hex()}"
-
-
-_HEX = r"[0-9a-f]{4,32}"  # compiled on first use, by re's own cache
-
-
-def id_suffix_pattern(ref: str) -> str | None:
-    """The ``LIKE`` pattern of the ids ``ref`` names: the whole id or its end (the short id people
-    see is its last 8 characters); None when ``ref`` cannot be one (4 hex digits at least)."""
-    text = ref.strip().lower()
-    return f"%{text}" if re.fullmatch(_HEX, text) else None
+def id_condition(ref: str) -> tuple[str, tuple[str, str]] | None:
+    """The ``WHERE`` condition (and its parameters) of the ids ``ref`` names: its beginning, or an
+    older rig's id's end (run_ids.py); None when ``ref`` cannot name one."""
+    text = id_ref(ref)
+    if text is None:
+        return None
+    return f"(id LIKE ? OR (LENGTH(id) = {LEGACY_LENGTH} AND id LIKE ?))", (f"{text}%", f"%{text}")
 
 
 def _invalidate(db: Connection, seeds: Iterable[str], *, cascade: bool) -> int:
@@ -248,13 +241,14 @@ class RunJournal(RunOutput, StateDatabase):
         return sorted(found, key=lambda run: (run.created_at, run.id), reverse=True)
 
     def find_runs(self, ref: str) -> list[NodeRun]:
-        """Runs whose id is ``ref`` or ends with it (people type the short id), newest first."""
-        pattern = id_suffix_pattern(ref)
-        if pattern is None:
+        """Runs whose id ``ref`` names (its beginning: run_ids.py), newest first."""
+        condition = id_condition(ref)
+        if condition is None:
             return []
+        where, params = condition
         with self._read() as db:
-            query = f"SELECT {RUNS.select} FROM workflow_node_runs WHERE id LIKE ? {_NEWEST_FIRST}"
-            return RUNS.all(db.execute(query, (pattern,)))
+            query = f"SELECT {RUNS.select} FROM workflow_node_runs WHERE {where} {_NEWEST_FIRST}"
+            return RUNS.all(db.execute(query, params))
 
     def runs_by_path(self, workflow: str) -> dict[str, list[NodeRun]]:
         """Succeeded runs of ``workflow`` (invalidated ones included) by node path, newest first.
@@ -330,6 +324,5 @@ __all__ = [
     "RUNS",
     "RUN_STATUSES",
     "RunJournal",
-    "id_suffix_pattern",
-    "new_run_id",
+    "id_condition",
 ]

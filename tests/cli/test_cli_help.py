@@ -78,7 +78,7 @@ def test_descriptions_wrap_and_are_never_cut(tmp_path: Path) -> None:
 
 def test_command_help_ends_with_the_global_options(tmp_path: Path) -> None:
     result = run_rig("rm", "--help", cwd=tmp_path)
-    assert result.stdout.startswith("Usage: rig rm [OPTIONS] [NAME]\n")
+    assert result.stdout.startswith("Usage: rig rm [OPTIONS] [NAME...]\n")
     globals_section = result.stdout.split("Global options (accepted anywhere on the line):\n", 1)[1]
     for option in TABLE.options:
         if not option.eager:

@@ -120,8 +120,8 @@ def test_runs_lists_each_apply_with_its_tasks_and_logs_picks_a_run_or_an_apply_b
 
     # No task: the last apply that ran something, every run of it under a header.
     whole = rig(project, "logs", code=0).stdout
-    assert f"==> check (run {failed['nodes'][1]['run_id'][-8:]}) <==" in whole and "checked" in whole
-    by_run = rig(project, "logs", "--run", first["nodes"][0]["run_id"][-8:]).stdout
+    assert f"==> check (run {failed['nodes'][1]['run_id'][:8]}) <==" in whole and "checked" in whole
+    by_run = rig(project, "logs", "--run", first["nodes"][0]["run_id"][:8]).stdout
     assert "line 12" in by_run and "==>" not in by_run
     by_apply = rig(project, "logs", "--run", first["short_id"], "--json").json
     assert (by_apply["apply_id"], by_apply["status"]) == (first["id"], "succeeded")

@@ -88,7 +88,7 @@ def test_timeline_json_overlaps_the_parallel_branches_and_marks_the_longer_chain
     assert nodes["setup"]["start"] == 0.0
     assert all(node["status"] == "succeeded" for node in nodes.values())
     # RUN accepts the short id rig shows, and the full one.
-    assert rig(applied, "--json", "runs", "--timeline", drawn["run_id"][-8:]).json == drawn
+    assert rig(applied, "--json", "runs", "--timeline", drawn["run_id"][:8]).json == drawn
     assert rig(applied, "--json", "runs", "--timeline", drawn["run_id"]).json == drawn
 
 

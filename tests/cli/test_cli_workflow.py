@@ -168,7 +168,7 @@ def test_fork_empty_and_missing_name(rig: Rig) -> None:
     assert empty.stderr == "error: create requires a workspace name\n"
     missing = rig("fork")
     assert missing.returncode == 2
-    assert missing.stderr == "error: create requires a workspace name: rig fork NAME\n"
+    assert missing.stderr == "error: fork requires a workspace name: rig fork NAME\n"
 
 
 def test_ls_json_and_human(forked: Rig) -> None:

@@ -116,7 +116,15 @@ def test_a_handler_change_makes_a_workspace_outdated_and_diff_names_the_task_and
         "workspace": "a",
         "outdated": True,
         "changes": [
-            {"path": "build", "reason": {"code": "task-changed", "message": "task definition changed"}},
+            {
+                "path": "build",
+                # Worded as rig plan words it: the component that changed.
+                "reason": {
+                    "code": "task-changed",
+                    "message": "global VERSION (rig_config.py) changed",
+                    "component": "global VERSION (rig_config.py)",
+                },
+            },
             {"path": "finish", "reason": {"code": "upstream-changed", "message": "an upstream task ran again"}},
         ],
     }

@@ -41,7 +41,7 @@ def test_the_plan_table_says_which_run_is_reused_and_why_the_rest_is_pending() -
     assert lines[0] == "web  1/2 cached"
     assert any("docker" in line and "Registry login" in line and "required" in line for line in lines)
     rows = [line.split() for line in lines if line.lstrip()[:1].isdigit()]
-    assert rows[0] == ["1", "cached", "base.install", "run", "89abcdef"]  # a run id shows its last 8 characters
+    assert rows[0] == ["1", "cached", "base.install", "run", "01234567"]  # a run id shows its first 8 characters
     assert rows[1][:3] == ["2", "pending", "join"] and " ".join(rows[1][3:]) == "an upstream task ran again"
 
 

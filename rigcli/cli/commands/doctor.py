@@ -88,12 +88,21 @@ class Report:
         else:
             pairs.append(("project", f"none ({self.no_project})"))
         pairs.append(("providers", ", ".join(self.providers) or "none"))
-        pairs += [(provider_id, diagnosis.summary) for provider_id, diagnosis in self.defaults.items()]
+        pairs += [(provider_id, diagnosis.summary) for provider_id, diagnosis in self._shown_defaults().items()]
         if project is not None and project.providers_error is not None:
             pairs.append(("project providers", project.providers_error))
         for item in project.providers if project is not None else []:
             pairs.append((f"{item.provider_id} provider {item.name}", item.diagnosis.summary))
         return pairs
+
+    def _shown_defaults(self) -> dict[str, ProviderDiagnosis]:
+        """The installed providers' own lines a person reads: inside a project whose providers are known,
+        only those it uses (another's unreachable daemon is not this project's problem); --json keeps all."""
+        project = self.project
+        if project is None or project.providers_error is not None:
+            return self.defaults
+        used = {item.provider_id for item in project.providers}
+        return {provider_id: found for provider_id, found in self.defaults.items() if provider_id in used}
 
 
 def doctor(opts: GlobalOptions) -> int:

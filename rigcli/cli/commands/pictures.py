@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from rigcli.cli.output import emit_json
 from rigcli.cli.spec import GlobalOptions
 from rigcli.errors import InputError, UsageError
@@ -23,6 +25,7 @@ else:
 
 
 GRAPH_FORMATS = ("tree", "dot", "mermaid")
+STDOUT = "-"  # --format svg -: the picture on stdout
 
 
 def graph(session: Session, *, format: str | None = None) -> int:
@@ -43,11 +46,7 @@ def _draw(opts: GlobalOptions, drawing: Drawing, format: str | None) -> int:
     elif format in (None, "tree"):
         pictures.print_tree(drawing)
     else:
-        from rigcli.streams import real_stdout
-
-        stdout = real_stdout()
-        stdout.write((pictures.dot(drawing) if format == "dot" else pictures.mermaid(drawing)) + "\n")
-        stdout.flush()
+        _print(pictures.dot(drawing) if format == "dot" else pictures.mermaid(drawing))
     return 0
 
 
@@ -58,34 +57,43 @@ def runs(
     timeline: bool = False,
     stats: bool = False,
     format: tuple[str, str] | None = None,
+    force: bool = False,
     last: int = 20,
 ) -> int:
     if timeline and stats:
         raise UsageError("Choose --timeline or --stats, not both")
     if format is not None and not timeline:
         raise UsageError("--format svg FILE draws a timeline: add --timeline")
+    if force and format is None:
+        raise UsageError("--force lets --format svg FILE overwrite FILE: add --format svg FILE")
     if stats:
         if run is not None:
             raise UsageError("--stats covers the last applies (--last N), not one: drop RUN")
         return _stats(session, last)
     if timeline:
-        return _timeline(session, run, format)
+        return _timeline(session, run, format, force=force)
     raise UsageError("rig runs needs --timeline [RUN] or --stats")
 
 
-def _timeline(session: Session, run: str | None, format: tuple[str, str] | None) -> int:
+def _timeline(session: Session, run: str | None, format: tuple[str, str] | None, *, force: bool) -> int:
     if format is not None and format[0] != "svg":
         raise UsageError(f"Unknown timeline format {format[0]}: the one format is svg (--format svg FILE)")
+    to_stdout = format is not None and format[1] == STDOUT
+    if to_stdout and session.opts.json:
+        raise UsageError("--format svg - prints the picture; --json prints JSON: choose one")
+    target = None if format is None or to_stdout else pathlib.Path(format[1])
+    if target is not None and not force and os.path.lexists(target):  # refused before anything is read
+        raise InputError(f"{target} already exists: pass --force to overwrite it, or - to print the picture")
     engine = session.engine
     drawn = session.with_workflow(lambda workflow: engine.pictures.timeline(run=run, workflow=workflow))
     if format is not None:
         from rigcli.render.svg import timeline_svg
 
-        target = pathlib.Path(format[1])
-        try:
-            target.write_text(timeline_svg(drawn), encoding="utf-8")
-        except OSError as exc:
-            raise InputError(f"Cannot write {target}: {exc.strerror or exc}") from None
+        picture = timeline_svg(drawn)
+        if target is None:
+            _print(picture)
+            return 0
+        _write_whole(target, picture)
         if not session.opts.json:
             print_message(f"Wrote the timeline of apply {short_run_id(drawn.run_id)} to {target}")
     if session.opts.json:
@@ -97,9 +105,27 @@ def _timeline(session: Session, run: str | None, format: tuple[str, str] | None)
     return 0
 
 
+def _print(text: str) -> None:
+    from rigcli.streams import real_stdout
+
+    stdout = real_stdout()
+    stdout.write(text + "\n")
+    stdout.flush()
+
+
+def _write_whole(target: pathlib.Path, text: str) -> None:
+    """``text`` into ``target`` through a temporary file beside it, moved into place: a failed
+    write leaves ``target`` as it was, never half a picture."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, target)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise InputError(f"Cannot write {target}: {exc.strerror or exc}") from None
+
+
 def _stats(session: Session, last: int) -> int:
-    if last < 1:
-        raise UsageError("--last takes a number of applies, at least 1")
     engine = session.engine
     stats = session.with_workflow(lambda workflow: engine.pictures.run_stats(workflow=workflow, last=last))
     if session.opts.json:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from rigcli.cli.output import emit_json
-from rigcli.errors import RigError
 from rigcli.render.tables import print_message, print_plan
 
 TYPE_CHECKING = False  # not typing's: a remembered plan's path imports no typing (mypy reads any such name as True)
@@ -19,13 +18,7 @@ def plan_hint(answer: PlanAnswer) -> str:
 
 
 def plan(session: Session, *, detailed_exitcode: bool = False) -> int:
-    try:
-        answer = session.answers.plan()
-    except RigError as exc:
-        if detailed_exitcode and exc.exit_code == 2:
-            # Terraform's convention: 2 means "something is pending"; an error is 1, whatever it was.
-            exc.exit_code = 1
-        raise
+    answer = session.answers.plan()  # with --detailed-exitcode, any error exits 1 (the table's error_code)
     if session.opts.json:
         emit_json(answer.document)
     else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from rigcli.cli.commands import pictures
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
+from rigcli.errors import UsageError
 from rigcli.render.history import print_apply, print_runs
 
 
@@ -15,12 +16,15 @@ def runs(
     timeline: bool = False,
     stats: bool = False,
     format: tuple[str, str] | None = None,
+    force: bool = False,
     last: int = 20,
     limit: int = 20,
 ) -> int:
     """The history of applies, or one apply's tasks; ``--timeline``/``--stats`` are pictures of it."""
     if timeline or stats or format is not None:
-        return pictures.runs(session, run, timeline=timeline, stats=stats, format=format, last=last)
+        return pictures.runs(session, run, timeline=timeline, stats=stats, format=format, force=force, last=last)
+    if force:
+        raise UsageError("--force lets --format svg FILE overwrite FILE: add --timeline --format svg FILE")
 
     engine = session.engine
     workflow = session.workflow_filter()

@@ -91,11 +91,9 @@ def fork(
         raise UsageError("--count makes new workspaces; it cannot be combined with --replace or --from")
     if replace and source is not None:
         raise UsageError("--replace remakes NAME from the current snapshot; it cannot be combined with --from")
-    if count is not None and count < 1:
-        raise UsageError(f"--count must be at least 1, not {count}")
     seconds = _ttl_seconds(ttl)
     if name is None and not session.opts.interactive:
-        raise UsageError("create requires a workspace name: rig fork NAME")
+        raise UsageError("fork requires a workspace name: rig fork NAME")
     session.expect_project_code()  # the workspace's create hook
     picked: str | None = None
     if name is None:  # the default name says which workflow it is made from

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
 from rigcli.errors import Declined, RigError, UnknownWorkspaceError, UsageError
+from rigcli.jsonutil import JsonValue
 from rigcli.records import WorkspaceRecord
 from rigcli.render.prompts import confirm, multi_select
 from rigcli.render.tables import print_message
@@ -51,41 +54,104 @@ def _label(record: WorkspaceRecord, several_workflows: bool) -> str:
     return f"{record.workflow}/{record.name}" if several_workflows else record.name
 
 
+def _removed(record: WorkspaceRecord) -> dict[str, JsonValue]:
+    """A removed workspace as --json reports it: its record as it was, with the status it has now."""
+    return {**record.to_json(), "status": "removed"}
+
+
 def rm(
     session: Session,
-    name: str | None,
     *,
+    names: Sequence[str] = (),
     all_: bool = False,
     yes: bool = False,
     force: bool = False,
     missing_ok: bool = False,
 ) -> int:
-    if name is not None and all_:
+    if names and all_:
         raise UsageError("rm accepts either a workspace name or --all, not both")
-    if name is None and not all_ and not session.opts.interactive:
+    if not names and not all_ and not session.opts.interactive:
         raise UsageError("rm needs a workspace name or --all when not running in an interactive terminal")
+    if len(names) == 1:
+        return _rm_one(session, names[0], yes=yes, force=force, missing_ok=missing_ok)
+    if names:
+        return _rm_named(session, list(dict.fromkeys(names)), yes=yes, force=force, missing_ok=missing_ok)
+    return _rm_all_or_picked(session, all_=all_, yes=yes, force=force)
+
+
+def _confirm_removal(session: Session, records: list[WorkspaceRecord], names: list[str], *, yes: bool) -> None:
+    """Ask once for every workspace named (saying whose are someone else's), and say so when removing them."""
+    others = _others(records)
+    note = _owner_note(others) if others else ""
+    what = f"workspace {names[0]}" if len(names) == 1 else f"workspaces {', '.join(names)}"
+    question = f"Remove {what}" + (f" ({note})?" if note else "?")
+    confirm_destructive(session, question, yes=yes, command="rm", note=note, kept=f"Kept {what}")
+    _say_whose(session, others)
+
+
+def _rm_one(session: Session, name: str, *, yes: bool, force: bool, missing_ok: bool) -> int:
     engine = session.engine
-    if name is not None:
+    try:
+        workflow = session.workspace_workflow(name)
+        records = [item for item in engine.workspaces.list_workspaces(workflow) if item.name == name]
+        _confirm_removal(session, records, [name], yes=yes)
+        with session.watch():
+            removed = session.run(engine.workspaces.remove_workspace(name=name, workflow=workflow, force=force))
+        _forget_host_key(session, name)
+    except UnknownWorkspaceError:
+        # Another rm may have removed it meanwhile (it is looked up again under the lock).
+        if not missing_ok:
+            raise
+        if session.opts.json:
+            emit_json(None)
+        return 0
+    if session.opts.json:
+        emit_json(_removed(removed))
+    return 0
+
+
+def _rm_named(session: Session, names: list[str], *, yes: bool, force: bool, missing_ok: bool) -> int:
+    """rm A B C: every name looked up before anything is removed (an unknown one removes none, unless
+    --missing-ok), one question, then each removed in turn, a failure not stopping the others."""
+    engine = session.engine
+    targets: dict[str, str] = {}
+    missing: list[str] = []
+    for name in names:
         try:
-            workflow = session.workspace_workflow(name)
-            others = _others([item for item in engine.workspaces.list_workspaces(workflow) if item.name == name])
-            note = _owner_note(others) if others else ""
-            question = f"Remove workspace {name}" + (f" ({note})?" if note else "?")
-            confirm_destructive(session, question, yes=yes, command="rm", note=note, kept=f"Kept workspace {name}")
-            _say_whose(session, others)
-            with session.watch():
-                removed = session.run(engine.workspaces.remove_workspace(name=name, workflow=workflow, force=force))
-            _forget_host_key(session, name)
+            targets[name] = session.workspace_workflow(name)
         except UnknownWorkspaceError:
-            # Another rm may have removed it meanwhile (it is looked up again under the lock).
             if not missing_ok:
                 raise
-            if session.opts.json:
-                emit_json(None)
-            return 0
-        if session.opts.json:
-            emit_json(removed)
-        return 0
+            missing.append(name)
+    records = [
+        record
+        for record in engine.workspaces.list_workspaces(session.workflow_filter())
+        if targets.get(record.name) == record.workflow
+    ]
+    if targets:
+        _confirm_removal(session, records, list(targets), yes=yes)
+    removed: list[WorkspaceRecord] = []
+    failed: list[JsonValue] = []
+    with session.watch():
+        for name, workflow in targets.items():
+            try:
+                removed.append(session.run(engine.workspaces.remove_workspace(name, workflow, force=force)))
+                _forget_host_key(session, name)
+            except UnknownWorkspaceError:
+                if not missing_ok:
+                    raise
+                missing.append(name)
+            except RigError as exc:
+                failed.append({"name": name, "error": str(exc)})
+                if not session.opts.json:
+                    print_message(f"error: {exc}", style="red")
+    if session.opts.json:
+        emit_json({"removed": [_removed(record) for record in removed], "missing": missing, "failed": failed})
+    return 1 if failed else 0
+
+
+def _rm_all_or_picked(session: Session, *, all_: bool, yes: bool, force: bool) -> int:
+    engine = session.engine
     records = list(engine.workspaces.list_workspaces(session.workflow_filter()))
     several = len({record.workflow for record in records}) > 1
     if records and all_:
@@ -109,7 +175,7 @@ def rm(
             )
             _forget_host_key(session, record.name)
     if session.opts.json:
-        emit_json({"removed": removed_all})
+        emit_json({"removed": [_removed(record) for record in removed_all]})
     elif not records:
         print_message("no workspaces", style="dim")
     return 0

@@ -37,6 +37,9 @@ CACHE = Command(
     ),
 )
 
+# rig runs --limit/--last: more applies than anyone reads, and a number every state database takes.
+MAX_APPLIES = 1_000_000
+
 # -- pictures: rig graph ------------------------------------------------------------------------
 GRAPH = Command(
     "graph",
@@ -65,21 +68,40 @@ RUNS = Command(
     "Show the history of applies, one apply's tasks, where its time went (--timeline) or how each task "
     "fares across applies (--stats).",
     "rigcli.cli.commands.runs:runs",
-    arguments=(Argument("run", "RUN", "The apply (its id or the short id rig shows); default: the last."),),
+    arguments=(Argument("run", "RUN", "The apply: its id, or 4 or more of its first characters; default: the last."),),
     options=(
         Option(("--timeline",), "timeline", "The apply as a timeline: a bar per task, the critical path marked."),
         Option(("--stats",), "stats", "Per task: runs, cache hit rate, median and p95 duration."),
         Option(
             ("--format",),
             "format",
-            "Write the timeline to FILE as a standalone SVG picture.",
+            "Write the timeline to FILE as a standalone SVG picture (- for stdout); an existing FILE is refused.",
             metavar="svg FILE",
             arity=2,
             complete="files",
         ),
-        Option(("--last",), "last", "How many applies --stats covers.", metavar="N", kind="int", default=20),
+        Option(("--force",), "force", "With --format svg FILE: overwrite FILE if it exists."),
+        Option(
+            ("--last",),
+            "last",
+            f"How many applies --stats covers (1 to {MAX_APPLIES}).",
+            metavar="N",
+            kind="int",
+            default=20,
+            minimum=1,
+            maximum=MAX_APPLIES,
+        ),
         # -- the history (no --timeline/--stats) --
-        Option(("--limit", "-n"), "limit", "How many applies the history shows.", metavar="N", kind="int", default=20),
+        Option(
+            ("--limit", "-n"),
+            "limit",
+            f"How many applies the history shows (1 to {MAX_APPLIES}).",
+            metavar="N",
+            kind="int",
+            default=20,
+            minimum=1,
+            maximum=MAX_APPLIES,
+        ),
     ),
     hot=True,
     examples=(
@@ -98,7 +120,7 @@ LOGS = Command(
         Option(
             ("--run",),
             "run",
-            "A run's or an apply's id (the 8 characters rig shows are enough).",
+            "A run's or an apply's id, or 4 or more of its first characters.",
             metavar="ID",
         ),
         Option(("--follow", "-f"), "follow", "Keep printing a run in progress until it ends."),
@@ -108,4 +130,4 @@ LOGS = Command(
 )
 
 
-__all__ = ["CACHE", "GRAPH", "LOGS", "RUNS"]
+__all__ = ["CACHE", "GRAPH", "LOGS", "MAX_APPLIES", "RUNS"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from rigcli.cli.spec import Argument, Command, Option
 from rigcli.cli.table.options import WORKSPACE
 
+MAX_FORKS = 100  # rig fork --count: the engine's own bound (engine/forks.py MAX_COUNT; a test holds them equal)
+
 INIT = Command(
     "init",
     "Write a starter rig_config.py (local provider) and ignore .rig/ in git.",
@@ -36,7 +38,8 @@ PLAN = Command(
         Option(
             ("--detailed-exitcode",),
             "detailed_exitcode",
-            "Exit 0 when nothing is pending, 2 when something is, 1 on an error.",
+            "Exit 0 when nothing is pending, 2 when something is, 1 on any error (usage errors too).",
+            error_code=1,
         ),
     ),
     hot=True,
@@ -92,7 +95,15 @@ FORK = Command(
             metavar="WS",
             complete="workspaces",
         ),
-        Option(("--count", "-n"), "count", "Make NAME-1 ... NAME-N at once.", metavar="N", kind="int"),
+        Option(
+            ("--count", "-n"),
+            "count",
+            f"Make NAME-1 ... NAME-N at once (N: 1 to {MAX_FORKS}).",
+            metavar="N",
+            kind="int",
+            minimum=1,
+            maximum=MAX_FORKS,
+        ),
         Option(
             ("--ttl",),
             "ttl",
@@ -122,4 +133,4 @@ OP = Command(
 )
 
 
-__all__ = ["APPLY", "FORK", "INIT", "OP", "PLAN"]
+__all__ = ["APPLY", "FORK", "INIT", "MAX_FORKS", "OP", "PLAN"]

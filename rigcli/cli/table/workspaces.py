@@ -7,9 +7,9 @@ from rigcli.cli.table.options import START_FIRST, WORKSPACE, WORKSPACES, YES
 
 RM = Command(
     "rm",
-    "Remove a workspace (its remove hook runs first), or every workspace with --all.",
+    "Remove workspaces (each one's remove hook runs first), or every workspace with --all.",
     "rigcli.cli.commands.workspace:rm",
-    arguments=(WORKSPACE.replace(complete="workspaces"),),
+    arguments=(WORKSPACES.replace(metavar="NAME..."),),
     options=(
         Option(("--all",), "all_", "Remove every workspace."),
         YES,
