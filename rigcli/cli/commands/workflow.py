@@ -156,10 +156,12 @@ def _print_forks(session: Session, records: list[WorkspaceRecord]) -> int:
 
 
 def _next_steps(session: Session, name: str, workflow: str) -> None:
-    steps = [
+    # rig shell/exec run the project's own shell/exec operation when it has one: listed once, as rig's.
+    steps = [(f"rig shell {name}", "Open a shell in it"), (f"rig exec {name} -- CMD", "Run a command in it")]
+    steps += [
         (f"rig op {name} {info.id}", info.description or info.title or "")
         for info in session.engine.operations.list_workspace_operations(workflow)
-        if info.id != "remove"
+        if info.id not in ("remove", "shell", "exec")
     ]
     steps.append((f"rig rm {name}", "Remove this workspace"))
     print_next_steps(steps)
