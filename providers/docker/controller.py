@@ -20,9 +20,11 @@ from rigcli.provider_api import (
     EffectJournal,
     LiveStatus,
     LocalHost,
+    MachineChange,
     ProviderCheck,
     ProviderSetup,
     RuntimeContext,
+    SupportsChanges,
     SupportsEffects,
     SupportsInteractive,
     SupportsLastUse,
@@ -40,8 +42,11 @@ if TYPE_CHECKING:  # what only making and removing need is imported where it is 
 
 if TYPE_CHECKING:
     import secrets
+
+    from providers.docker import changes
 else:
     secrets = lazy_module("secrets")
+    changes = lazy_module("providers.docker.changes")  # rig fork --replace alone asks for it
 
 
 KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
@@ -319,6 +324,10 @@ class DockerController(BaseController):
             str(container or machine_id), machine_id, effects, made_from=image if isinstance(image, str) else None
         )
 
+    def machine_changes(self, machine_id: str) -> list[MachineChange]:
+        """The container's diff against its image (``changes.py``): what ``rig fork --replace`` would lose."""
+        return changes.container_changes(self.client, machine_id)  # its name is its effect id
+
     # -- workspace(idle_stop=...): when a container was last used (providers/docker/idle.py) -------------
     def last_used(self, effect: EffectEntry) -> str | None:
         """The container's last sign of use; None for an image, or a container not running."""
@@ -413,6 +422,7 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _interactive: type[SupportsInteractive] = DockerController
     _live: type[SupportsLiveSnapshot] = DockerController
     _last_use: type[SupportsLastUse] = DockerController
+    _changes: type[SupportsChanges] = DockerController
 
 
 __all__ = [

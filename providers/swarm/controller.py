@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from providers.docker.changes import container_changes
 from providers.docker.client import DockerClient
 from providers.docker.endpoint import resolve_endpoint
 from providers.swarm import lifecycle, power, services, snapshots
@@ -27,9 +28,11 @@ from rigcli.provider_api import (
     EffectJournal,
     LiveStatus,
     LocalHost,
+    MachineChange,
     ProviderCheck,
     ProviderSetup,
     RuntimeContext,
+    SupportsChanges,
     SupportsEffects,
 )
 from rigcli.provider_kit import BaseController, now_iso, stored_records
@@ -245,6 +248,13 @@ class SwarmController(BaseController):
         record = self.current(machine_id)  # the task that runs it now, wherever the swarm put it
         return self.snapshot_task(machine_id, str(record["node_id"]), str(record["container_id"]), effects)
 
+    def machine_changes(self, machine_id: str) -> list[MachineChange]:
+        """The running task's container against its image, asked of its own node (``rig fork --replace``);
+        a stopped machine is a ProviderError: rig cannot tell what its saved files hold."""
+        record = self.current(machine_id)
+        _, client = self.cluster.client_for(str(record["node_id"]))
+        return container_changes(client, str(record["container_id"]))
+
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
         """A snapshot is valid while the registry has its manifest (nodes pull it from there)."""
         try:
@@ -312,5 +322,6 @@ class SwarmController(BaseController):
 
 if TYPE_CHECKING:  # mypy checks the optional hook against the contract
     _effects: type[SupportsEffects] = SwarmController
+    _changes: type[SupportsChanges] = SwarmController
 
 __all__ = ["SwarmController"]

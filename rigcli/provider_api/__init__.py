@@ -6,7 +6,7 @@ plugins; a project can also pass a plugin inline with ``define_provider(..., plu
 ``create_provider`` returns a ``ProviderController``, whose ``runtime(context)`` is what handlers
 receive. A controller may also implement any of the optional hooks below (``SupportsChecks``,
 ``SupportsArtifactValidation``, ``SupportsEffects``, and for a workspace's life after ``fork``
-``SupportsStatus``, ``SupportsPower``, ``SupportsInteractive``), and a plugin
+``SupportsStatus``, ``SupportsPower``, ``SupportsInteractive``, ``SupportsChanges``), and a plugin
 ``SupportsDiagnosis`` for ``rig doctor``. Every controller method may be a plain or an ``async``
 function. Annotate a plugin object as ``ProviderPlugin`` and mypy
 checks it.
@@ -43,7 +43,9 @@ from rigcli.provider_api.contract import (
 )
 from rigcli.provider_api.day_two import (
     LiveStatus,
+    MachineChange,
     ProviderDiagnosis,
+    SupportsChanges,
     SupportsDiagnosis,
     SupportsInteractive,
     SupportsLastUse,
@@ -76,6 +78,7 @@ __all__ = [
     "KeyValueStore",
     "LiveStatus",
     "LocalHost",
+    "MachineChange",
     "ProviderCheck",
     "ProviderController",
     "ProviderDiagnosis",
@@ -84,6 +87,7 @@ __all__ = [
     "RuntimeContext",
     "StoredRecord",
     "SupportsArtifactValidation",
+    "SupportsChanges",
     "SupportsChecks",
     "SupportsDiagnosis",
     "SupportsDirectAttach",

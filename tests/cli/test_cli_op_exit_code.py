@@ -11,15 +11,6 @@ import pytest
 from tests.cli.cli_support import run_rig, write_project
 
 
-@pytest.fixture
-def started(tmp_path: Path) -> Path:
-    """``rig init``'s starter, applied, with a workspace ``demo``."""
-    for argv in (["init"], ["apply"], ["fork", "demo"]):
-        done = run_rig(*argv, cwd=tmp_path)
-        assert done.returncode == 0, done
-    return tmp_path
-
-
 def test_the_starter_leaves_exec_and_shell_to_rig(started: Path) -> None:
     listed = run_rig("--json", "ls", "config", cwd=started, subprocess=True)
     operations = listed.json["workflows"][0]["workspace_operations"]
