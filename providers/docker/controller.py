@@ -57,6 +57,9 @@ def raw_error(response: Response, what: str) -> ProviderError:
     return ProviderError(f"Docker {what} failed: {response.message()} (HTTP {response.status})")
 
 
+MISSING_IMAGE = "Docker image"  # how a missing image's check message begins
+
+
 def missing_image_hint(image: str) -> str:
     """How to get ``image`` onto the daemon: pull it, unless it is one of rig's own (``rig/...``)."""
     if image.startswith("rig/"):
@@ -133,29 +136,32 @@ class DockerController(BaseController):
             # counts; certificates and keys are credentials, not identity.
             "fingerprint": endpoint.host,
         }
-        problem = None if mode == "offline" else self._daemon_problem()
+        image = self.config.get("image")
+        image = image if isinstance(image, str) and image else None
+        problem = None if mode == "offline" else self._daemon_problem(image)
         if problem is not None:
             warning = f" ({endpoint.warning})" if endpoint.warning else ""
             check["status"], check["message"] = "error", problem + warning
+        if problem is not None and problem.startswith(MISSING_IMAGE):
+            check["label"], check["value"] = "docker image", image  # the daemon answered: the image is the problem
         return [check]
 
-    def _daemon_problem(self) -> str | None:
-        """Why this daemon cannot serve a run as configured (unreachable, the image missing), or None.
+    def _daemon_problem(self, image: str | None) -> str | None:
+        """Why this daemon cannot serve a run as configured (unreachable, ``image`` missing), or None.
 
         One request, bounded by RIG_CHECK_TIMEOUT: the configured image's inspect (any answer means
         the daemon is there), or ``/_ping`` when no image is configured."""
-        image = self.config.get("image")
-        path = f"/images/{image}/json" if isinstance(image, str) and image else "/_ping"
+        path = "/_ping" if image is None else f"/images/{image}/json"
         try:  # on the controller's own connection: a plan (and rig ls) imports no httpx for it
             response = self.raw.request("GET", path, bound=check_bound())
         except ProviderError as exc:
             return str(exc)
         if response.status not in (200, 404):
             return f"Docker check failed: {response.message()} (HTTP {response.status})"
-        if response.status == 404 and path != "/_ping":
+        if response.status == 404 and image is not None:
             return (
-                f'Docker image "{image}" is not available on the daemon at {self.endpoint.host}; '
-                f"rig never pulls images. {missing_image_hint(str(image))}"
+                f'{MISSING_IMAGE} "{image}" is not available on the daemon at {self.endpoint.host}; '
+                f"rig never pulls images. {missing_image_hint(image)}"
             )
         return None
 

@@ -30,13 +30,25 @@ if TYPE_CHECKING:
 class DirectDocker:
     """One daemon, as a definition's config reaches it; a connection opened on the first request."""
 
-    def __init__(self, endpoint: Endpoint) -> None:
+    def __init__(self, endpoint: Endpoint, image: str | None = None) -> None:
         self.endpoint = endpoint
+        self.image = image  # the configured image: a remembered plan holds only while the daemon has it
         self.raw = RawClient(endpoint)
 
     def checks(self) -> list[dict[str, object]]:
-        """What ``DockerController.checks`` gives the provider fingerprint: the host, whatever the daemon says."""
-        return [{"id": "docker.endpoint", "status": "ok", "fingerprint": self.endpoint.host}]
+        """What ``DockerController.checks`` gives the provider fingerprint (the host), and ``error``
+        when the configured image is not there now (or the daemon does not say): a plan made while
+        it was holds no more."""
+        status = "ok" if self.image is None or self._has_image(self.image) else "error"
+        return [{"id": "docker.endpoint", "status": status, "fingerprint": self.endpoint.host}]
+
+    def _has_image(self, image: str) -> bool:
+        from rigcli.timeouts import check_bound
+
+        try:
+            return self.raw.request("GET", f"/images/{image}/json", bound=check_bound()).status == 200
+        except Exception:  # uncertain: the ordinary way asks again and says why
+            return False
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool | None:
         """``DockerController.validate_artifact``; None where it would have raised."""
@@ -75,7 +87,8 @@ def status_directly(config: Mapping[str, Any]) -> DirectDocker | None:
     if not isinstance(configured, Mapping):
         return None  # the controller refuses such a config: let it say so
     try:
-        return DirectDocker(resolve_endpoint(config))
+        image = config.get("image")
+        return DirectDocker(resolve_endpoint(config), image if isinstance(image, str) and image else None)
     except RigError:
         return None
 
