@@ -87,9 +87,11 @@ def _logs(session: Session, task: str | None, *, run: str | None, follow: bool) 
     from rigcli.cli.interrupts import Interrupted
     from rigcli.render.history import LogWriter
 
-    writer = LogWriter(headers=selection.apply is not None)
+    # Followed, an apply's runs interleave (parallel branches): each line then names its task.
+    prefixed = follow and selection.apply is not None
+    writer = LogWriter(headers=selection.apply is not None, prefixed=prefixed)
     try:
-        for update in engine.history.read_logs(selection, follow=follow, as_bytes=True):
+        for update in engine.history.read_logs(selection, follow=follow, as_bytes=not prefixed):
             writer.write(update)
     except Interrupted as exc:  # Ctrl-C ends a --follow: the normal way out, no error line
         return exc.exit_code
