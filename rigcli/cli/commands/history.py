@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 
 def logs(session: Session, task: str | None, *, run: str | None = None, follow: bool = False) -> int:
+    session.config_optional = True  # stored output is the state's: a broken rig_config.py does not hide it
     opts = session.opts
     plain = task is not None and run is None and not opts.json and not opts.json_stream
     if plain and task is not None and _copy_last_run(session, session.answers.config(), task):
