@@ -38,3 +38,15 @@ def test_runs_and_logs_answer_from_the_state_when_the_config_does_not_import(sta
 
     planned = run_rig("plan", cwd=started, subprocess=True)  # what runs the config still needs it
     assert planned.returncode == 1 and where in planned.stderr and "SyntaxError" in planned.stderr, planned
+
+
+def test_ls_no_probe_lists_the_workspaces_the_state_holds_when_the_config_does_not_import(started: Path) -> None:
+    where = str(_broken(started))
+    listed = run_rig("ls", "--no-probe", cwd=started, subprocess=True)
+    assert listed.returncode == 0, listed
+    assert "demo" in listed.stdout and where in listed.stderr, listed
+    [workflow] = run_rig("--json", "ls", "--no-probe", cwd=started, subprocess=True).json["workflows"]
+    assert workflow["name"] == "dev" and where in workflow["plan_error"], workflow
+    assert [item["name"] for item in workflow["workspaces"]] == ["demo"]
+    named = run_rig("--workflow", "dev", "--json", "ls", "--no-probe", cwd=started, subprocess=True)
+    assert named.returncode == 0 and [w["name"] for w in named.json["workflows"]] == ["dev"], named
