@@ -192,8 +192,11 @@ def judge_attempt(
 
     ``attempts``: the node's runs of other processes that did not succeed (running, failed,
     interrupted, abandoned), and ``succeeded`` its successes, each newest first. ``liveness``
-    judges a ``running`` one (``state/process.py:judge_liveness``).
+    judges a ``running`` one (``state/process.py:judge_liveness``). A run that ended and was then
+    invalidated (``rig cache invalidate``) is history: the node is pending because of the
+    invalidation, not because of how that run ended.
     """
+    attempts = [run for run in attempts if run.status == "running" or not run.invalidated]
     if not attempts or (succeeded and not _newer(attempts[0], succeeded[0])):
         return None
     newest = attempts[0]

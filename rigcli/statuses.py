@@ -44,6 +44,10 @@ SeenEffectStatus = Literal[EffectStatus, "found"]
 # a provider's answer for one machine, and the workspace's (the least alive of its machines').
 LiveState = Literal["running", "stopped", "missing", "unknown"]
 
+# A path of a machine's files since the machine was made (``SupportsChanges``: what ``rig fork NAME
+# --replace`` would throw away).
+ChangeKind = Literal["added", "changed", "deleted"]
+
 # What ``rig stop``/``rig start`` last did to a workspace's machines (``workspaces.power``):
 # ``stopping``/``starting`` is written before the provider is asked, the other once it answered.
 PowerStatus = Literal["stopping", "stopped", "starting", "started"]
@@ -113,6 +117,7 @@ __all__ = [
     "RUN_STATUSES",
     "WORKSPACE_STATUSES",
     "CacheEntryStatus",
+    "ChangeKind",
     "CheckStatus",
     "EffectStatus",
     "HistoryNodeStatus",

@@ -55,6 +55,29 @@ def quit_a_program_at_the_shell_and_exit_7(child: Any) -> None:
     child.expect(pexpect.EOF)
 
 
+TERMINAL_SHELL = """
+
+from rigcli import define_provider as _define_provider
+
+
+def _terminal_shell(workspace, box, terminal):
+    machine = box.from_id(workspace.ctx["machine"])
+    return terminal.open(f"Shell in {workspace.name}", 'exec "${SHELL:-sh}"', machine=machine)
+
+
+workflows = workflows.add_provider("terminal", _define_provider("terminal")).workspace_operation(
+    "terminal", run=_terminal_shell, title="Open $SHELL through the terminal provider"
+)
+"""
+
+
+def with_terminal_shell(project: Path) -> None:
+    """The example at ``project`` gains a workspace operation ``terminal``: a shell the terminal provider
+    runs in the workspace's machine (the examples leave ``rig shell`` to rig itself)."""
+    config = project / "rig_config.py"
+    config.write_text(config.read_text(encoding="utf-8") + TERMINAL_SHELL, encoding="utf-8")
+
+
 def imported_by_rig(importtime: str) -> set[str]:
     """The modules ``-X importtime`` shows, but for those Python's start imported (``site``, and an
     editable install's import hook under it, which imports pathlib)."""
@@ -71,4 +94,12 @@ def imported_by_rig(importtime: str) -> set[str]:
     return found
 
 
-__all__ = ["QUIT_IN_SHELL", "alive", "imported_by_rig", "quit_a_program_at_the_shell_and_exit_7", "runs", "wait_for"]
+__all__ = [
+    "QUIT_IN_SHELL",
+    "alive",
+    "imported_by_rig",
+    "quit_a_program_at_the_shell_and_exit_7",
+    "runs",
+    "wait_for",
+    "with_terminal_shell",
+]

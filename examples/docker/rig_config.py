@@ -27,7 +27,6 @@ app = workflow(
     "containers",
     providers={
         "box": define_provider("docker", image=env("RIG_DOCKER_IMAGE", "rig/base:busybox")),
-        "terminal": define_provider("terminal"),
     },
 )
 
@@ -75,11 +74,6 @@ def workspace_status(workspace, box):
     return {"machine": machine.id, "output": result.stdout}
 
 
-def workspace_shell(workspace, box, terminal):
-    machine = box.from_id(workspace.ctx["machine"])
-    return terminal.open(f"Shell in {workspace.name}", 'exec "${SHELL:-sh}"', machine=machine)
-
-
 workflows = (
     app.sequence("root")
     .task("tooling", install_tooling)
@@ -87,5 +81,4 @@ workflows = (
     .workspace(create=create_workspace, remove=remove_workspace)
     .workspace_operation("path", run=workspace_path, title="Print the workspace directory in the container")
     .workspace_operation("status", run=workspace_status, title="Run the project checks in the container")
-    .workspace_operation("shell", run=workspace_shell, title="Open a shell in the container")
 )

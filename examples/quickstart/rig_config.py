@@ -29,7 +29,7 @@ print("tests passed")
 
 app = workflow(
     "quickstart",
-    providers={"box": define_provider("local"), "terminal": define_provider("terminal")},
+    providers={"box": define_provider("local")},
 )
 
 
@@ -76,11 +76,6 @@ def workspace_status(workspace, box):
     return {"machine": machine.id, "output": result.stdout}
 
 
-def workspace_shell(workspace, box, terminal):
-    machine = box.from_id(workspace.ctx["machine"])
-    return terminal.open(f"Shell in {workspace.name}", 'exec "${SHELL:-sh}"', machine=machine)
-
-
 workflows = (
     app.sequence("root")
     .task("tooling", install_tooling)
@@ -88,5 +83,4 @@ workflows = (
     .workspace(create=create_workspace, remove=remove_workspace)
     .workspace_operation("path", run=workspace_path, title="Print the workspace directory")
     .workspace_operation("status", run=workspace_status, title="Run the project checks in the workspace")
-    .workspace_operation("shell", run=workspace_shell, title="Open $SHELL in the workspace directory")
 )

@@ -21,7 +21,6 @@ app = workflow(
             host=env("BUILD_HOST", ""),  # ssh://me@build-box, tcp://build-box:2376 or unix:///path
             tls_verify=env("BUILD_TLS_VERIFY", ""),  # "1" for tcp:// with mutual TLS
         ),
-        "terminal": define_provider("terminal"),
     },
 )
 
@@ -54,15 +53,9 @@ def where(workspace, box):
     return {"daemon": box.client.host, "container": machine.container_id, "output": result.stdout}
 
 
-def shell(workspace, box, terminal):
-    machine = box.from_id(workspace.ctx["machine"])
-    return terminal.open(f"Shell in {workspace.name}", 'exec "${SHELL:-sh}"', machine=machine)
-
-
 workflows = (
     app.sequence("root")
     .task("prepare", prepare)
     .workspace(create=create_workspace, remove=remove_workspace)
     .workspace_operation("where", run=where, title="Show the daemon and run the toolchain in the container")
-    .workspace_operation("shell", run=shell, title="Open a shell in the container (docker CLI, same endpoint)")
 )

@@ -51,7 +51,6 @@ app = workflow(
             image=_image,
             resources={"reservations": {"memory": "16M"}},
         ),
-        "terminal": define_provider("terminal"),
     },
 )
 
@@ -95,16 +94,10 @@ def where(workspace, box):
     return {"node": machine.node, "container": machine.container_id, "output": result.stdout}
 
 
-def shell(workspace, box, terminal):
-    machine = box.from_id(workspace.ctx["machine"])
-    return terminal.open(f"Shell in {workspace.name}", 'exec "${SHELL:-sh}"', machine=machine)
-
-
 workflows = (
     app.sequence("root")
     .task("toolchain", toolchain)
     .task("project", project)
     .workspace(create=create_workspace, remove=remove_workspace)
     .workspace_operation("where", run=where, title="Show the node and run the toolchain in the workspace")
-    .workspace_operation("shell", run=shell, title="Open a shell in the workspace (docker CLI, the task's node)")
 )

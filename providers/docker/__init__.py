@@ -40,7 +40,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from providers.docker.controller import KEEPALIVE, DockerController, missing_image_hint
+    from providers.docker.controller import KEEPALIVE, DockerController
+    from providers.docker.daemon_check import missing_image_hint
     from providers.docker.images import IMAGE_KIND, image_id_of
     from providers.docker.machine import DockerMachine, DockerRuntime
     from providers.docker.primitives import ContainerPrimitives
@@ -63,7 +64,7 @@ _LAZY = {
     "image_id_of": "providers.docker.images",
     "KEEPALIVE": "providers.docker.controller",
     "DockerController": "providers.docker.controller",
-    "missing_image_hint": "providers.docker.controller",
+    "missing_image_hint": "providers.docker.daemon_check",
     "DockerMachine": "providers.docker.machine",
     "DockerRuntime": "providers.docker.machine",
 }

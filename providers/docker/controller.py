@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from providers.docker import lifecycle
 from providers.docker.container_options import apply_options, asked
+from providers.docker.daemon_check import MISSING_IMAGE, daemon_problem, missing_image_hint
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.images import IMAGE_KIND, image_id_of
 from providers.docker.labels import PROVIDER_ID
@@ -21,9 +22,11 @@ from rigcli.provider_api import (
     EffectJournal,
     LiveStatus,
     LocalHost,
+    MachineChange,
     ProviderCheck,
     ProviderSetup,
     RuntimeContext,
+    SupportsChanges,
     SupportsEffects,
     SupportsInteractive,
     SupportsLastUse,
@@ -40,9 +43,13 @@ if TYPE_CHECKING:  # what only making and removing need is imported where it is 
     from providers.docker.machine import DockerMachine, DockerRuntime
 
 if TYPE_CHECKING:
-    from providers.docker import prebuilds, registry_name
-else:  # only a provider with a registry
-    prebuilds = lazy_module("providers.docker.prebuilds")
+    import secrets
+
+    from providers.docker import changes, prebuilds, registry_name
+else:
+    secrets = lazy_module("secrets")
+    changes = lazy_module("providers.docker.changes")  # rig fork --replace alone asks for it
+    prebuilds = lazy_module("providers.docker.prebuilds")  # only a provider with a registry
     registry_name = lazy_module("providers.docker.registry_name")
 
 
@@ -52,19 +59,6 @@ KEEPALIVE = ["sleep", "2147483647"]  # busybox sleep has no "infinity"
 def raw_error(response: Response, what: str) -> ProviderError:
     """``DockerClient.error``'s wording for an answer on the raw connection."""
     return ProviderError(f"Docker {what} failed: {response.message()} (HTTP {response.status})")
-
-
-def missing_image_hint(image: str) -> str:
-    """How to get ``image`` onto the daemon: pull it, unless it is one of rig's own (``rig/...``)."""
-    if image.startswith("rig/"):
-        # No registry has rig/ images (the examples' rig/base:busybox is built, as CI does): a
-        # `docker pull` would only fail again.
-        return (
-            f"{image} is built locally, not pulled: for example "
-            f"`printf 'FROM busybox\\n' | docker build -t {image} -`, "
-            "or set the provider's image (RIG_DOCKER_IMAGE in the examples) to one you have"
-        )
-    return f"Run: docker pull {image}"
 
 
 class DockerController(ConnectsContainers, BaseController):
@@ -137,31 +131,15 @@ class DockerController(ConnectsContainers, BaseController):
         }
         if self.prebuilds is not None:
             check["message"] += f"; snapshots shared through {self.prebuilds.registry.url}"
-        problem = None if mode == "offline" else self._daemon_problem()
+        image = self.config.get("image")
+        image = image if isinstance(image, str) and image else None
+        problem = None if mode == "offline" else daemon_problem(self.raw, self.endpoint.host, image)
         if problem is not None:
             warning = f" ({endpoint.warning})" if endpoint.warning else ""
             check["status"], check["message"] = "error", problem + warning
+        if problem is not None and problem.startswith(MISSING_IMAGE):
+            check["label"], check["value"] = "docker image", image  # the daemon answered: the image is the problem
         return [check]
-
-    def _daemon_problem(self) -> str | None:
-        """Why this daemon cannot serve a run as configured (unreachable, the image missing), or None.
-
-        One request, bounded by RIG_CHECK_TIMEOUT: the configured image's inspect (any answer means
-        the daemon is there), or ``/_ping`` when no image is configured."""
-        image = self.config.get("image")
-        path = f"/images/{image}/json" if isinstance(image, str) and image else "/_ping"
-        try:  # on the controller's own connection: a plan (and rig ls) imports no httpx for it
-            response = self.raw.request("GET", path, bound=check_bound())
-        except ProviderError as exc:
-            return str(exc)
-        if response.status not in (200, 404):
-            return f"Docker check failed: {response.message()} (HTTP {response.status})"
-        if response.status == 404 and path != "/_ping":
-            return (
-                f'Docker image "{image}" is not available on the daemon at {self.endpoint.host}; '
-                f"rig never pulls images. {missing_image_hint(str(image))}"
-            )
-        return None
 
     def start_container(
         self,
@@ -309,6 +287,10 @@ class DockerController(ConnectsContainers, BaseController):
             str(container or machine_id), machine_id, effects, made_from=image if isinstance(image, str) else None
         )
 
+    def machine_changes(self, machine_id: str) -> list[MachineChange]:
+        """The container's diff against its image (``changes.py``): what ``rig fork --replace`` would lose."""
+        return changes.container_changes(self.client, machine_id)  # its name is its effect id
+
     # -- workspace(idle_stop=...): when a container was last used (providers/docker/idle.py) -------------
     def last_used(self, effect: EffectEntry) -> str | None:
         """The container's last sign of use; None for an image, or a container not running."""
@@ -432,6 +414,7 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract
     _exec: type[SupportsExecStreams] = DockerController
     _ports: type[SupportsPortStreams] = DockerController
     _files: type[SupportsFileArchives] = DockerController
+    _changes: type[SupportsChanges] = DockerController
 
 
 __all__ = [

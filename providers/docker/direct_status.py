@@ -30,16 +30,27 @@ if TYPE_CHECKING:
 class DirectDocker:
     """One daemon, as a definition's config reaches it; a connection opened on the first request."""
 
-    def __init__(self, endpoint: Endpoint, registry: Registry | None = None) -> None:
+    def __init__(self, endpoint: Endpoint, registry: Registry | None = None, image: str | None = None) -> None:
         self.endpoint = endpoint
+        self.image = image  # the configured image: a remembered plan holds only while the daemon has it
         self.raw = RawClient(endpoint)
         self.registry = registry
 
     def checks(self) -> list[dict[str, object]]:
-        """What ``DockerController.checks`` gives the provider fingerprint: the host (or the registry
-        snapshots are shared through), whatever the daemon says."""
+        """What ``DockerController.checks`` gives the provider fingerprint (the host, or the registry
+        snapshots are shared through), and ``error`` when the configured image is not there now (or the
+        daemon does not say): a plan made while it was holds no more."""
         identity = self.endpoint.host if self.registry is None else f"registry={self.registry.name}"
-        return [{"id": "docker.endpoint", "status": "ok", "fingerprint": identity}]
+        status = "ok" if self.image is None or self._has_image(self.image) else "error"
+        return [{"id": "docker.endpoint", "status": status, "fingerprint": identity}]
+
+    def _has_image(self, image: str) -> bool:
+        from rigcli.timeouts import check_bound
+
+        try:
+            return self.raw.request("GET", f"/images/{image}/json", bound=check_bound()).status == 200
+        except Exception:  # uncertain: the ordinary way asks again and says why
+            return False
 
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool | None:
         """``DockerController.validate_artifact``; None where it would have raised."""
@@ -98,12 +109,14 @@ def status_directly(config: Mapping[str, Any]) -> DirectDocker | None:
     if not isinstance(configured, Mapping):
         return None  # the controller refuses such a config: let it say so
     try:
+        image = config.get("image")
+        image = image if isinstance(image, str) and image else None
         registry = config.get("registry")
         if not registry:
-            return DirectDocker(resolve_endpoint(config))
+            return DirectDocker(resolve_endpoint(config), image=image)
         from providers.docker.registry_name import parse_registry
 
-        return DirectDocker(resolve_endpoint(config), parse_registry(registry, provider="docker"))
+        return DirectDocker(resolve_endpoint(config), parse_registry(registry, provider="docker"), image)
     except RigError:
         return None
 

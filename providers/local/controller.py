@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from providers.local.attach import attach_in, login_shell
+from providers.local.changes import changed_files
+from providers.local.layout import FILES
 from providers.local.machine import PROVIDER_ID, SNAPSHOT_KIND, LocalRuntime, snapshot_id_of
 from providers.local.store import LocalStore, MachineRecord, SnapshotRecord
 from rigcli.errors import ProviderError
@@ -15,9 +17,11 @@ from rigcli.provider_api import (
     EffectEntry,
     EffectJournal,
     LiveStatus,
+    MachineChange,
     ProviderSetup,
     RuntimeContext,
     SupportsArtifactValidation,
+    SupportsChanges,
     SupportsEffects,
     SupportsInteractive,
     SupportsLiveSnapshot,
@@ -98,6 +102,17 @@ class LocalController(BaseController):
     def find_effects(self) -> list[EffectEntry]:
         """Machine and snapshot directories (and records) under this project's .rig/ that rig made."""
         return self.store.find_effects()
+
+    def machine_changes(self, machine_id: str) -> list[MachineChange]:
+        """The machine directory's files against the snapshot it was copied from (``changes.py``);
+        with that snapshot gone, the files written after the machine was made."""
+        record = self.store.get_machine(machine_id)
+        path = str(self.store.machine_path(machine_id))
+        source = None if record is None else record.source_snapshot
+        if source is not None and self.store.is_complete(source):
+            return changed_files(path, str(self.store.snapshot_dir(source) / FILES), None)
+        # Made empty (no snapshot), everything in it was added since; else the files newer than it.
+        return changed_files(path, None, record.created_at if record is not None and source is not None else None)
 
     def machine_status(self, machine_id: str) -> LiveStatus:
         """A directory has no processes of its own: there while it exists, missing once it is gone."""
@@ -198,6 +213,7 @@ if TYPE_CHECKING:  # mypy checks the optional hooks against the contract (cleanu
     _exec: type[SupportsExecStreams] = LocalController
     _ports: type[SupportsPortStreams] = LocalController
     _files: type[SupportsFileArchives] = LocalController
+    _changes: type[SupportsChanges] = LocalController
 
 
 __all__ = ["LocalController"]

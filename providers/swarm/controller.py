@@ -12,6 +12,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from providers.docker.changes import container_changes
 from providers.docker.client import DockerClient
 from providers.docker.endpoint import resolve_endpoint
 from providers.docker.registry import RegistryClient
@@ -28,9 +29,11 @@ from rigcli.provider_api import (
     EffectJournal,
     LiveStatus,
     LocalHost,
+    MachineChange,
     ProviderCheck,
     ProviderSetup,
     RuntimeContext,
+    SupportsChanges,
     SupportsEffects,
 )
 from rigcli.provider_kit import BaseController, now_iso, stored_records
@@ -278,6 +281,13 @@ class SwarmController(BaseController):
         record = self.current(machine_id)  # the task that runs it now, wherever the swarm put it
         return self.snapshot_task(machine_id, str(record["node_id"]), str(record["container_id"]), effects)
 
+    def machine_changes(self, machine_id: str) -> list[MachineChange]:
+        """The running task's container against its image, asked of its own node (``rig fork --replace``);
+        a stopped machine is a ProviderError: rig cannot tell what its saved files hold."""
+        record = self.current(machine_id)
+        _, client = self.cluster.client_for(str(record["node_id"]))
+        return container_changes(client, str(record["container_id"]))
+
     def validate_artifact(self, ref: Mapping[str, Any]) -> bool:
         """A snapshot is valid while the registry has its manifest (nodes pull it from there)."""
         try:
@@ -351,5 +361,6 @@ if TYPE_CHECKING:  # mypy checks the optional hook against the contract
     _exec: type[SupportsExecStreams] = SwarmController
     _ports: type[SupportsPortStreams] = SwarmController
     _files: type[SupportsFileArchives] = SwarmController
+    _changes: type[SupportsChanges] = SwarmController
 
 __all__ = ["SwarmController"]

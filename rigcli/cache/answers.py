@@ -276,11 +276,17 @@ class Answers:
 
         planning = Planning(engine.project, engine.planner)
         names = list(engine.project.workflows)
-        if self.workflow is not None:
+        if self.workflow is not None and engine.project.config_error is None:
             engine.project.select(self.workflow)  # an unknown name is refused here
             names = [self.workflow]
         rows: list[WorkflowListing] = []
+        broken = engine.project.config_error
+        if broken is not None:  # rig_config.py does not import: the workflows the state knows
+            names = self._stored_workflows(engine) if self.workflow is None else [self.workflow]
         for name in names:
+            if broken is not None:
+                rows.append(WorkflowListing(name, None, None, None, f"rig_config.py does not load: {broken}"))
+                continue
             try:
                 plan = self.loading.run(planning.plan(name, offline=offline))
             except RigError as exc:
@@ -302,6 +308,12 @@ class Answers:
             # A listing of one workflow leaves the project's alone; a failed plan drops it.
             keep(engine.project, {OFFLINE_LISTING if offline else LISTING: kept} if self.workflow is None else {})
         return ListingAnswer(rows, definitions, None)
+
+    @staticmethod
+    def _stored_workflows(engine: Engine) -> list[str]:
+        """The workflows the project's workspaces were made by, in order of first appearance."""
+        names = [record.workflow for record in engine.workspaces.list_workspaces(None)]
+        return list(dict.fromkeys(names))
 
     def config(self) -> ConfigAnswer:
         """What the config alone says of each workflow."""

@@ -49,17 +49,15 @@ def environment_stamp() -> str:
 
 
 def normalized_checks(checks: object) -> list[object]:
-    """A definition's checks as the provider fingerprint reads them (``ProviderSession._check_inputs``):
-    ``[id, status, fingerprint]`` each, a daemon that does not answer now being the same provider."""
+    """A definition's checks as a remembered plan's gate compares them: ``[id, status, fingerprint]``
+    each. A check failing now (``error``) differs from one that passed: the plan says so, and exits 1
+    on it (a plan with a failing check is never kept, ``planning.py``)."""
     found: list[object] = []
     for check in checks if isinstance(checks, list) else []:
         if not isinstance(check, dict):
             found.append(None)
             continue
-        status = check.get("status", "ok")
-        found.append(
-            [check.get("id"), "ok" if status == "error" else status, check.get("fingerprint", check.get("value"))]
-        )
+        found.append([check.get("id"), check.get("status", "ok"), check.get("fingerprint", check.get("value"))])
     return found
 
 

@@ -4,9 +4,9 @@ A plan's verdicts are a function of the project's files, each provider's resolve
 and checks, the run journal, the clock and the artifacts each verdict validated (``gates.py``).
 ``Planning`` plans as ``rig plan`` does (``Planner.plan_judged``), after taking the run journal's
 stamp, and then turns what the plans read into gates. No gates (and so nothing kept) for an answer
-that depends on more: a plan that failed, a task in a store other than the project's SQLite file,
-a secret known to the load (its output masks it), a provider config holding a resolver function
-or an inline plugin, two different definitions of one provider.
+that depends on more: a plan that failed or whose provider check failed, a task in a store other
+than the project's SQLite file, a secret known to the load (its output masks it), a provider config
+holding a resolver function or an inline plugin, two different definitions of one provider.
 """
 
 from __future__ import annotations
@@ -92,7 +92,10 @@ class Planning:
             if any(task.store != LOCAL for task in workflow.tasks):
                 return None
             for definition in definitions_of(workflow):
-                if definitions.add(definition, normalized_checks(session.checks.get(id(definition), []))) is None:
+                checks = session.checks.get(id(definition), [])
+                if any(check.get("status") == "error" for check in checks):
+                    return None  # asked again next time: the failure may be fixed by then
+                if definitions.add(definition, normalized_checks(checks)) is None:
                     return None
             for validated_by, ref, valid in session.validations:
                 index = None if validated_by is None else definitions.index(validated_by)

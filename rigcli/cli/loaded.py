@@ -97,8 +97,12 @@ class LoadedSession:
         """Where already masked bytes go: past the output relay when it runs."""
         return real_stdout().buffer if self.output_open else sys.stdout.buffer
 
-    def load(self, location: ProjectLocation, state: StateLocation, *, reap: bool) -> Engine:
-        """Make the engine, load the project (its config imported, its state opened) and reap what is due."""
+    def load(
+        self, location: ProjectLocation, state: StateLocation, *, reap: bool, config_optional: bool = False
+    ) -> Engine:
+        """Make the engine, load the project (its config imported, its state opened) and reap what is due.
+        ``config_optional``: a config that fails to import leaves no workflows (and nothing is reaped:
+        a remove hook is the config's)."""
         self.open_output()
         engine = create_engine(
             location.project_dir,
@@ -111,8 +115,9 @@ class LoadedSession:
         if self.opts.json_stream:
             engine.on_event(self._json_stream())  # every event of every command
         self.engine_made = engine
+        engine.project.config_optional = config_optional
         self.run(engine.load())
-        if reap:
+        if reap and engine.project.config_error is None:
             self._reap(engine)
         return engine
 

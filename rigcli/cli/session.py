@@ -43,6 +43,8 @@ class Session:
         # Expiry: any command that loads the project first reaps what is due (engine/reaper.py),
         # unless its body says otherwise before it touches the engine (``rig reap`` does it itself).
         self.reap_on_load = True
+        # A body that needs only the state sets this first: a config that fails to import does not stop it.
+        self.config_optional = False
 
     def __enter__(self) -> Session:
         return self
@@ -93,7 +95,9 @@ class Session:
     @property
     def engine(self) -> Engine:
         if self._engine is None:
-            self._engine = self.loaded.load(self.location, self.state, reap=self.reap_on_load)
+            self._engine = self.loaded.load(
+                self.location, self.state, reap=self.reap_on_load, config_optional=self.config_optional
+            )
         return self._engine
 
     # -- running the engine's work (loaded.py) ------------------------------------------------------
@@ -164,8 +168,8 @@ class Session:
 
     def workflow_filter(self) -> str | None:
         """For commands that cover every workflow unless --workflow narrows them."""
-        if self.opts.workflow is not None:
-            self.engine.project.select(self.opts.workflow)  # rejects an unknown name
+        if self.opts.workflow is not None and self.engine.project.config_error is None:
+            self.engine.project.select(self.opts.workflow)  # rejects an unknown name (the config's)
         return self.opts.workflow
 
     def workspace_workflow(self, name: str) -> str:

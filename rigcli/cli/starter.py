@@ -9,13 +9,15 @@ STARTER_CONFIG = '''\
 """This project's rig workflow.
 
 `rig apply` prepares a machine once and caches the result; `rig fork NAME` copies the prepared
-machine into a workspace in seconds; `rig op NAME exec "ls -la"` runs a command in it.
+machine into a workspace in seconds; `rig exec NAME -- ls -la` runs a command in it and `rig shell NAME`
+opens a shell there (rig's own commands: each exits with the program's exit code). `rig op NAME show`
+runs this project's own operation, below.
 
 The `local` provider keeps machines as plain directories under .rig/ with NO isolation: commands
 run as you, on this host. Use define_provider("docker", ...) when you want containers.
 """
 
-import os
+import shlex
 
 from pydantic import BaseModel
 
@@ -42,25 +44,20 @@ def remove(workspace, box):
     box.delete_machine(workspace.ctx["machine"])  # safe to retry: a machine already gone is fine
 
 
-class ExecInput(BaseModel):
-    command: str = Arg(position=0, description="shell command to run in the workspace")
+class ShowInput(BaseModel):
+    path: str = Arg("src/README", position=0, description="file to print, relative to the workspace")
 
 
-def exec_command(workspace, box, input):
-    result = box.from_id(workspace.ctx["machine"]).exec(input.command, name="exec", check=False)
-    return {"exit_code": result.exit_code}
-
-
-def shell(workspace, local):
-    return {"exit_code": local.run([os.environ.get("SHELL", "sh")], cwd=workspace.ctx["path"])}
+def show(workspace, box, input):
+    result = box.from_id(workspace.ctx["machine"]).exec(f"cat {shlex.quote(input.path)}", name="show")
+    return {"path": input.path, "text": result.stdout}
 
 
 workflows = (
     app.sequence("dev")
     .task("prepare", prepare)
     .workspace(create=create, remove=remove)
-    .workspace_operation("exec", run=exec_command, input=ExecInput, description="Run a shell command in it")
-    .workspace_operation("shell", run=shell, description="Open a shell in it")
+    .workspace_operation("show", run=show, input=ShowInput, description="Print a file of the workspace")
 )
 '''
 
@@ -71,12 +68,16 @@ STARTER_DOCKER_CONFIG = f'''\
 """This project's rig workflow, in containers.
 
 `rig apply` prepares a container once and commits it as an image; `rig fork NAME` starts a
-container per workspace from it; `rig op NAME exec "ls -la"` runs a command in it.
+container per workspace from it; `rig exec NAME -- ls -la` runs a command in it and `rig shell NAME`
+opens a shell there (rig's own commands: each exits with the program's exit code). `rig op NAME show`
+runs this project's own operation, below.
 
 The image is a LOCAL one: rig never pulls. It is RIG_DOCKER_IMAGE, or {DOCKER_IMAGE}: have it on
 your daemon first (`docker pull {DOCKER_IMAGE}`, or `docker images` to pick one you have).
 Containers get no network unless you pass network=... to define_provider.
 """
+
+import shlex
 
 from pydantic import BaseModel
 
@@ -103,20 +104,20 @@ def remove(workspace, box):
     box.delete_machine(workspace.ctx["machine"])  # safe to retry: a container already gone is fine
 
 
-class ExecInput(BaseModel):
-    command: str = Arg(position=0, description="shell command to run in the workspace")
+class ShowInput(BaseModel):
+    path: str = Arg("src/README", position=0, description="file to print, relative to the workspace")
 
 
-def exec_command(workspace, box, input):
-    result = box.from_id(workspace.ctx["machine"]).exec(input.command, name="exec")
-    return {{"exit_code": result.exit_code}}
+def show(workspace, box, input):
+    result = box.from_id(workspace.ctx["machine"]).exec(f"cat {{shlex.quote(input.path)}}", name="show")
+    return {{"path": input.path, "text": result.stdout}}
 
 
 workflows = (
     app.sequence("dev")
     .task("prepare", prepare)
     .workspace(create=create, remove=remove)
-    .workspace_operation("exec", run=exec_command, input=ExecInput, description="Run a shell command in it")
+    .workspace_operation("show", run=show, input=ShowInput, description="Print a file of the workspace")
 )
 '''
 

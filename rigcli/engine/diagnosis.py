@@ -14,7 +14,7 @@ from rigcli.authoring.values import ProviderDefinition
 from rigcli.engine.project import Project
 from rigcli.engine.providers import Plugins
 from rigcli.engine.results import ConfiguredProvider, ProjectDiagnosis
-from rigcli.errors import RigError, describe_exception
+from rigcli.errors import ConfigError, RigError, describe_exception
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api import ProviderDiagnosis, ProviderPlugin, SupportsDiagnosis
 from rigcli.state.damage import check_file, summary
@@ -70,7 +70,10 @@ class Diagnosis:
         where, config = str(project.project_dir), str(project.config_path)
         try:
             providers = self._providers()
-        except Exception as exc:  # a broken rig_config.py is reported by the commands that run it
+        except ConfigError as exc:  # a broken rig_config.py: doctor reports it (and fails on it)
+            why = f"could not read the project's providers: {exc}"
+            return ProjectDiagnosis(where, config, state, [], why, config_error=str(exc))
+        except Exception as exc:  # a provider's failure: reported, not raised
             return ProjectDiagnosis(where, config, state, [], f"could not read the project's providers: {exc}")
         return ProjectDiagnosis(where, config, state, providers)
 

@@ -8,7 +8,8 @@
   NEW from that context.
 - ``replace`` (``rig fork NAME --replace``): a new machine from the current snapshot, swapped in
   one transaction, then the old one removed. See ``replace`` for why a kill at any point leaves
-  one usable workspace and nothing ``rig gc`` cannot find.
+  one usable workspace and nothing ``rig gc`` cannot find; ``replace_loss`` says first what the
+  live workspace would lose.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from rigcli.engine.planner import Planner
 from rigcli.engine.project import Project
 from rigcli.engine.providers import maybe_await
 from rigcli.engine.reconcile import controller_of, remove_effects
+from rigcli.engine.replace_loss import ReplaceLoss, what_replace_loses
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.workspaces import CREATED, Workspaces, error_message, expiry, refuse_a_live_create
 from rigcli.errors import InterruptedRunError, RigError, TaskError, UsageError, describe_exception
@@ -199,6 +201,11 @@ class Forks:
         return found
 
     # -- --replace ----------------------------------------------------------------------------------
+    async def replace_loss(self, name: str, workflow: str | None = None) -> ReplaceLoss | None:
+        """What ``replace`` would throw away (``engine/replace_loss.py``), asked before it runs; None
+        when there is no workspace ``name`` to replace."""
+        return await what_replace_loses(self.project, self.workspaces, check_workspace_name(name), workflow)
+
     async def replace(self, name: str, workflow: str | None = None, *, ttl: float | None = None) -> WorkspaceRecord:
         """Remake workspace ``name`` from the current snapshot; the old machine goes only once the
         new one is ready. With no such workspace, this is a plain fork.

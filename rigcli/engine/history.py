@@ -81,8 +81,15 @@ class History:
     # -- applies ---------------------------------------------------------------------------------------
     def list_applies(self, workflow: str | None = None, limit: int | None = 20) -> list[AppliedRun]:
         """Applies of ``workflow`` (or of every workflow), newest first."""
-        name = self.project.select(workflow).name if workflow is not None else None
+        name = self._named(workflow) if workflow is not None else None
         return [self.applied(record) for record in self.project.store.list_applies(workflow=name, limit=limit)]
+
+    def _named(self, workflow: str | None) -> str:
+        """The workflow ``workflow`` selects; with a config that does not load, the name as given
+        (the state may still hold its history)."""
+        if self.project.config_error is not None and workflow is not None:
+            return workflow
+        return self.project.select(workflow).name
 
     def find_apply(self, ref: str | None, workflow: str | None = None) -> AppliedRun:
         """The apply ``ref`` names (its id or its beginning), or the last one (of ``workflow``)."""
@@ -99,7 +106,7 @@ class History:
         """The newest apply of ``workflow``; with none named, of the only workflow, or of any.
         ``ran``: the newest that ran a task (or is running), when one of the last few did."""
         only = workflow is not None or len(self.project.workflows) == 1
-        name = self.project.select(workflow).name if only else None
+        name = self._named(workflow) if only else None
         found = self.project.store.list_applies(workflow=name, limit=LOOK_BACK if ran else 1)
         if not found:
             where = f" of workflow {name}" if name else ""
@@ -181,6 +188,8 @@ class History:
         return LogSelection(self._apply_logs(apply.record, self._stores(apply.record.workflow)), apply)
 
     def _last_run(self, workflow: str | None, task: str) -> RunLog:
+        if self.project.config_error is not None:
+            return self._last_stored_run(workflow, task)
         selected = self.project.select(workflow)
         matches = self.cache.require_tasks(selected, task)
         if len(matches) > 1:
@@ -194,9 +203,22 @@ class History:
             raise NotFoundError(f"Task {spec.path} has not run yet: rig apply runs it")
         return RunLog(found[0], spec.path, spec.store, shown_status(found[0].status, found[0].pid, found[0].host))
 
+    def _last_stored_run(self, workflow: str | None, task: str) -> RunLog:
+        """``task``'s last run as the project's own state names it (its path or name), for a config
+        that does not load: no task to resolve ``task`` with."""
+        runs = [
+            run for run in self.project.store.list_runs(workflow=workflow) if task in (run.node_path, run.node_name)
+        ]
+        paths = sorted({run.node_path for run in runs})
+        if len(paths) > 1:
+            raise InputError(f"Task {task} matches several tasks: {', '.join(paths)}")
+        if not runs:
+            raise NotFoundError(f"No run of {task} in this project's state (rig_config.py does not load)")
+        return RunLog(runs[0], runs[0].node_path, LOCAL, shown_status(runs[0].status, runs[0].pid, runs[0].host))
+
     def _by_ref(self, workflow: str | None, task: str | None, ref: str) -> LogSelection:
         check_ref(ref)
-        names = [self.project.select(workflow).name] if workflow is not None else list(self.project.workflows)
+        names = [self._named(workflow)] if workflow is not None else list(self.project.workflows)
         found: dict[str, RunLog] = {}
         for name in names or [""]:
             for key, store in self._stores(name):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from types import ModuleType
 
 from rigcli.authoring.values import ProviderDefinition
 from rigcli.cachekeys import fragment_hash, task_key, task_parts
@@ -22,7 +23,7 @@ from rigcli.engine.results import ProjectInfo, WorkflowSummary
 from rigcli.engine.runlog import DEFAULT_CAP, OutputRecorder, cap_from_env
 from rigcli.engine.session import ProviderSession
 from rigcli.engine.stores import FragmentLocator, Stores
-from rigcli.errors import AmbiguousWorkflowError, NotFoundError, RigError
+from rigcli.errors import AmbiguousWorkflowError, ConfigError, NotFoundError, RigError
 from rigcli.event_bus import EventBus, EventListener
 from rigcli.events import Event, StateWarning
 from rigcli.graph import CompiledWorkflow, TaskSpec, compile_workflow
@@ -78,6 +79,10 @@ class Project:
         self._locator = fragment_state_locator
         self._state, self._state_factory = state, state_factory
         self._lock_wait = lock_wait
+        # A command that needs only the state (rig runs, rig logs ...) sets this before load(): a
+        # rig_config.py that fails to import then leaves no workflows, and config_error says why.
+        self.config_optional = False
+        self.config_error: str | None = None
         self.events = EventBus()
         self.recorder = OutputRecorder(self.events.subscribe, DEFAULT_CAP)  # each run's output, kept
         self.cancellation = Cancellation()
@@ -117,7 +122,14 @@ class Project:
         cache = rig_home() / "cache"
         keep_in(cache)  # before the config makes the first records
         file_facts.keep_in(str(cache / "file-facts" / f"{__version__}-{sys.implementation.cache_tag}.marshal"))
-        config, workflows = self.compile()
+        try:
+            config, workflows = self.compile()
+        except ConfigError as exc:
+            if not self.config_optional:
+                raise
+            self.config_error = str(exc)
+            config, workflows = LoadedConfig(self.config_path, self.project_dir, (), {}, ModuleType("rig_config")), {}
+            self.emit(StateWarning(message=f"rig_config.py does not load ({exc}); showing what the state holds"))
         self.recorder.cap = cap_from_env()  # after the import: the project's .env may set it
         self._keys, self._parts = {}, {}
         _declare_secrets(workflows.values())

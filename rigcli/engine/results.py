@@ -267,6 +267,7 @@ class ProjectDiagnosis:
     state: dict[str, JsonValue]  # StateStatus.to_json(), or backend, url and the error
     providers: list[ConfiguredProvider] = field(default_factory=list)
     providers_error: str | None = None  # why the project's providers could not be read
+    config_error: str | None = None  # rig_config.py failed to load: its file:line and error
 
 
 __all__ = [

@@ -6,7 +6,7 @@ plugins; a project can also pass a plugin inline with ``define_provider(..., plu
 ``create_provider`` returns a ``ProviderController``, whose ``runtime(context)`` is what handlers
 receive. A controller may also implement any of the optional hooks below (``SupportsChecks``,
 ``SupportsArtifactValidation``, ``SupportsEffects``, and for a workspace's life after ``fork``
-``SupportsStatus``, ``SupportsPower``, ``SupportsInteractive``), and a plugin
+``SupportsStatus``, ``SupportsPower``, ``SupportsInteractive``, ``SupportsChanges``), and a plugin
 ``SupportsDiagnosis`` for ``rig doctor`` and ``SupportsIdentity`` for what of its config the
 provider fingerprint covers. Every controller method may be a plain or an ``async``
 function. Annotate a plugin object as ``ProviderPlugin`` and mypy
@@ -45,7 +45,9 @@ from rigcli.provider_api.contract import (
 )
 from rigcli.provider_api.day_two import (
     LiveStatus,
+    MachineChange,
     ProviderDiagnosis,
+    SupportsChanges,
     SupportsDiagnosis,
     SupportsInteractive,
     SupportsLastUse,
@@ -78,6 +80,7 @@ __all__ = [
     "KeyValueStore",
     "LiveStatus",
     "LocalHost",
+    "MachineChange",
     "ProviderCheck",
     "ProviderController",
     "ProviderDiagnosis",
@@ -86,6 +89,7 @@ __all__ = [
     "RuntimeContext",
     "StoredRecord",
     "SupportsArtifactValidation",
+    "SupportsChanges",
     "SupportsChecks",
     "SupportsDiagnosis",
     "SupportsDirectAttach",

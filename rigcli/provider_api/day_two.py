@@ -9,7 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 from rigcli.jsonutil import JsonValue
 from rigcli.provider_api.effects import EffectEntry, EffectJournal
 from rigcli.speed.records import lazy_dataclass
-from rigcli.statuses import LiveState
+from rigcli.statuses import ChangeKind, LiveState
 
 # -- a workspace's life after fork: live status, stop and start, a terminal inside (DESIGN §11) ----------
 
@@ -119,6 +119,34 @@ class SupportsLastUse(Protocol):
     """
 
     def last_used(self, effect: EffectEntry) -> str | Awaitable[str | None] | None: ...
+
+
+@lazy_dataclass(frozen=True)
+class MachineChange:
+    """One path a machine's files changed at since it was made: ``added``, ``changed`` or ``deleted``."""
+
+    kind: ChangeKind
+    path: str
+
+    def to_json(self) -> dict[str, JsonValue]:
+        return {"kind": self.kind, "path": self.path}
+
+
+@runtime_checkable
+class SupportsChanges(Protocol):
+    """Optional: what changed in a machine since it was made, so that ``rig fork NAME --replace`` can say
+    what it would throw away before it does.
+
+    ``changes`` gets an effect this provider journaled and answers with the paths written, added or
+    deleted in it since it was made (relative to the machine's own directory, or absolute inside a
+    container), an empty list when nothing changed or it is not a machine (a snapshot), and None
+    when the provider cannot tell for this one. Raise ``RigError`` when it cannot be asked (a daemon
+    is down): rig then says it cannot tell what would be lost, and asks all the same.
+    """
+
+    def changes(
+        self, effect: EffectEntry
+    ) -> Sequence[MachineChange] | Awaitable[Sequence[MachineChange] | None] | None: ...
 
 
 @lazy_dataclass(frozen=True)

@@ -7,7 +7,8 @@ resource named by ``new_id``), and ``BaseController`` answers ``remove_effect`` 
 ``list_machines``/``list_snapshots``. So ``rig rm`` removes what a cut-off create made, and
 ``rig gc`` what nothing live refers to, without the provider writing either. ``rig ls`` shows
 each workspace's machine as ``machine_status`` says it is (``SupportsStatus``); the mixins in
-``provider_kit.lifecycle`` add ``rig stop``/``rig start`` and ``rig shell``/``rig exec``.
+``provider_kit.lifecycle`` add ``rig stop``/``rig start`` and ``rig shell``/``rig exec``, and
+``machine_changes`` lets ``rig fork NAME --replace`` say what it would throw away (``SupportsChanges``).
 """
 
 from __future__ import annotations
@@ -25,9 +26,11 @@ from rigcli.provider_api import (
     EventData,
     KeyValueStore,
     LiveStatus,
+    MachineChange,
     ProviderController,
     ProviderSetup,
     RuntimeContext,
+    SupportsChanges,
     SupportsEffects,
     SupportsLiveSnapshot,
     SupportsStatus,
@@ -153,6 +156,16 @@ class BaseController:
         (``effects.requested("snapshot", ...)``, named by the id it returns, then ``confirmed``)."""
         raise ProviderError(f"{self.provider_id} cannot snapshot a live machine")
 
+    # -- rig fork NAME --replace (SupportsChanges): override machine_changes ------------------------
+    def changes(self, effect: EffectEntry) -> list[MachineChange] | None:
+        """What changed in a machine since it was made (``machine_changes``); nothing for anything else."""
+        return self.machine_changes(effect["id"]) if effect["kind"] in self.machine_kinds else []
+
+    def machine_changes(self, machine_id: str) -> list[MachineChange] | None:
+        """The paths written, added or deleted in the machine since it was made; None when this
+        provider cannot tell (the default), which makes ``rig fork --replace`` say so and ask."""
+        return None
+
     def find_effects(self) -> list[EffectEntry]:
         """The listed machines and snapshots named by ``making``: rig's, journaled or not."""
         found: dict[str, EffectEntry] = {}
@@ -171,6 +184,7 @@ if TYPE_CHECKING:  # mypy checks the base against the contract (and optional hoo
     _effects: type[SupportsEffects] = BaseController
     _status: type[SupportsStatus] = BaseController
     _live: type[SupportsLiveSnapshot] = BaseController
+    _changes: type[SupportsChanges] = BaseController
 
 
 class BaseRuntime(Generic[ControllerT_co]):

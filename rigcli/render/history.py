@@ -76,16 +76,21 @@ def print_apply(applied: AppliedRun) -> None:
 
 class LogWriter:
     """Writes stored output to stdout as it was printed: a run's header when showing an apply,
-    colour only on a terminal that wants it, and a line on stderr for a run that did not succeed."""
+    colour only on a terminal that wants it, and a line on stderr for a run that did not succeed.
 
-    def __init__(self, *, headers: bool) -> None:
+    ``prefixed`` (an apply followed: parallel branches' lines interleave): each line starts with
+    its task's path (``left.build | ...``), as ``--progress plain`` shows them."""
+
+    def __init__(self, *, headers: bool, prefixed: bool = False) -> None:
         self.stream: TextIO = real_stdout()
         with contextlib.suppress(OSError, ValueError):  # a stream with no descriptor has no pipe
             widen_pipe(self.stream.fileno())
         self.colour = is_terminal(self.stream) and not no_color()
         self.bytes = StoredBytes(lambda data: write_bytes(self.stream, data), colour=self.colour)
         self.headers = headers
+        self.prefixed = prefixed
         self.seen: set[str] = set()
+        self.open_line: str | None = None  # the run whose last line written has no end yet
 
     def write(self, update: LogUpdate) -> None:
         log = update.log
@@ -100,7 +105,7 @@ class LogWriter:
             data = chunk.data
             if not self.colour and ("\x1b" in data or "\x9b" in data):
                 data = sanitize(data)  # stored with its colour; a pipe or NO_COLOR gets none
-            parts.append(data)
+            parts.extend(self._prefixed(log, data) if self.prefixed else [data])
         # Chunk by chunk, not joined: a 50 MB run is not copied once more on its way out.
         for part in parts:
             self.stream.write(part)
@@ -110,6 +115,18 @@ class LogWriter:
             self.stream.flush()
         if update.finished:
             self.ended(log)
+
+    def _prefixed(self, log: RunLog, data: str) -> list[str]:
+        """``data``'s lines, each new one after ``log``'s path; another run's unfinished line ended first."""
+        parts: list[str] = []
+        if self.open_line not in (None, log.run.id):
+            parts.append("\n")
+            self.open_line = None
+        prefix = f"{sanitize(log.path)} | "
+        for line in data.splitlines(keepends=True):
+            parts.append(line if self.open_line == log.run.id else prefix + line)
+            self.open_line = None if line.endswith(("\n", "\r")) else log.run.id
+        return parts
 
     def ended(self, log: RunLog) -> None:
         if log.status == "succeeded":

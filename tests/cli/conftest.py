@@ -39,3 +39,12 @@ def forked(rig: Rig) -> Rig:
         result = rig("fork", name)
         assert result.returncode == 0, result
     return rig
+
+
+@pytest.fixture
+def started(tmp_path: Path) -> Path:
+    """``rig init``'s starter (local provider), applied, with a workspace ``demo``."""
+    for argv in (["init"], ["apply"], ["fork", "demo"]):
+        done = run_rig(*argv, cwd=tmp_path)
+        assert done.returncode == 0, done
+    return tmp_path

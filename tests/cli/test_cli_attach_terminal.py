@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_support import RIG, env_with_rig
-from tests.helpers import wait_for
+from tests.helpers import wait_for, with_terminal_shell
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -50,6 +50,7 @@ class Screen:
 def screen(tmp_path: Path) -> Iterator[tuple[Screen, Path]]:
     project = tmp_path / "quickstart"
     shutil.copytree(EXAMPLES / "quickstart", project)
+    with_terminal_shell(project)
     env = env_with_rig({"TERM": "xterm", "PS1": "outer$ ", "SHELL": "/bin/sh", "RIG_HOME": str(tmp_path / "home")})
     # The live view is what used to erase the shell's last lines: nothing may turn it off (the
     # suite sets NO_COLOR for every test, and the live view only runs without it).
@@ -71,12 +72,12 @@ def test_the_terminal_providers_shell_keeps_its_last_lines_on_screen(
     pane, _ = screen
     raw = tmp_path / "pane.raw"
     pane.record(raw)
-    pane.type("rig op dev shell")
+    pane.type("rig op dev terminal")
     wait_for(lambda: "outer$" in pane.text().partition("waiting on Shell in dev")[2], "the shell's prompt")
     pane.type("PS1='inner$ '; echo one-MARK; echo two-MARK")
     wait_for(lambda: "inner$ " in pane.text(), "the inner prompt")
     pane.type("exit")
-    wait_for(lambda: "✓ shell on dev" in pane.text() and pane.text().rstrip().endswith("outer$"), "rig to finish")
+    wait_for(lambda: "✓ terminal on dev" in pane.text() and pane.text().rstrip().endswith("outer$"), "rig to finish")
     lines = [line.rstrip() for line in pane.text().splitlines() if line.strip()]
     # Only the live view can erase what the shell printed: it must have run (it hides the cursor
     # while it draws, which the plain renderer never does), or this test proves nothing.

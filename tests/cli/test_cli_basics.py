@@ -304,12 +304,21 @@ def test_doctor_shows_what_each_configured_provider_says_of_itself(tmp_path: Pat
     assert "probe provider bad diagnosis failed: OSError: the probe's socket is gone" in lines
 
 
-def test_a_config_doctor_cannot_read_is_reported_not_raised(tmp_path: Path) -> None:
-    project = write_project(tmp_path / "project", "raise RuntimeError('half-written config')\n")
-    result = run_rig("doctor", "--json", cwd=project)
-    assert result.returncode == 0, result
+def test_a_config_doctor_cannot_read_is_reported_and_fails_doctor(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "project", "import os\n\nraise RuntimeError('half-written config')\n")
+    result = run_rig("doctor", "--json", cwd=project, subprocess=True)
+    assert result.returncode == 1, result  # a broken config is what doctor is there to find
     assert "half-written config" in result.json["project"]["providers_error"]
+    config_error = result.json["project"]["config_error"]
+    assert "rig_config.py:3" in config_error and "half-written config" in config_error, config_error
     assert result.json["project"]["state"]["exists"] is False
+    assert [line for line in result.stderr.splitlines() if line.startswith("error: ")] == [f"error: {config_error}"]
+
+    (project / "rig_config.py").write_text("from rigcli import sequence\n\nworkflows = sequence('w').task(\n")
+    human = run_rig("doctor", cwd=project, subprocess=True)
+    assert human.returncode == 1, human
+    assert "rig_config.py:3" in human.stderr and "SyntaxError" in human.stderr, human
+    assert "Traceback" not in human.stderr and "rig home" in human.stdout  # the report is still shown
 
 
 def test_providers_clear_deletes_host_storage_without_a_project(tmp_path: Path) -> None:

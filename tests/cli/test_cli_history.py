@@ -298,7 +298,8 @@ def test_logs_follow_of_the_whole_apply_ends_when_the_apply_ends(project: Path, 
     lines = _follow_while_it_runs(project, project, tmp_path / "gate", {}, project / ".rig" / "state.sqlite", ())
     headers = [line for line in lines if line.startswith("==> ")]
     assert [header.split()[1] for header in headers] == ["build", "check"]  # check started after the follower
-    assert lines.index("released") < lines.index(headers[1]) < lines.index("checked")
+    # Followed, an apply's lines say whose they are, as --progress plain does.
+    assert lines.index("build | released") < lines.index(headers[1]) < lines.index("check | checked")
 
 
 def test_logs_follow_on_team_state_from_another_clone(tmp_path: Path, postgres_server: Any) -> None:
@@ -333,3 +334,55 @@ def test_ctrl_c_ends_a_follow_with_130_and_no_error(project: Path, tmp_path: Pat
     finally:
         gate.touch()
         assert applying.wait(timeout=60) == 0
+
+
+PARALLEL_CONFIG = """
+import os
+import time
+
+from rigcli import sequence
+
+
+def branch(name):
+    def work(step):
+        print(f"{name} waiting", flush=True)
+        while not os.path.exists(os.environ["RIG_TEST_GATE"]):
+            time.sleep(0.05)
+        print(f"{name} released", flush=True)
+        return {"ctx": {}}
+
+    return sequence(name).task("work", work)
+
+
+workflows = sequence("par").parallel(left=branch("left"), right=branch("right"))
+"""
+
+
+def test_logs_follow_of_parallel_branches_prefixes_each_line_with_its_task(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "par", PARALLEL_CONFIG)
+    gate = tmp_path / "gate"
+    applying = _start(project, "apply", RIG_TEST_GATE=str(gate))
+    try:
+        state = project / ".rig" / "state.sqlite"
+        wait_for(
+            lambda: {"left waiting", "right waiting"} <= set(_stored_lines(state)),
+            "both branches to reach the gate",
+            timeout=60,
+            interval=0.2,
+        )
+        following = _start(project, "logs", "--follow")
+        followed = _Reader(following.stdout)
+        wait_for(lambda: followed.says("right waiting") and followed.says("left waiting"), "the follower", timeout=30)
+        gate.touch()
+        assert following.wait(timeout=60) == 0
+        assert applying.wait(timeout=60) == 0
+        lines = followed.all()
+    finally:
+        gate.touch()
+        if applying.poll() is None:
+            applying.kill()
+    printed = [line for line in lines if not line.startswith("==> ")]
+    for path in ("left.work", "right.work"):
+        name = path.split(".")[0]
+        assert f"{path} | {name} waiting" in printed and f"{path} | {name} released" in printed, lines
+    assert all(line.startswith(("left.work | ", "right.work | ")) for line in printed), lines

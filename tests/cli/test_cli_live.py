@@ -137,6 +137,7 @@ def test_fork_on_a_terminal_shows_next_steps(live_project: Path) -> None:
     assert "demo ready" in output
     assert "Next" in output
     assert "rig op demo hello" in output and "say hi" in output
+    assert "rig shell demo" in output and "rig exec demo -- CMD" in output  # rig's own, for every workspace
     assert "rig rm demo" in output
 
 

@@ -31,4 +31,4 @@ def test_readme_config_example_loads(tmp_path: Path) -> None:
     assert result.returncode == 0, result
     assert result.json["workflow"] == "dev"
     ops = run_rig("ls", "config", "--json", cwd=project, subprocess=True).json["workflows"][0]["workspace_operations"]
-    assert ops == ["exec"]
+    assert ops == ["test"]  # `exec` and `shell` are rig's own commands

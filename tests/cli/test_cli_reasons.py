@@ -201,6 +201,27 @@ def test_a_task_whose_last_run_failed_is_pending_because_it_failed(tmp_path: Pat
     assert _reason_of(project, "flaky")["code"] == "cached"
 
 
+def test_after_cache_invalidate_the_reason_is_invalidated_not_an_older_failure(tmp_path: Path) -> None:
+    project = write_project(tmp_path / "flaky", FLAKY_CONFIG)
+    assert run_rig("apply", cwd=project).returncode == 0
+    # Another version of the handler failed after that success; back on the first one, it is cached.
+    assert run_rig("apply", cwd=project, env={"FAIL": "1", "VERSION": "2"}).returncode == 1
+    assert _reason_of(project, "flaky")["code"] == "cached"
+
+    invalidated = run_rig("cache", "invalidate", "flaky", "--yes", cwd=project, subprocess=True)
+    assert invalidated.returncode == 0, invalidated
+    reason = _reason_of(project, "flaky")
+    assert (reason["code"], reason["message"]) == ("invalidated", "cache entry was invalidated"), reason
+    plan = run_rig("plan", cwd=project, subprocess=True)
+    assert "invalidated" in plan.stdout and "failed" not in plan.stdout, plan
+    explain = run_rig("--json", "cache", "explain", "flaky", cwd=project, subprocess=True).json
+    assert explain["explanations"][0]["reason"]["code"] == "invalidated"
+
+    # A failure after the invalidation is news again.
+    assert run_rig("apply", cwd=project, env={"FAIL": "1"}).returncode == 1
+    assert _reason_of(project, "flaky")["code"] == "previous-run-failed"
+
+
 def test_a_task_whose_last_run_was_interrupted_says_so(tmp_path: Path) -> None:
     project = write_project(tmp_path / "flaky", FLAKY_CONFIG)
     process = _start_apply(project, {"WAIT": "60"})

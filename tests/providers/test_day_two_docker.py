@@ -265,11 +265,6 @@ def test_ctrl_backslash_reaches_the_program_in_exec_and_in_the_shell_not_rig(on_
         assert (child.exitstatus, child.signalstatus) == (code, None), (script, child.before)
         assert ("got-quit" in child.before.decode()) == (code == 9), child.before
 
-    # The example's own `shell` operation takes precedence; without it, rig's built-in shell.
-    config = on_any.project / "rig_config.py"
-    config.write_text(
-        config.read_text().replace('    .workspace_operation("shell"', '    # .workspace_operation("shell"')
-    )
     child = pexpect.spawn(RIG, ["shell", "dev"], cwd=str(on_any.project), env=env, timeout=60)
     try:
         child.sendline("export PS1='in-ctr$ '")

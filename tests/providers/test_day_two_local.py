@@ -118,17 +118,7 @@ def test_local_has_nothing_to_stop(forked: Rig) -> None:
     assert workspace_json(forked)["live"]["state"] == "running"  # type: ignore[index]
 
 
-def without_shell_operation(rig: Rig) -> None:
-    """The quickstart defines its own `shell` operation (it takes precedence); a project without one
-    gets rig's built-in shell."""
-    config = rig.project / "rig_config.py"
-    config.write_text(
-        config.read_text().replace('    .workspace_operation("shell"', '    # .workspace_operation("shell"')
-    )
-
-
 def test_shell_is_a_real_terminal_in_the_machine_directory(forked: Rig) -> None:
-    without_shell_operation(forked)
     machine = machine_dir(forked)
     env = {**forked.env, "SHELL": "/bin/sh", "PS1": "in-ws$ "}
     child = pexpect.spawn(RIG, ["shell", "dev"], cwd=str(forked.project), env=env, dimensions=(33, 101), timeout=30)
@@ -192,7 +182,6 @@ def test_ctrl_backslash_in_exec_reaches_the_program_not_rig(forked: Rig, script:
 
 
 def test_ctrl_backslash_in_the_shell_reaches_its_program_and_the_shell_goes_on(forked: Rig) -> None:
-    without_shell_operation(forked)
     env = {**forked.env, "SHELL": "/bin/sh", "PS1": "in-ws$ "}
     child = pexpect.spawn(RIG, ["shell", "dev"], cwd=str(forked.project), env=env, timeout=60)
     try:

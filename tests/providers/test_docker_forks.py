@@ -119,6 +119,23 @@ def test_outdated_diff_and_replace_on_docker(project: Path, daemon: docker_endpo
     assert [item["id"] for item in leftover if item["kind"] == "container"] == []
 
 
+def test_replace_names_what_the_container_would_lose_and_asks_first(
+    project: Path, daemon: docker_endpoints.EndpointDaemon
+) -> None:
+    made = ok(project, "--json", "fork", "a").json
+    ok(project, "op", "a", "note")  # written after the fork: the container's diff against its image
+    refused = run_rig("fork", "a", "--replace", cwd=project, env={"RIG_RENDER": "0"}, subprocess=True)
+    assert refused.returncode == 1, refused
+    assert "added    /workspace/notes" in refused.stderr and "--yes" in refused.stderr, refused
+    assert containers(daemon.api, project) == {made["ctx"]["machine"]}  # nothing changed
+    assert ok(project, "--json", "op", "a", "read").json == {"version": "1", "notes": "written-later"}
+
+    replaced = ok(project, "--json", "fork", "a", "--replace", "--yes").json
+    assert containers(daemon.api, project) == {replaced["ctx"]["machine"]}
+    assert ok(project, "--json", "op", "a", "read").json == {"version": "1"}
+    ok(project, "--json", "fork", "a", "--replace")  # untouched since: nothing to lose, nothing asked
+
+
 def test_fork_from_commits_the_live_container_and_rm_removes_the_image(
     project: Path, daemon: docker_endpoints.EndpointDaemon
 ) -> None:

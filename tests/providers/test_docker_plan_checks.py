@@ -49,10 +49,12 @@ def test_plan_does_not_call_a_daemon_that_does_not_exist_ok(tmp_path: Path) -> N
     human = run_rig("plan", cwd=project, env=env, subprocess=True)
     plan = run_rig("--json", "plan", cwd=project, env=env, subprocess=True)
 
-    assert human.returncode == 0, human
+    assert human.returncode == 1, human  # a failing check is an error the user can act on
+    assert "error: " in human.stderr and "Cannot reach the Docker daemon" in human.stderr, human
     [row] = [line for line in human.stdout.splitlines() if "docker daemon" in line]
     assert " ok " not in row and "error" in row, row
     assert "Cannot reach the Docker daemon at unix:///nope.sock" in row
+    assert plan.returncode == 1, plan
     check = _docker_check(plan.json)
     assert check["status"] == "error"
     assert "unix:///nope.sock" in check["message"] and "unreachable" in check["message"]
@@ -96,3 +98,39 @@ def test_a_check_that_fails_now_keeps_the_cache(tmp_path: Path, docker_daemon: A
 
     assert _docker_check(plan)["status"] == "error"
     assert [node["status"] for node in plan["nodes"]] == ["cached", "cached"]
+
+
+@pytest.mark.docker
+def test_a_missing_image_makes_plan_exit_1_naming_the_image(tmp_path: Path, docker_daemon: Any) -> None:
+    project = write_project(tmp_path / "project", CONFIG)
+    env = {"RIG_CHECK_IMAGE": "rig/never-built:nope"}
+    for _ in range(2):  # planned, then (had it been kept) a remembered plan: the same answer
+        human = run_rig("plan", cwd=project, env=env, subprocess=True)
+        assert human.returncode == 1, human
+        [row] = [line for line in human.stdout.splitlines() if "rig/never-built:nope" in line]
+        assert "docker image" in row and "docker daemon" not in row, human.stdout
+        [error] = human.error_lines
+        assert "rig/never-built:nope" in error and "daemon" not in error.split(":")[1], error
+        detailed = run_rig("plan", "--detailed-exitcode", cwd=project, env=env, subprocess=True)
+        assert detailed.returncode == 1, detailed
+        as_json = run_rig("--json", "plan", cwd=project, env=env, subprocess=True)
+        assert as_json.returncode == 1, as_json
+        check = _docker_check(as_json.json)  # still one document on stdout
+        assert (check["status"], check["label"], check["value"]) == ("error", "docker image", "rig/never-built:nope")
+
+
+@pytest.mark.docker
+def test_an_image_removed_after_a_plan_fails_the_next_plan(
+    tmp_path: Path, docker_daemon: Any, tagged_image: str
+) -> None:
+    project = write_project(tmp_path / "project", CONFIG)
+    env = {"RIG_CHECK_IMAGE": tagged_image}
+    assert run_rig("apply", cwd=project, env=env, subprocess=True).returncode == 0
+    for _ in range(2):  # the second may be a remembered plan
+        planned = run_rig("plan", "--detailed-exitcode", cwd=project, env=env, subprocess=True)
+        assert planned.returncode == 0, planned
+
+    docker_daemon.api.delete(f"/images/{tagged_image}")
+    for _ in range(2):
+        planned = run_rig("plan", "--detailed-exitcode", cwd=project, env=env, subprocess=True)
+        assert planned.returncode == 1 and tagged_image in planned.stderr, planned

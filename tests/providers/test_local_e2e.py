@@ -10,6 +10,8 @@ import pexpect
 import pytest
 from e2e_support import RIG, Rig, copy_example, provider_storage, rig_env, statuses, with_engine
 
+from tests.helpers import with_terminal_shell
+
 
 @pytest.fixture
 def quickstart(tmp_path: Path) -> Rig:
@@ -65,18 +67,33 @@ def test_the_cli_story_apply_cache_rebuild_fork_operate_remove(quickstart: Rig) 
     assert quickstart.run("--json", "rm", "dev", "--yes", check=False).returncode == 1
 
 
-def test_the_shell_operation_opens_the_users_terminal_in_the_machine(quickstart: Rig) -> None:
+def test_the_quickstarts_shell_is_rigs_in_the_machine_and_exits_with_the_shells_code(quickstart: Rig) -> None:
     machine = quickstart.json("fork", "dev")["ctx"]["machine"]
-    command, args = RIG, ["op", "dev", "shell"]
     env = {**quickstart.env, "SHELL": "/bin/sh", "PS1": "$ "}
-    child = pexpect.spawn(command, args, cwd=str(quickstart.project), env=env, encoding="utf-8", timeout=60)
+    child = pexpect.spawn(RIG, ["shell", "dev"], cwd=str(quickstart.project), env=env, encoding="utf-8", timeout=60)
+    child.sendline('echo "inside-$(basename "$PWD")"; exit 7')
+    child.expect_exact(f"inside-{machine}")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 7
+
+    done = quickstart.run("exec", "dev", "--", "sh", "-c", "test -f app/hello.py && exit 5", check=False)
+    assert (done.returncode, done.stdout, done.stderr) == (5, "", ""), done
+
+
+def test_the_terminal_provider_opens_the_users_terminal_in_the_machine(quickstart: Rig) -> None:
+    with_terminal_shell(quickstart.project)
+    machine = quickstart.json("fork", "dev")["ctx"]["machine"]
+    env = {**quickstart.env, "SHELL": "/bin/sh", "PS1": "$ "}
+    child = pexpect.spawn(RIG, ["op", "dev", "terminal"], cwd=str(quickstart.project), env=env, encoding="utf-8")
+    child.timeout = 60
     child.sendline('echo "inside-$RIG_MACHINE_ID-$(basename "$PWD")"; exit 0')
     child.expect_exact(f"inside-{machine}-{machine}")
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
 
-    done = quickstart.run("op", "dev", "shell", check=False)
+    done = quickstart.run("op", "dev", "terminal", check=False)
     assert done.returncode == 1
     assert "no interactive terminal is available" in done.stderr
 

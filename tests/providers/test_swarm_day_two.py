@@ -303,7 +303,9 @@ def test_fork_count_reaches_both_nodes_from_copies_a_live_workspace_and_replace_
     assert rig.run("exec", "dev", "--", "cat", "app/NOTE").stdout == "live\n"
 
     before = {ws["name"]: ws["ctx"]["service"] for ws in rig.json("ls")["workflows"][0]["workspaces"]}
-    rig.run("fork", "dev", "--replace")
+    refused = rig.run("fork", "dev", "--replace", check=False)  # it would lose what was written in it
+    assert refused.returncode == 1 and "app/NOTE" in refused.stderr, refused.stderr
+    rig.run("fork", "dev", "--replace", "--yes")
     (dev,) = [ws for ws in rig.json("ls")["workflows"][0]["workspaces"] if ws["name"] == "dev"]
     assert dev["ctx"]["service"] != before["dev"] and dev["live"]["state"] == "running"
     assert swarm.api.get(f"{API}/services/{before['dev']}").status_code == 404  # the old one removed last

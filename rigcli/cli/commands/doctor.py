@@ -6,7 +6,8 @@ Providers are reported through the engine (``Engine.diagnose`` for the project's
 (its defaults, e.g. the daemon the environment points at) and, inside a project,
 ``<id>_providers``: one entry per definition the workflows use, by scope name. The state comes
 from ``StateStore.status()`` (backend, masked location, versions, lock holder), opened
-read-only: doctor creates and migrates nothing.
+read-only: doctor creates and migrates nothing. A ``rig_config.py`` that fails to load is shown
+(``file:line`` and the error) and makes doctor exit 1.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from rigcli.cli.session import GlobalOptions
 from rigcli.discovery import find_project
 from rigcli.engine import create_engine
 from rigcli.engine.diagnosis import diagnose_defaults, installed_plugins
-from rigcli.errors import RigError
+from rigcli.errors import ConfigError, RigError
 from rigcli.records import describe_holder
 from rigcli.render.tables import print_kv
 from rigcli.speed.records import lazy_dataclass
@@ -65,6 +66,8 @@ class Report:
         }
         if self.project.providers_error is not None:
             data["providers_error"] = self.project.providers_error
+        if self.project.config_error is not None:
+            data["config_error"] = self.project.config_error
         for item in self.project.providers:
             entries = data.setdefault(f"{item.provider_id}_providers", [])
             entries.append({"name": item.name, **item.diagnosis.details})
@@ -109,9 +112,10 @@ def doctor(opts: GlobalOptions) -> int:
     report = collect(opts)
     if opts.json:
         emit_json(report.to_json())
-        return 0
-
-    print_kv(report.pairs())
+    else:
+        print_kv(report.pairs())
+    if report.project is not None and report.project.config_error is not None:
+        raise ConfigError(report.project.config_error)  # the report shown, a broken config fails doctor
     return 0
 
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
 
 def logs(session: Session, task: str | None, *, run: str | None = None, follow: bool = False) -> int:
+    session.config_optional = True  # stored output is the state's: a broken rig_config.py does not hide it
     opts = session.opts
     plain = task is not None and run is None and not opts.json and not opts.json_stream
     if plain and task is not None and _copy_last_run(session, session.answers.config(), task):
@@ -87,9 +88,11 @@ def _logs(session: Session, task: str | None, *, run: str | None, follow: bool) 
     from rigcli.cli.signalled import Interrupted
     from rigcli.render.history import LogWriter
 
-    writer = LogWriter(headers=selection.apply is not None)
+    # Followed, an apply's runs interleave (parallel branches): each line then names its task.
+    prefixed = follow and selection.apply is not None
+    writer = LogWriter(headers=selection.apply is not None, prefixed=prefixed)
     try:
-        for update in engine.history.read_logs(selection, follow=follow, as_bytes=True):
+        for update in engine.history.read_logs(selection, follow=follow, as_bytes=not prefixed):
             writer.write(update)
     except Interrupted as exc:  # Ctrl-C ends a --follow: the normal way out, no error line
         return exc.exit_code

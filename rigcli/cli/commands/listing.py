@@ -48,7 +48,9 @@ def ls(session: Session, target: str | None, no_probe: bool = False) -> int:
         return _config(session)
     if kind == "snapshots":
         return _snapshots(session)
-    listing = session.answers.listing(offline=no_probe)  # --no-probe asks no daemon anything
+    # --no-probe asks no daemon anything; it shows what the state holds even when rig_config.py does not load.
+    session.config_optional = no_probe
+    listing = session.answers.listing(offline=no_probe)
     try:
         return _workspaces(session, listing, probe=not no_probe)
     finally:

@@ -21,6 +21,7 @@ def runs(
     limit: int = 20,
 ) -> int:
     """The history of applies, or one apply's tasks; ``--timeline``/``--stats`` are pictures of it."""
+    session.config_optional = True  # the history is the state's: a broken rig_config.py does not hide it
     if timeline or stats or format is not None:
         return pictures.runs(session, run, timeline=timeline, stats=stats, format=format, force=force, last=last)
     if force:

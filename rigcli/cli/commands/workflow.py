@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from rigcli.authoring.project import check_workspace_name
 from rigcli.authoring.ttl import parse_lifetime
+from rigcli.cli.commands.workspace import confirm_destructive
 from rigcli.cli.output import emit_json, stderr_is_terminal, stdout_is_terminal
 from rigcli.cli.session import Session
 from rigcli.errors import ConfigError, PendingWorkError, RigError, UsageError
@@ -18,6 +19,7 @@ from rigcli.speed.lazy_modules import lazy_module
 if TYPE_CHECKING:
     import secrets
 
+    from rigcli.engine.replace_loss import ReplaceLoss
     from rigcli.engine.results import ApplyResult
 else:
     secrets = lazy_module("secrets")  # a default name for a terminal user (it imports random and hashlib)
@@ -85,6 +87,7 @@ def fork(
     source: str | None = None,
     count: int | None = None,
     ttl: str | None = None,
+    yes: bool = False,
 ) -> int:
     # The engine checks the name itself before it takes the lock or applies anything.
     if count is not None and (replace or source is not None):
@@ -111,6 +114,8 @@ def fork(
     if source is not None:  # the workflow is the source workspace's
         record = _watched(session, engine.forks.fork_from(given, source, picked or session.opts.workflow, ttl=seconds))
     elif replace:
+        if not yes:
+            with_workflow(lambda wf: _confirm_loss(session, session.run(engine.forks.replace_loss(given, wf))))
         record = with_workflow(lambda wf: _watched(session, engine.forks.replace(given, wf, ttl=seconds)))
     else:
         record = with_workflow(
@@ -153,11 +158,46 @@ def _print_forks(session: Session, records: list[WorkspaceRecord]) -> int:
     return 0
 
 
+SHOWN_CHANGES = 10  # of what a replace would lose, the first few by name; the rest counted
+
+
+def _confirm_loss(session: Session, loss: ReplaceLoss | None) -> None:
+    """Before ``fork --replace``: what the workspace would lose, and a terminal's yes (else --yes)."""
+    if loss is None or loss.nothing_lost:
+        return
+    name, changes = loss.workspace, loss.changes
+    lines = [f"Workspace {name} changed since it was made; replacing it throws away:"] if changes else []
+    lines += [f"  {change.kind:<8} {change.path}" for change in changes[:SHOWN_CHANGES]]
+    if len(changes) > SHOWN_CHANGES:
+        lines.append(f"  … and {len(changes) - SHOWN_CHANGES} more")
+    lines += [
+        f"rig cannot tell what would be lost in machine {item.machine}: {item.unknown}"
+        for item in loss.machines
+        if item.unknown
+    ]
+    print_message("\n".join(lines), style="yellow")
+    if changes:
+        listed = ", ".join(change.path for change in changes[:3]) + (", …" if len(changes) > 3 else "")
+        note = f"workspace {name} would lose {len(changes)} change{'' if len(changes) == 1 else 's'}: {listed}"
+    else:
+        note = f"rig cannot tell what workspace {name} would lose"
+    confirm_destructive(
+        session,
+        f"Replace workspace {name} and lose {'these changes' if changes else 'whatever changed in it'}?",
+        yes=False,
+        command="fork --replace",
+        note=note,
+        kept=f"Kept workspace {name} as it is",
+    )
+
+
 def _next_steps(session: Session, name: str, workflow: str) -> None:
-    steps = [
+    # rig shell/exec run the project's own shell/exec operation when it has one: listed once, as rig's.
+    steps = [(f"rig shell {name}", "Open a shell in it"), (f"rig exec {name} -- CMD", "Run a command in it")]
+    steps += [
         (f"rig op {name} {info.id}", info.description or info.title or "")
         for info in session.engine.operations.list_workspace_operations(workflow)
-        if info.id != "remove"
+        if info.id not in ("remove", "shell", "exec")
     ]
     steps.append((f"rig rm {name}", "Remove this workspace"))
     print_next_steps(steps)

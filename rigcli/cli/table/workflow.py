@@ -86,8 +86,10 @@ FORK = Command(
         Option(
             ("--replace",),
             "replace",
-            "Remake NAME from the current snapshot; the old machine is removed once the new one is ready.",
+            "Remake NAME from the current snapshot; the old machine is removed once the new one is ready. "
+            "What was changed in it since it was made is listed first, and a terminal is asked.",
         ),
+        Option(("--yes", "-y"), "yes", "Replace without asking, losing what changed in the workspace."),
         Option(
             ("--from",),
             "source",
