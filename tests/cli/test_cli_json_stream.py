@@ -11,7 +11,7 @@ import pytest
 
 from tests.cli.cli_support import Result, run_rig
 
-ECHO = "echo hi-out; echo hi-err >&2"
+SHOWN = {"path": "src/README", "text": "hello from rig\n"}  # the starter's show operation's answer
 
 
 def rig(project: Path, *args: str, code: int = 0) -> Result:
@@ -51,20 +51,20 @@ def summary_document(objects: list[dict[str, Any]]) -> Any:
 
 
 def test_json_keeps_stdout_one_document_and_task_output_goes_to_stderr(starter: Path) -> None:
-    result = rig(starter, "--json", "op", "demo", "exec", ECHO)
-    assert result.json == {"exit_code": 0}
-    assert result.stderr.splitlines() == ["hi-out", "hi-err"]  # the output, and nothing about progress
+    result = rig(starter, "--json", "op", "demo", "show")
+    assert result.json == SHOWN
+    assert result.stderr.splitlines() == ["hello from rig"]  # the command's output, and nothing about progress
 
 
 def test_json_stream_of_an_operation_has_its_commands_output_and_ends_with_the_document(starter: Path) -> None:
-    result = rig(starter, "--json-stream", "op", "demo", "exec", ECHO)
+    result = rig(starter, "--json-stream", "op", "demo", "show")
     objects = stream(result)
     types = [item["type"] for item in objects]
     assert "command.started" in types and "command.completed" in types
     outputs = [(item["stream"], item["data"]) for item in objects if item["type"] == "command.output"]
-    assert ("stdout", "hi-out\n") in outputs and ("stderr", "hi-err\n") in outputs
-    assert summary_document(objects) == {"exit_code": 0}
-    assert "hi-out" in result.stderr  # stderr still carries the output, as with --json
+    assert ("stdout", "hello from rig\n") in outputs
+    assert summary_document(objects) == SHOWN
+    assert "hello from rig" in result.stderr  # stderr still carries the output, as with --json
 
 
 def test_json_stream_of_plan_apply_fork_and_rm(starter: Path) -> None:

@@ -15,12 +15,12 @@ def test_init_apply_fork_op_rm_in_an_empty_directory(tmp_path: Path) -> None:
         result = run_rig(*args, cwd=tmp_path)
         assert result.returncode == 0, result
     assert run_rig("plan", "--json", cwd=tmp_path).json["cached_node_count"] == 1
-    ran = run_rig("op", "demo", "exec", "cat src/README", "--json", cwd=tmp_path)
+    ran = run_rig("op", "demo", "show", "src/README", "--json", cwd=tmp_path)
     assert ran.returncode == 0, ran
-    assert ran.json == {"exit_code": 0}
-    human = run_rig("op", "demo", "exec", "cat src/README", cwd=tmp_path)
+    assert ran.json == {"path": "src/README", "text": "hello from rig\n"}
+    human = run_rig("op", "demo", "show", cwd=tmp_path)
     assert "    hello from rig" in human.stderr.splitlines()  # the command's output, streamed on stderr
-    assert human.stdout == '{\n  "exit_code": 0\n}\n'
+    assert human.stdout == '{\n  "path": "src/README",\n  "text": "hello from rig\\n"\n}\n'
     [workflow] = run_rig("ls", "--json", cwd=tmp_path).json["workflows"]
     [workspace] = workflow["workspaces"]
     assert Path(workspace["ctx"]["path"]).is_dir()

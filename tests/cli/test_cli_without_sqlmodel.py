@@ -88,6 +88,6 @@ def test_plan_apply_fork_ls_rm_and_doctor_run_without_sqlmodel(dev_project: Path
     assert workspace == {**forked, "outdated": False}
     removed = rig("rm", "dev", "--yes")
     assert isinstance(removed, dict) and list(removed) == WORKSPACE_KEYS
-    assert (removed["id"], removed["status"]) == (forked["id"], "removing")  # the record as rm last wrote it
+    assert (removed["id"], removed["status"]) == (forked["id"], "removed")  # the record's final status
     report = rig("doctor")
     assert isinstance(report, dict) and "sqlmodel" not in report["packages"]

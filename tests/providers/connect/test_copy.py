@@ -8,6 +8,7 @@ import io
 import os
 import stat
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -217,13 +218,24 @@ def test_what_cannot_be_copied_is_one_line_and_exit_1(reached: Reached, tmp_path
     assert both.returncode == 2 and "one side is WS:PATH" in both.stderr
 
 
+# The rig process is started by a small Python of its own: Linux counts the RSS a process had before
+# exec in its peak, so started straight from a pytest worker grown large, rig would report the worker's.
+_PEAK = (
+    "import os, subprocess, sys; process = subprocess.Popen(sys.argv[2:]);"
+    " _, status, usage = os.wait4(process.pid, 0);"
+    " open(sys.argv[1], 'w').write(str(usage.ru_maxrss));"
+    " sys.exit(os.waitstatus_to_exitcode(status))"
+)
+
+
 def _max_rss_mb(argv: list[str], reached: Reached, **kwargs: object) -> float:
     """Peak RSS of the rig process (and the children it waited for), from its own rusage."""
-    process = subprocess.Popen(argv, cwd=reached.project, env=reached.env, **kwargs)  # type: ignore[call-overload]
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    assert process.returncode == 0
-    return float(usage.ru_maxrss) / 1024
+    peak = reached.home / "peak-rss"
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(peak), *argv], cwd=reached.project, env=reached.env, **kwargs
+    )  # type: ignore[call-overload]
+    assert done.returncode == 0
+    return float(peak.read_text()) / 1024
 
 
 def test_one_gigabyte_in_bounded_memory(reached: Reached, tmp_path: Path) -> None:
