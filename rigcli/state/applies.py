@@ -26,7 +26,8 @@ def _json_list(value: object) -> list[JsonValue]:
 
 
 APPLY_RUNS = Columns(ApplyRun, "apply_runs", as_json=("nodes",), decode={"nodes": _json_list})
-_NEWEST_FIRST = "ORDER BY started_at DESC, id DESC"
+# Ties on the timestamp go to the later id: its time is after its 12 random digits (run_ids.py).
+_NEWEST_FIRST = "ORDER BY started_at DESC, substr(id, 13) DESC, id DESC"
 
 
 class ApplyHistory(StateDatabase):

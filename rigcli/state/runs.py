@@ -30,7 +30,8 @@ RUNS = Columns(
 PARTS = Columns(FingerprintParts, "fingerprint_parts", as_json=("parts",), decode={"parts": json_object})
 # Newest first; the id makes the order of runs recorded within the same microsecond the same on
 # every read (PostgreSQL has no rowid to do it).
-_NEWEST_FIRST = "ORDER BY created_at DESC, id DESC"
+# Ties on the timestamp go to the later id: its time is after its 12 random digits (run_ids.py).
+_NEWEST_FIRST = "ORDER BY created_at DESC, substr(id, 13) DESC, id DESC"
 _CHUNK = 500  # stays below SQLite's bound-parameter limit on old builds (999)
 
 
@@ -259,7 +260,7 @@ class RunJournal(RunOutput, StateDatabase):
         with self._read() as db:
             rows = db.execute(
                 f"SELECT {RUNS.select} FROM workflow_node_runs WHERE workflow = ? AND status = 'succeeded' "
-                f"ORDER BY node_path, created_at DESC, id DESC",
+                f"ORDER BY node_path, created_at DESC, substr(id, 13) DESC, id DESC",
                 (workflow,),
             )
             read = RUNS.reader(rows)
