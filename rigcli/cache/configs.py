@@ -5,12 +5,16 @@ A config is kept as written, never resolved: ``env()`` and ``secret()`` stay ref
 load reads them, so no secret reaches the file and a changed variable is honoured; literals are
 ``["v", value]``, mappings ``["map", [[key, value], ...]]``, lists ``["list", [...]]``. A
 definition whose config holds anything else (a resolver function) or brings its plugin inline
-cannot be kept (``encode`` gives None): only a load can use it.
+cannot be kept (``encode`` gives None): only a load can use it. ``definition_config`` resolves the
+one definition a plugin's speed hook (``attach_directly``, ``connect_directly``) is handed.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+
+from rigcli import masking
 
 TYPE_CHECKING = False  # not typing's: a cached answer's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
@@ -84,4 +88,22 @@ def _variable(name: object, default: object, secret: object, environ: Mapping[st
     return value
 
 
-__all__ = ["NotPlain", "Unresolvable", "encode", "encoded_config", "resolve"]
+def definition_config(configs: list[object] | None) -> dict[str, object] | None:
+    """The machine's one provider definition resolved from the environment as a load would (its
+    secrets registered with the masker; no definition: the provider's defaults), or None where only a
+    load can use it: several definitions, one the cache could not keep, one that does not resolve."""
+    if configs is None or len(configs) > 1:
+        return None
+    secrets: list[str] = []
+    try:
+        config = resolve(configs[0], os.environ, secrets) if configs else {}
+    except Unresolvable:
+        return None
+    if not isinstance(config, dict):
+        return None
+    if secrets:
+        masking.register(*secrets)
+    return config
+
+
+__all__ = ["NotPlain", "Unresolvable", "definition_config", "encode", "encoded_config", "resolve"]

@@ -15,8 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from rigcli import masking
-from rigcli.cache.configs import Unresolvable, resolve
+from rigcli.cache.configs import definition_config
 from rigcli.errors import UsageError
 from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
 from rigcli.speed.lazy_modules import lazy_module
@@ -110,20 +109,10 @@ def _attach_directly(
         return None
     effect = effects[0]
     provider_id = str(effect.pop("provider_id"))
-    configs = answer.provider_configs(workflow, provider_id)
+    config = definition_config(answer.provider_configs(workflow, provider_id))
     attach = _plugin_attach(provider_id)
-    if configs is None or len(configs) > 1 or attach is None:
+    if config is None or attach is None:
         return None
-
-    secrets: list[str] = []
-    try:
-        config = resolve(configs[0], os.environ, secrets) if configs else {}
-    except Unresolvable:
-        return None
-    if not isinstance(config, dict):
-        return None
-    if secrets:
-        masking.register(*secrets)
     state_dir = os.path.dirname(start.state_path)
     program = list(argv) if argv is not None else None
     journal = FileEffects(start.state_path, provider_id)  # a program that could outlive a killed rig

@@ -18,8 +18,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from rigcli import masking
-from rigcli.cache.configs import Unresolvable, resolve
+from rigcli.cache.configs import definition_config
 from rigcli.engine.connect_target import ConnectTarget
 from rigcli.provider_kit.connect import PRIMITIVES
 from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
@@ -106,19 +105,10 @@ def _reach_directly(session: Session, name: str, primitives: Sequence[str]) -> R
     workflow = found[0].workflow
     effect = effects[0]
     provider_id = str(effect.pop("provider_id"))
-    configs = answer.provider_configs(workflow, provider_id)
+    config = definition_config(answer.provider_configs(workflow, provider_id))
     connect = _plugin_connect(provider_id)
-    if configs is None or len(configs) > 1 or connect is None:
+    if config is None or connect is None:
         return None
-    secrets: list[str] = []
-    try:
-        config = resolve(configs[0], os.environ, secrets) if configs else {}
-    except Unresolvable:
-        return None
-    if not isinstance(config, dict):
-        return None
-    if secrets:
-        masking.register(*secrets)
     machine = connect(config, effect, state_dir=os.path.dirname(start.state_path))
     if machine is None:
         return None
