@@ -15,17 +15,14 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from rigcli.cache.configs import definition_config
+from rigcli.cli.commands.plain_case import plain_machine, plugin_hook
 from rigcli.errors import UsageError
-from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
 from rigcli.speed.lazy_modules import lazy_module
-from rigcli.state.paths import plugin_index_path
 from rigcli.state.session_file import FileEffects
-from rigcli.state.workspace_file import WorkspaceFile
 
 TYPE_CHECKING = False  # not typing's: a remembered answer's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Mapping
 
     from rigcli.cache.answers import ConfigAnswer
     from rigcli.cli.opargs import InputField  # opargs imports pydantic: only a project's own operation needs it
@@ -86,50 +83,20 @@ def _attach_directly(
     having started nothing, unless the case is plain: SQLite state with no workspace due to expire,
     one ready workspace ``name`` with one machine, no own ``shell``/``exec`` operation, one definition
     of the machine's provider (or none: its defaults), and a plugin that can and did."""
-    start = session.answers.start
-    if start is None or start.state_path is None:
+    machine = plain_machine(session, answer, name)
+    if machine is None or operation in answer.operations(machine.workflow):
         return None
-
-    opened = WorkspaceFile.open(start.state_path)
-    if opened is None:
+    if argv is None and answer.attach_hook(machine.workflow):  # the engine runs workspace(on_attach=...) first
         return None
-    try:
-        if opened.expiry_due():
-            return None
-        found = [item for item in opened.named(name) if session.opts.workflow in (None, item.workflow)]
-        if len(found) != 1 or found[0].status != "ready" or found[0].workflow not in answer.workflows:
-            return None
-        effects = opened.live_effects(found[0].id)
-    finally:
-        opened.close()
-    workflow = found[0].workflow
-    if operation in answer.operations(workflow) or effects is None or len(effects) != 1:
+    attach = plugin_hook(machine.provider_id, "attach_directly")
+    if attach is None:
         return None
-    if argv is None and answer.attach_hook(workflow):  # the engine runs workspace(on_attach=...) first
-        return None
-    effect = effects[0]
-    provider_id = str(effect.pop("provider_id"))
-    config = definition_config(answer.provider_configs(workflow, provider_id))
-    attach = _plugin_attach(provider_id)
-    if config is None or attach is None:
-        return None
-    state_dir = os.path.dirname(start.state_path)
     program = list(argv) if argv is not None else None
-    journal = FileEffects(start.state_path, provider_id)  # a program that could outlive a killed rig
-    code = attach(config, effect, program, tty=tty, env=env, state_dir=state_dir, effects=journal)
-    return None if code is None else int(code)
-
-
-def _plugin_attach(provider_id: str) -> Callable[..., int | None] | None:
-    """The installed plugin's ``attach_directly`` (``SupportsDirectAttach``), or None."""
-
-    try:
-        value = entry_point_values(PROVIDERS_GROUP, plugin_index_path()).get(provider_id)
-        plugin = None if value is None else load(value)
-    except Exception:  # a plugin that fails to load: the engine's way says so, in its words
-        return None
-    attach = getattr(plugin, "attach_directly", None)
-    return attach if callable(attach) else None
+    journal = FileEffects(machine.state_path, machine.provider_id)  # a program that could outlive a killed rig
+    code = attach(
+        machine.config, machine.effect, program, tty=tty, env=env, state_dir=machine.state_dir, effects=journal
+    )
+    return code if isinstance(code, int) else None
 
 
 def _as_inputs(argv: list[str] | None, fields: Sequence[InputField]) -> list[str]:

@@ -14,21 +14,15 @@ engine's way, which answers as always.
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from rigcli.cache.configs import definition_config
+from rigcli.cli.commands.plain_case import plain_machine, plugin_hook
 from rigcli.engine.connect_target import ConnectTarget
 from rigcli.provider_kit.connect import PRIMITIVES
-from rigcli.speed.entry_points import PROVIDERS_GROUP, entry_point_values, load
-from rigcli.state.paths import plugin_index_path
-from rigcli.state.workspace_file import WorkspaceFile
 
 TYPE_CHECKING = False  # not typing's: the direct way imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from rigcli.cli.session import Session
 
 
@@ -83,33 +77,11 @@ def _reach_directly(session: Session, name: str, primitives: Sequence[str]) -> R
     and a plugin that can reach it and offers every primitive asked."""
     if session.opts.json_stream:
         return None  # its events come from a load
-    start = session.answers.start
-    if start is None or start.state_path is None:
+    plain = plain_machine(session, session.answers.config(), name)
+    connect = None if plain is None else plugin_hook(plain.provider_id, "connect_directly")
+    if plain is None or connect is None:
         return None
-    answer = session.answers.config()
-    opened = WorkspaceFile.open(start.state_path)
-    if opened is None:
-        return None
-    try:
-        if opened.expiry_due():
-            return None
-        found = [item for item in opened.named(name) if session.opts.workflow in (None, item.workflow)]
-        if len(found) != 1 or found[0].status != "ready" or found[0].workflow not in answer.workflows:
-            return None
-        effects = opened.live_effects(found[0].id)
-        provenance = opened.provenance(found[0].id)
-    finally:
-        opened.close()
-    if effects is None or len(effects) != 1:
-        return None
-    workflow = found[0].workflow
-    effect = effects[0]
-    provider_id = str(effect.pop("provider_id"))
-    config = definition_config(answer.provider_configs(workflow, provider_id))
-    connect = _plugin_connect(provider_id)
-    if config is None or connect is None:
-        return None
-    machine = connect(config, effect, state_dir=os.path.dirname(start.state_path))
+    machine = connect(plain.config, plain.effect, state_dir=plain.state_dir)
     if machine is None:
         return None
     if not all(isinstance(machine, PRIMITIVES[wanted]) for wanted in primitives):
@@ -117,21 +89,10 @@ def _reach_directly(session: Session, name: str, primitives: Sequence[str]) -> R
         if callable(close):
             close()
         return None  # the engine's way names what is missing
-    ports = provenance.get("ports") if isinstance(provenance, dict) else None
+    ports = plain.provenance.get("ports") if isinstance(plain.provenance, dict) else None
     declared = tuple(port for port in ports if isinstance(port, dict)) if isinstance(ports, list) else ()
-    target = ConnectTarget(name, workflow, provider_id, effect, machine, False, declared)  # type: ignore[arg-type]
-    return Reach(target, start.project_dir, loaded=False)
-
-
-def _plugin_connect(provider_id: str) -> Callable[..., object | None] | None:
-    """The installed plugin's ``connect_directly`` (``SupportsDirectConnect``), or None."""
-    try:
-        value = entry_point_values(PROVIDERS_GROUP, plugin_index_path()).get(provider_id)
-        plugin = None if value is None else load(value)
-    except Exception:  # a plugin that fails to load: the engine's way says so, in its words
-        return None
-    connect = getattr(plugin, "connect_directly", None)
-    return connect if callable(connect) else None
+    target = ConnectTarget(name, plain.workflow, plain.provider_id, plain.effect, machine, False, declared)  # type: ignore[arg-type]
+    return Reach(target, plain.project_dir, loaded=False)
 
 
 __all__ = ["Reach", "connect_target", "reach"]
