@@ -14,11 +14,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
-from rigcli import masking
+from rigcli.speed.lazy_modules import lazy_module
 
 TYPE_CHECKING = False  # not typing's: a cached answer's path imports no typing (mypy reads any such name as True)
 if TYPE_CHECKING:
+    from rigcli import masking
     from rigcli.authoring.values import ProviderDefinition
+else:
+    masking = lazy_module("rigcli.masking")  # only a resolved secret needs the masker
 
 
 class NotPlain(Exception):
