@@ -27,6 +27,9 @@ LINES: dict[str, list[tuple[tuple[str, ...], str]]] = {
 ENV = {"RIG_RENDER": "0"}
 # The daemon's own words for a container change by the second ("Up 4 seconds", "Exited (143) 3 seconds ago").
 DAEMON_CLOCK = re.compile(r"(\d+|About an?|Less than a) (second|minute|hour)s?")
+# A clock in a column ("9 seconds" then "10 seconds", "just now" then "1m ago") also changes how wide
+# the table's rule is drawn and how far the cells are padded.
+PADDING = [(re.compile(r" +$", re.M), ""), (re.compile(r"─+"), "─"), (re.compile(r" {2,}"), "  ")]
 # A workspace's age in rig ls ("just now", "1m ago") changes when a minute passes between two runs.
 AGE = re.compile(r"just now|\b\d+[mhd] ago")
 
@@ -47,6 +50,13 @@ def loads(project: Path) -> int:
     return path.read_text().count("loaded") if path.exists() else 0
 
 
+def daemon_clock_free(text: str) -> str:
+    text = DAEMON_CLOCK.sub("T", text)
+    for pattern, replacement in PADDING:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def compare(project: Path, env: dict[str, str], *, daemon_clock: bool = False) -> list[str]:
     """Every line of every cached row, both ways; what differed, said per line."""
     differences: list[str] = []
@@ -60,7 +70,7 @@ def compare(project: Path, env: dict[str, str], *, daemon_clock: bool = False) -
                 for result in (off, first, second)
             ]
             if daemon_clock:  # besides an age, only the daemon's own "N seconds" may differ between two runs
-                seen = [(code, DAEMON_CLOCK.sub("T", out), DAEMON_CLOCK.sub("T", err)) for code, out, err in seen]
+                seen = [(code, daemon_clock_free(out), daemon_clock_free(err)) for code, out, err in seen]
             if not seen[0] == seen[1] == seen[2]:
                 differences.append(f"rig {' '.join(argv)}: off={seen[0]!r} computed={seen[1]!r} recalled={seen[2]!r}")
     return differences
