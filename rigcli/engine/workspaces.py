@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from rigcli.authoring.project import check_workspace_name
 from rigcli.engine.effects import Owner
 from rigcli.engine.finals import make_provenance
+from rigcli.engine.forget import forget_workspace, hook_cannot_run
 from rigcli.engine.hooks import run_hook
 from rigcli.engine.invoke import NamedContext, freeze, json_result
 from rigcli.engine.liveness import probe_records
@@ -96,21 +97,26 @@ class Workspaces:
     def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]:
         return self.project.store.list_workspaces(workflow)
 
-    def find_workspace(self, name: str, workflow: str | None = None) -> tuple[CompiledWorkflow, WorkspaceRecord]:
-        """The stored workspace ``name`` and its workflow: the one lookup, with one wording."""
+    def find_record(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
+        """The stored workspace ``name`` (in ``workflow``, checked against the config when it loads)."""
         store = self.project.store
         if workflow is not None:
-            selected = self.project.select(workflow)
-            record = store.get_workspace(name, selected.name)
+            if self.project.config_error is None:
+                workflow = self.project.select(workflow).name
+            record = store.get_workspace(name, workflow)
             if record is None:
-                raise UnknownWorkspaceError(f'Unknown workspace "{name}" in workflow {selected.name}')
-            return selected, record
+                raise UnknownWorkspaceError(f'Unknown workspace "{name}" in workflow {workflow}')
+            return record
         matches = [item for item in store.list_workspaces() if item.name == name]
         if not matches:
             raise UnknownWorkspaceError(f'Unknown workspace "{name}"')
         if len(matches) > 1:
             raise AmbiguousWorkspaceError(name, [item.workflow for item in matches])
-        record = matches[0]
+        return matches[0]
+
+    def find_workspace(self, name: str, workflow: str | None = None) -> tuple[CompiledWorkflow, WorkspaceRecord]:
+        """The stored workspace ``name`` and its workflow: the one lookup, with one wording."""
+        record = self.find_record(name, workflow)
         if record.workflow not in self.project.workflows:
             raise NotFoundError(
                 f'Workspace "{name}" belongs to workflow {record.workflow}, which rig_config.py no longer defines'
@@ -119,7 +125,7 @@ class Workspaces:
 
     def workspace_workflow(self, name: str, workflow: str | None = None) -> str:
         """The workflow that owns workspace ``name`` (for the CLI to ask which, when several do)."""
-        return self.find_workspace(name, workflow)[0].name
+        return self.find_record(name, workflow).workflow
 
     async def fork(self, name: str, workflow: str | None = None, *, ttl: float | None = None) -> WorkspaceRecord:
         """Apply the workflow and create workspace ``name`` from its context.
@@ -230,15 +236,29 @@ class Workspaces:
         return ctx
 
     async def remove_workspace(
-        self, name: str, workflow: str | None = None, *, consented: bool = False, force: bool = False
+        self,
+        name: str,
+        workflow: str | None = None,
+        *,
+        consented: bool = False,
+        force: bool = False,
+        forget: bool = False,
     ) -> WorkspaceRecord:
         """Remove a workspace in any state: its remove hook if its create completed, then everything
         the effects journal says was made for it; the record goes only once all of that is gone.
 
         ``force``: delete the record even when the remove hook fails or a resource's removal is
         uncertain; what could not be removed stays journaled for ``rig gc`` (a warning says so).
+        ``forget``: no remove hook (engine/forget.py); without it, a config that does not load refuses.
         """
         with self.project.stores.writing("rm"):
+            if forget or self.project.config_error is not None:
+                record = self.find_record(name, workflow)
+                if not forget:
+                    raise hook_cannot_run(self.project, name)
+                if not force:
+                    refuse_a_live_create(record)
+                return await forget_workspace(self.project, record, force=force)
             # Read under the lock: a concurrent rm must find the record gone, not remove it twice.
             selected, record = self.find_workspace(name, workflow)
             if not force:
