@@ -273,7 +273,7 @@ class ApplyRun:
 
     id: str  # a run id (rigcli/run_ids.py; short form: ``short_run_id``)
     workflow: str
-    command: str  # apply | fork
+    command: str  # apply | fork; a workspace entry's: create | rm | op NAME | stop | start
     status: RunStatus
     owner: str | None  # user@host that ran it (a team shares one state)
     pid: int | None  # the rig process running it (a ``running`` apply: whether it is alive)
@@ -285,6 +285,7 @@ class ApplyRun:
     ran: int | None
     nodes: list[JsonValue]  # [{"path", "run_id", "cached", "scope"}] in plan order, once finished
     error: str | None
+    workspace: str | None = None  # the workspace it was for: a fork's, or a workspace entry's (no tasks)
 
     def to_json(self) -> dict[str, JsonValue]:
         data: dict[str, JsonValue] = asdict(self)

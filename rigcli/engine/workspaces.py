@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -24,6 +24,7 @@ from rigcli.engine.project import Project
 from rigcli.engine.reconcile import remove_workspace_effects
 from rigcli.engine.results import ApplyResult
 from rigcli.engine.session import ProviderSession
+from rigcli.engine.workspace_history import entry_node_path, recorded
 from rigcli.errors import (
     AmbiguousWorkspaceError,
     InputError,
@@ -140,7 +141,7 @@ class Workspaces:
         with self.project.stores.writing("fork"):
             self.refuse_existing(selected, [name])
             session = await self.project.session(selected, "require")
-            applied = await self._planner().apply_held(selected, session, command="fork")
+            applied = await self._planner().apply_held(selected, session, command="fork", workspace=name)
             record = self.project.store.save_workspace(self.new_record(selected, name, applied, ttl))
         return await self.create(selected, session, record)
 
@@ -220,16 +221,17 @@ class Workspaces:
         """The create hook's result (the workspace ctx); what its providers make belongs to ``owner``,
         so rm cleans it even if this process dies."""
         assert selected.create_hook is not None
-        result = await run_hook(
+        called = run_hook(
             self.project,
             selected,
             session,
             selected.create_hook,
-            node_path=f"workspace:{name}:create",
+            node_path=entry_node_path("create", name),
             workflow_ctx=workflow_ctx,
             workspace=NamedContext(name, freeze({})),
             owner=owner,
         )
+        result = await recorded(self.project, called, workflow=selected.name, workspace=name, command="create")
         ctx = json_result(result if result is not None else {}, f"Workflow {selected.name} workspace create result")
         if not isinstance(ctx, dict):
             raise TaskError(f"Workflow {selected.name} workspace create result must be an object")
@@ -258,17 +260,28 @@ class Workspaces:
                     raise hook_cannot_run(self.project, name)
                 if not force:
                     refuse_a_live_create(record)
-                return await forget_workspace(self.project, record, force=force)
+                forgetting = forget_workspace(self.project, record, force=force)
+                return await self._recorded_rm(record, forgetting)
             # Read under the lock: a concurrent rm must find the record gone, not remove it twice.
             selected, record = self.find_workspace(name, workflow)
             if not force:
                 refuse_a_live_create(record)
             return await self.remove_held(selected, record, consented=consented, force=force)
 
+    async def _recorded_rm(self, record: WorkspaceRecord, removal: Awaitable[WorkspaceRecord]) -> WorkspaceRecord:
+        """A removal as the workspace's ``rm`` entry in the history; its output is the remove hook's."""
+        name, workflow = record.name, record.workflow
+        return await recorded(self.project, removal, workflow=workflow, workspace=name, command="rm")
+
     async def remove_held(
         self, selected: CompiledWorkflow, record: WorkspaceRecord, *, consented: bool = False, force: bool = False
     ) -> WorkspaceRecord:
         """``remove_workspace`` under the lock the caller holds (rm, and the reaper)."""
+        return await self._recorded_rm(record, self._remove_held(selected, record, consented=consented, force=force))
+
+    async def _remove_held(
+        self, selected: CompiledWorkflow, record: WorkspaceRecord, *, consented: bool, force: bool
+    ) -> WorkspaceRecord:
         store = self.project.store
         name = record.name
         # Only a workspace whose create completed (ready, or removing since) gets the user's
