@@ -260,6 +260,11 @@ class History:
             return LogSelection([log])
         if not applies:
             raise NotFoundError(f"No run or apply {ref} in this project's state (rig runs lists them)")
+        if applies[0].command not in ("apply", "fork") and task is None:
+            entry = as_node_run(applies[0])  # a workspace's (or an operation's) entry: its own output
+            return LogSelection(
+                [RunLog(entry, entry.node_path, LOCAL, shown_status(entry.status, entry.pid, entry.host))]
+            )
         apply = self.applied(applies[0])
         logs = self._apply_logs(apply.record, self._stores(apply.record.workflow))
         if task is not None:

@@ -72,7 +72,8 @@ def print_apply(applied: AppliedRun) -> None:
     by = f" by {record.owner}" if record.owner else ""
     took = f", took {_took(applied.duration_seconds)}" if applied.duration_seconds is not None else ""
     started = _when(record.started_at)
-    title = f"{record.command} {short_run_id(record.id)}  {record.workflow}  {applied.status}{by}, {started}{took}"
+    where = f"{record.workflow}  {record.workspace}" if record.workspace else record.workflow
+    title = f"{record.command} {short_run_id(record.id)}  {where}  {applied.status}{by}, {started}{took}"
     rows = [_node_row(index, node) for index, node in enumerate(applied.nodes, start=1)]
     print_table(NODE_COLUMNS, rows, empty="no tasks recorded", title=title)
     if record.error:

@@ -130,6 +130,7 @@ LOGS = Command(
             "The output of the workspace's latest history entry (its create hook, rm, an operation, "
             "stop, start); --run ID picks another (rig runs lists them).",
             metavar="WS",
+            complete="workspaces",
         ),
     ),
     hot=True,
