@@ -102,9 +102,12 @@ class Workspaces:
         """The stored workspace ``name`` (in ``workflow``, checked against the config when it loads)."""
         store = self.project.store
         if workflow is not None:
+            record = store.get_workspace(name, workflow)  # also of a workflow the config no longer defines
+            if record is not None:
+                return record
             if self.project.config_error is None:
-                workflow = self.project.select(workflow).name
-            record = store.get_workspace(name, workflow)
+                workflow = self.project.select(workflow).name  # an unknown workflow is said as such
+                record = store.get_workspace(name, workflow)
             if record is None:
                 raise UnknownWorkspaceError(f'Unknown workspace "{name}" in workflow {workflow}')
             return record
@@ -120,7 +123,8 @@ class Workspaces:
         record = self.find_record(name, workflow)
         if record.workflow not in self.project.workflows:
             raise NotFoundError(
-                f'Workspace "{name}" belongs to workflow {record.workflow}, which rig_config.py no longer defines'
+                f'Workspace "{name}" belongs to workflow {record.workflow}, which rig_config.py no longer defines '
+                f"(rig rm --forget {name} removes it without its remove hook)"
             )
         return self.project.workflows[record.workflow], record
 

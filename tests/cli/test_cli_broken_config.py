@@ -126,3 +126,14 @@ def test_state_commands_do_not_import_the_config(started: Path) -> None:
     assert recovered.returncode == 0 and "nothing to recover" in recovered.stderr, recovered
     listed = run_rig("--state", str(started / "copy.sqlite"), "runs", cwd=started, subprocess=True)
     assert listed.returncode == 0 and "succeeded" in listed.stdout, listed
+
+
+def test_a_workspace_of_a_workflow_the_config_no_longer_defines_is_removed_with_forget(started: Path) -> None:
+    config = started / "rig_config.py"
+    config.write_text(
+        config.read_text().replace('workflow("dev"', 'workflow("renamed"').replace('"dev")', '"renamed")')
+    )
+    refused = run_rig("rm", "demo", "--yes", cwd=started, subprocess=True)
+    assert refused.returncode == 1 and "rig rm --forget demo" in refused.stderr, refused
+    forgot = run_rig("rm", "demo", "--forget", "--yes", cwd=started, subprocess=True)
+    assert forgot.returncode == 0 and list((started / ".rig" / "machines").iterdir()) == [], forgot
