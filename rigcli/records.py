@@ -265,7 +265,8 @@ class ApplyRecord:
 @lazy_dataclass(frozen=True)
 class ApplyRun:
     """A row of ``apply_runs``: one apply of a workflow (``rig apply``, or the apply inside ``rig fork``),
-    recorded ``running`` before its first task and finished with what each task did.
+    recorded ``running`` before its first task and finished with what each task did; or an entry of a
+    workspace's history (no tasks: engine/workspace_history.py).
 
     The node runs it started carry its id (``NodeRun.apply_id``); ``nodes`` lists every task in plan
     order once it finished (cached ones with the run they reused), empty while it runs.

@@ -55,7 +55,8 @@ class WorkflowNodeRun(SQLModel, table=True):
 
 
 class ApplyRunRow(SQLModel, table=True):
-    """The apply history: one row per apply (or the apply inside a fork), written ``running`` first."""
+    """The apply history: one row per apply (or the apply inside a fork), written ``running`` first;
+    and the workspaces' entries (create hook, rm, op, stop, start), rows with no tasks."""
 
     __tablename__ = "apply_runs"
     __table_args__ = (
