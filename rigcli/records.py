@@ -265,7 +265,8 @@ class ApplyRecord:
 @lazy_dataclass(frozen=True)
 class ApplyRun:
     """A row of ``apply_runs``: one apply of a workflow (``rig apply``, or the apply inside ``rig fork``),
-    recorded ``running`` before its first task and finished with what each task did.
+    recorded ``running`` before its first task and finished with what each task did; or an entry of a
+    workspace's history (no tasks: engine/workspace_history.py).
 
     The node runs it started carry its id (``NodeRun.apply_id``); ``nodes`` lists every task in plan
     order once it finished (cached ones with the run they reused), empty while it runs.
@@ -273,7 +274,7 @@ class ApplyRun:
 
     id: str  # a run id (rigcli/run_ids.py; short form: ``short_run_id``)
     workflow: str
-    command: str  # apply | fork
+    command: str  # apply | fork; a workspace entry's: create | rm | op NAME | stop | start
     status: RunStatus
     owner: str | None  # user@host that ran it (a team shares one state)
     pid: int | None  # the rig process running it (a ``running`` apply: whether it is alive)
@@ -285,6 +286,7 @@ class ApplyRun:
     ran: int | None
     nodes: list[JsonValue]  # [{"path", "run_id", "cached", "scope"}] in plan order, once finished
     error: str | None
+    workspace: str | None = None  # the workspace it was for: a fork's, or a workspace entry's (no tasks)
 
     def to_json(self) -> dict[str, JsonValue]:
         data: dict[str, JsonValue] = asdict(self)

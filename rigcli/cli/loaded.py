@@ -98,7 +98,7 @@ class LoadedSession:
         return real_stdout().buffer if self.output_open else sys.stdout.buffer
 
     def load(
-        self, location: ProjectLocation, state: StateLocation, *, reap: bool, config_optional: bool = False
+        self, location: ProjectLocation, state: StateLocation, *, reap: bool, config_optional: bool | str = False
     ) -> Engine:
         """Make the engine, load the project (its config imported, its state opened) and reap what is due.
         ``config_optional``: a config that fails to import leaves no workflows (and nothing is reaped:

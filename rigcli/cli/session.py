@@ -43,8 +43,9 @@ class Session:
         # Expiry: any command that loads the project first reaps what is due (engine/reaper.py),
         # unless its body says otherwise before it touches the engine (``rig reap`` does it itself).
         self.reap_on_load = True
-        # A body that needs only the state sets this first: a config that fails to import does not stop it.
-        self.config_optional = False
+        # A body that needs only the state sets this first: a config that fails to import does not stop it
+        # (a string: what the body does instead, said on the warning that names the config's error).
+        self.config_optional: bool | str = False
 
     def __enter__(self) -> Session:
         return self

@@ -25,8 +25,12 @@ class ApplyJournal:
         self.record = record
 
     @classmethod
-    def start(cls, store: StateStore, workflow: CompiledWorkflow, command: str) -> ApplyJournal:
-        record = store.start_apply(workflow=workflow.name, command=command, node_count=len(workflow.tasks))
+    def start(
+        cls, store: StateStore, workflow: CompiledWorkflow, command: str, workspace: str | None = None
+    ) -> ApplyJournal:
+        record = store.start_apply(
+            workflow=workflow.name, command=command, node_count=len(workflow.tasks), workspace=workspace
+        )
         return cls(store, workflow, record)
 
     @property

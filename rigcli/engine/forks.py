@@ -228,7 +228,7 @@ class Forks:
             session = await self.project.session(selected, "require")
             if old is not None:
                 refuse_a_live_create(old)
-            applied = await self.planner.apply_held(selected, session, command="fork")
+            applied = await self.planner.apply_held(selected, session, command="fork", workspace=name)
             if old is None:
                 record = store.save_workspace(self.workspaces.new_record(selected, name, applied, ttl))
         if old is None:

@@ -15,6 +15,11 @@ candidate. A candidate is kept when any of these refers to it:
 - a ``fork --replace`` in progress: what it makes for a workspace that still exists, while the rig
   process making it lives (once it is dead, that half-made replacement is garbage).
 
+When rig_config.py does not import, gc works from the journal alone: providers are asked through
+bare definitions, nothing unjournaled is looked for, and only what was made for a workspace (or
+its replacement) and exec sessions are judged; the rest is kept, since a cache entry of a global
+fragment the config would name may refer to it. ``GcReport.skipped`` says so.
+
 An exec session (``EXEC_EFFECT``, a command running in a machine) is kept exactly while the rig
 process that started it lives (or runs on another host); the sessions of dead ones are ended
 first, before the machines they run in are removed.
@@ -66,6 +71,13 @@ def _live_entries(runs: Iterable[NodeRun]) -> Iterator[NodeRun]:
     return (run for run in newest.values() if not run.invalidated)
 
 
+# What gc does when rig_config.py does not import (said on the one warning line that names the error).
+JOURNAL_ONLY = (
+    "gc judged only the journaled machines of removed workspaces and exec sessions: it did not look for "
+    "unjournaled resources, and kept snapshots a cache entry may refer to"
+)
+
+
 class References:
     """What is live right now, read once before anything is judged."""
 
@@ -73,6 +85,9 @@ class References:
         self.strings: set[str] = set()
         self.workspaces: dict[str, str] = {}  # record id -> name
         self.in_flight_runs: set[str] = set()
+        # Without the config the global fragments' cache entries are unknown: only effects no cache
+        # entry can refer to (a workspace's, a replacement's, exec sessions) are judged.
+        self.fragments_unknown = False
 
     def add_store(self, store: StateStore, workflow: str | None) -> None:
         for run in _live_entries(store.list_runs(workflow=workflow, statuses=["succeeded"])):
@@ -89,6 +104,8 @@ class References:
             return f"a command of rig process {effect.pid} on {effect.host}, still running"
         if effect.owner_kind == "workspace" and effect.owner_id in self.workspaces:
             return f"made for workspace {self.workspaces[effect.owner_id]}"
+        if self.fragments_unknown and effect.owner_kind not in ("workspace", "replacement"):
+            return "rig_config.py does not load: a global fragment's cache entry may refer to it"
         if effect.identifiers() & self.strings:
             return "referred to by a cache entry or a workspace"
         if effect.owner_kind == "run" and effect.owner_id in self.in_flight_runs:
@@ -126,6 +143,8 @@ class Garbage:
         session = await self._gc_session()
         references = self._references()
         report = GcReport(dry_run=dry_run, forgetting=forget_unreachable)
+        if self.project.config_error is not None:
+            report.skipped = f"rig_config.py does not load ({self.project.config_error}); {JOURNAL_ONLY}"
         # Journaled effects are removed through their provider; found ones through the controller
         # that found them (two docker providers may talk to two daemons).
         journal = store.list_effects(statuses=LIVE_EFFECT_STATUSES)
@@ -196,6 +215,8 @@ class Garbage:
     async def _gc_session(self) -> ProviderSession:
         """Controllers for every provider any workflow uses (plan mode: checks have no side effects)."""
         workflows = list(self.project.workflows.values())
+        if not workflows and self.project.config_error is not None:
+            return self.project.bare_session()  # journaled effects are removed through bare definitions
         if not workflows:
             raise NotFoundError("rig_config.py defines no workflows")
         session = await self.project.session(workflows[0], "plan")
@@ -206,6 +227,7 @@ class Garbage:
 
     def _references(self) -> References:
         references = References()
+        references.fragments_unknown = self.project.config_error is not None
         stores = self.project.stores
         references.add_store(stores.local, None)
         for workflow in self.project.workflows.values():
@@ -249,4 +271,4 @@ class Garbage:
         return found
 
 
-__all__ = ["Garbage", "References"]
+__all__ = ["JOURNAL_ONLY", "Garbage", "References"]

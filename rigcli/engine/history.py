@@ -14,6 +14,7 @@ from rigcli.engine.cache_admin import CacheAdmin
 from rigcli.engine.history_views import AppliedRun, HistoryNode, LogSelection, LogUpdate, RunLog
 from rigcli.engine.project import Project
 from rigcli.engine.stores import LOCAL
+from rigcli.engine.workspace_history import as_node_run
 from rigcli.errors import InputError, NotFoundError
 from rigcli.records import ApplyRun, NodeRun, OutputChunk
 from rigcli.run_ids import id_ref, not_an_id, told_apart
@@ -79,10 +80,14 @@ class History:
         return RunLog(run, path, key, shown_status(run.status, run.pid, run.host))
 
     # -- applies ---------------------------------------------------------------------------------------
-    def list_applies(self, workflow: str | None = None, limit: int | None = 20) -> list[AppliedRun]:
-        """Applies of ``workflow`` (or of every workflow), newest first."""
+    def list_applies(
+        self, workflow: str | None = None, limit: int | None = 20, *, entries: bool = False
+    ) -> list[AppliedRun]:
+        """Applies of ``workflow`` (or of every workflow), newest first; ``entries``: with the
+        workspaces' entries (create, rm, op, stop, start: workspace_history.py)."""
         name = self._named(workflow) if workflow is not None else None
-        return [self.applied(record) for record in self.project.store.list_applies(workflow=name, limit=limit)]
+        found = self.project.store.list_applies(workflow=name, limit=limit, entries=entries)
+        return [self.applied(record) for record in found]
 
     def _named(self, workflow: str | None) -> str:
         """The workflow ``workflow`` selects; with a config that does not load, the name as given
@@ -187,6 +192,27 @@ class History:
         apply = self.applied(self._last_apply(workflow, ran=True))
         return LogSelection(self._apply_logs(apply.record, self._stores(apply.record.workflow)), apply)
 
+    def select_workspace_logs(self, workspace: str, workflow: str | None, run: str | None) -> LogSelection:
+        """What ``rig logs --workspace WS [--run ID]`` shows: the output of the workspace's latest
+        history entry (create, rm, op, stop, start), or of the one ``run`` names."""
+        name = self._named(workflow) if workflow is not None else None
+        entries = [
+            entry
+            for entry in self.project.store.list_applies(workflow=name, workspace=workspace, entries=True)
+            if entry.command not in ("apply", "fork")  # a fork's apply: its tasks' output is rig logs --run's
+        ]
+        if run is not None:
+            check_ref(run)
+            entries = [entry for entry in entries if entry.id.startswith(run.lower())]
+            if len(entries) > 1:
+                raise ambiguous("Run id", run, [entry.id for entry in entries])
+        if not entries:
+            which = f" {run}" if run is not None else ""
+            raise NotFoundError(f"No entry{which} in the history of workspace {workspace} (rig runs lists them)")
+        run_log = as_node_run(entries[0])
+        status = shown_status(run_log.status, run_log.pid, run_log.host)
+        return LogSelection([RunLog(run_log, run_log.node_path, LOCAL, status)])
+
     def _last_run(self, workflow: str | None, task: str) -> RunLog:
         if self.project.config_error is not None:
             return self._last_stored_run(workflow, task)
@@ -234,6 +260,11 @@ class History:
             return LogSelection([log])
         if not applies:
             raise NotFoundError(f"No run or apply {ref} in this project's state (rig runs lists them)")
+        if applies[0].command not in ("apply", "fork") and task is None:
+            entry = as_node_run(applies[0])  # a workspace's (or an operation's) entry: its own output
+            return LogSelection(
+                [RunLog(entry, entry.node_path, LOCAL, shown_status(entry.status, entry.pid, entry.host))]
+            )
         apply = self.applied(applies[0])
         logs = self._apply_logs(apply.record, self._stores(apply.record.workflow))
         if task is not None:
@@ -301,7 +332,8 @@ class History:
         logs: list[RunLog] = []
         for log in selection.runs:
             fresh = self._stores_by_key(log).get_runs([log.run.id])
-            run = fresh[0] if fresh else log.run
+            entry = None if fresh or log.run.node_kind != "workspace" else self.project.store.get_apply(log.run.id)
+            run = fresh[0] if fresh else as_node_run(entry) if entry is not None else log.run
             logs.append(RunLog(run, log.path, log.store, shown_status(run.status, run.pid, run.host)))
         return LogSelection(logs)
 

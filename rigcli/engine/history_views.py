@@ -77,6 +77,7 @@ class AppliedRun:
             "short_id": short_run_id(record.id),
             "workflow": record.workflow,
             "command": record.command,
+            "workspace": record.workspace,
             "status": self.status,
             "owner": record.owner,
             "pid": record.pid,

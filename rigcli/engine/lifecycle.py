@@ -26,6 +26,7 @@ from rigcli.engine.liveness import (
 )
 from rigcli.engine.project import Project
 from rigcli.engine.providers import maybe_await
+from rigcli.engine.workspace_history import recorded
 from rigcli.engine.workspaces import Workspaces
 from rigcli.errors import RigError, TaskError, UnsupportedError, describe_exception
 from rigcli.graph import CompiledWorkflow, HookSpec
@@ -94,17 +95,28 @@ class Lifecycle:
                 )
             if answer.status.state != target:
                 actions.append((machine, power))
+        if actions:  # an entry of the workspace's history, with what its on_start hook printed
+            switching = self._switch(selected, name, actions, stop=stop)
+            await recorded(self.project, switching, workflow=selected.name, workspace=name, command=verb)
+        _, record = self.workspaces.find_workspace(name, selected.name)
+        return summarize(record, await self._answers(selected, record))
+
+    async def _switch(
+        self, selected: CompiledWorkflow, name: str, actions: list[tuple[Resource, SupportsPower]], *, stop: bool
+    ) -> None:
+        """Stop (or start) these machines, each journaled before the provider is asked; after a start,
+        the workflow's workspace(on_start=...)."""
+        verb = "stop" if stop else "start"
         store = self.project.store
         for machine, power in actions:
-            with self.project.stores.writing(verb):  # journaled before the provider is asked
+            with self.project.stores.writing(verb):
                 store.note_effect_power(machine.entry["id"], "stopping" if stop else "starting")
             await maybe_await(power.stop(machine.entry) if stop else power.start(machine.entry))
             with self.project.stores.writing(verb):
                 store.note_effect_power(machine.entry["id"], "stopped" if stop else "started")
-        _, record = self.workspaces.find_workspace(name, selected.name)
-        if not stop and actions:  # started now: the workflow's workspace(on_start=...)
+        if not stop:
+            _, record = self.workspaces.find_workspace(name, selected.name)
             await self._workspace_hook(selected, record, selected.start_hook)
-        return summarize(record, await self._answers(selected, record))
 
     async def _workspace_hook(self, selected: CompiledWorkflow, record: WorkspaceRecord, hook: HookSpec | None) -> None:
         """Run ``on_start``/``on_attach`` for a ready workspace; its failure is the command's (exit 1)."""

@@ -12,6 +12,7 @@ from rigcli.engine.invoke import NamedContext, freeze, json_result
 from rigcli.engine.lifecycle import Lifecycle
 from rigcli.engine.project import Project
 from rigcli.engine.results import OperationInfo
+from rigcli.engine.workspace_history import recorded
 from rigcli.engine.workspaces import REMOVE, Workspaces
 from rigcli.errors import NotFoundError, RigError, TaskError, UsageError, describe_exception
 from rigcli.events import (
@@ -98,7 +99,7 @@ class Operations:
             )
             session = await self.project.session(selected, "require")
             with _failures_as(f"Workspace operation {operation} on {workspace}"):
-                result = await run_hook(
+                called = run_hook(
                     self.project,
                     selected,
                     session,
@@ -109,6 +110,14 @@ class Operations:
                     input_value=value,
                     owner=("workspace", record.id),  # machines an operation makes are the workspace's
                     consented=True,
+                )
+                command = f"op {operation}"
+                result = await recorded(
+                    self.project,
+                    called,
+                    workflow=selected.name,
+                    workspace=workspace,
+                    command=command,
                 )
             output = json_result(result, f"Workspace operation {operation} result")
             self.project.emit(
@@ -135,7 +144,7 @@ class Operations:
             plan = await self._planner().plan_with(selected, session)
             self.project.emit(OperationStarted(workflow=selected.name, operation=operation))
             with _failures_as(f"Operation {operation}"):
-                result = await run_hook(
+                called = run_hook(
                     self.project,
                     selected,
                     session,
@@ -146,6 +155,8 @@ class Operations:
                     input_value=value,
                     consented=True,
                 )
+                command = f"op {operation}"
+                result = await recorded(self.project, called, workflow=selected.name, workspace=None, command=command)
             output = json_result(result, f"Operation {operation} result")
             self.project.emit(OperationCompleted(workflow=selected.name, operation=operation))
             return output

@@ -107,6 +107,7 @@ class Planner:
         session: ProviderSession,
         *,
         command: str = "apply",
+        workspace: str | None = None,
         expect_cached: bool = False,
         only: tuple[list[TaskSpec], frozenset[int]] | None = None,
     ) -> ApplyResult:
@@ -115,14 +116,15 @@ class Planner:
         The apply is recorded in the history (``rig runs``) before anything runs, and finished with
         what each task did, however it ends. ``expect_cached``: raise PendingWorkError, before
         anything runs (or is recorded), when a task is pending. ``only``: the tasks ``--only``
-        named and the indexes that may run (only_closure).
+        named and the indexes that may run (only_closure). ``workspace``: the one a fork makes, for
+        its row in the history.
         """
         runs = RunIndex(self.project.stores, selected.name)
         plan, planned = await self._plan(selected, session, runs)
         if expect_cached and plan.cached_node_count < plan.node_count:
             raise pending_work(plan)
         allowed = only[1] if only is not None else None
-        journal = ApplyJournal.start(self.project.stores.local, selected, command)
+        journal = ApplyJournal.start(self.project.stores.local, selected, command, workspace)
         self.project.emit(
             WorkflowApplyStarted(workflow=selected.name, node_count=len(selected.tasks), apply_id=journal.id)
         )

@@ -80,8 +80,10 @@ class Project:
         self._state, self._state_factory = state, state_factory
         self._lock_wait = lock_wait
         # A command that needs only the state (rig runs, rig logs ...) sets this before load(): a
-        # rig_config.py that fails to import then leaves no workflows, and config_error says why.
-        self.config_optional = False
+        # rig_config.py that fails to import then leaves no workflows, and config_error says why; a
+        # string says what the command does instead, on the one warning line that names the error
+        # (an empty one: no warning, the command's own error says it).
+        self.config_optional: bool | str = False
         self.config_error: str | None = None
         self.events = EventBus()
         self.recorder = OutputRecorder(self.events.subscribe, DEFAULT_CAP)  # each run's output, kept
@@ -125,11 +127,13 @@ class Project:
         try:
             config, workflows = self.compile()
         except ConfigError as exc:
-            if not self.config_optional:
+            if self.config_optional is False:
                 raise
             self.config_error = str(exc)
             config, workflows = LoadedConfig(self.config_path, self.project_dir, (), {}, ModuleType("rig_config")), {}
-            self.emit(StateWarning(message=f"rig_config.py does not load ({exc}); showing what the state holds"))
+            instead = self.config_optional if isinstance(self.config_optional, str) else "showing what the state holds"
+            if instead:  # "": the command says it in its own error
+                self.emit(StateWarning(message=f"rig_config.py does not load ({exc}); {instead}"))
         self.recorder.cap = cap_from_env()  # after the import: the project's .env may set it
         self._keys, self._parts = {}, {}
         _declare_secrets(workflows.values())
@@ -289,6 +293,13 @@ class Project:
 
             await end_abandoned_sessions(loaded.store, session)
         return session
+
+    def bare_session(self) -> ProviderSession:
+        """Providers with no workflow (rig_config.py does not load): each is made from a bare
+        definition when it is first asked for, so journaled effects can still be removed."""
+        return ProviderSession(
+            hub=self.loaded.hub, workflow="", local=self.local, emit=self.emit, presenter=self.presenter, mode="plan"
+        )
 
     def workflow_names(self) -> list[str]:
         return list(self.workflows)

@@ -226,6 +226,7 @@ class GcReport:
     # Kept because where they are kept refuses deletions (a registry without deletes): a warning, not a failure.
     refused: list[GcItem] = field(default_factory=list)
     dropped: int = 0  # journal rows of removed resources dropped
+    skipped: str | None = None  # what could not be judged (rig_config.py does not load), said once
 
     def to_json(self) -> JsonObject:
         return {
@@ -236,6 +237,7 @@ class GcReport:
             "unreachable": list(self.unreachable),
             "forgotten": [item.to_json() for item in self.forgotten],
             "refused": [item.to_json() for item in self.refused],
+            **({"skipped": self.skipped} if self.skipped is not None else {}),
         }
 
     def warnings(self) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from rigcli.authoring.project import check_workspace_name
 from rigcli.engine.effects import Owner
 from rigcli.engine.finals import make_provenance
+from rigcli.engine.forget import forget_workspace, hook_cannot_run
 from rigcli.engine.hooks import run_hook
 from rigcli.engine.invoke import NamedContext, freeze, json_result
 from rigcli.engine.liveness import probe_records
@@ -23,6 +24,7 @@ from rigcli.engine.project import Project
 from rigcli.engine.reconcile import remove_workspace_effects
 from rigcli.engine.results import ApplyResult
 from rigcli.engine.session import ProviderSession
+from rigcli.engine.workspace_history import entry_node_path, recorded
 from rigcli.errors import (
     AmbiguousWorkspaceError,
     InputError,
@@ -96,30 +98,39 @@ class Workspaces:
     def list_workspaces(self, workflow: str | None = None) -> list[WorkspaceRecord]:
         return self.project.store.list_workspaces(workflow)
 
-    def find_workspace(self, name: str, workflow: str | None = None) -> tuple[CompiledWorkflow, WorkspaceRecord]:
-        """The stored workspace ``name`` and its workflow: the one lookup, with one wording."""
+    def find_record(self, name: str, workflow: str | None = None) -> WorkspaceRecord:
+        """The stored workspace ``name`` (in ``workflow``, checked against the config when it loads)."""
         store = self.project.store
         if workflow is not None:
-            selected = self.project.select(workflow)
-            record = store.get_workspace(name, selected.name)
+            record = store.get_workspace(name, workflow)  # also of a workflow the config no longer defines
+            if record is not None:
+                return record
+            if self.project.config_error is None:
+                workflow = self.project.select(workflow).name  # an unknown workflow is said as such
+                record = store.get_workspace(name, workflow)
             if record is None:
-                raise UnknownWorkspaceError(f'Unknown workspace "{name}" in workflow {selected.name}')
-            return selected, record
+                raise UnknownWorkspaceError(f'Unknown workspace "{name}" in workflow {workflow}')
+            return record
         matches = [item for item in store.list_workspaces() if item.name == name]
         if not matches:
             raise UnknownWorkspaceError(f'Unknown workspace "{name}"')
         if len(matches) > 1:
             raise AmbiguousWorkspaceError(name, [item.workflow for item in matches])
-        record = matches[0]
+        return matches[0]
+
+    def find_workspace(self, name: str, workflow: str | None = None) -> tuple[CompiledWorkflow, WorkspaceRecord]:
+        """The stored workspace ``name`` and its workflow: the one lookup, with one wording."""
+        record = self.find_record(name, workflow)
         if record.workflow not in self.project.workflows:
             raise NotFoundError(
-                f'Workspace "{name}" belongs to workflow {record.workflow}, which rig_config.py no longer defines'
+                f'Workspace "{name}" belongs to workflow {record.workflow}, which rig_config.py no longer defines '
+                f"(rig rm --forget {name} removes it without its remove hook)"
             )
         return self.project.workflows[record.workflow], record
 
     def workspace_workflow(self, name: str, workflow: str | None = None) -> str:
         """The workflow that owns workspace ``name`` (for the CLI to ask which, when several do)."""
-        return self.find_workspace(name, workflow)[0].name
+        return self.find_record(name, workflow).workflow
 
     async def fork(self, name: str, workflow: str | None = None, *, ttl: float | None = None) -> WorkspaceRecord:
         """Apply the workflow and create workspace ``name`` from its context.
@@ -134,7 +145,7 @@ class Workspaces:
         with self.project.stores.writing("fork"):
             self.refuse_existing(selected, [name])
             session = await self.project.session(selected, "require")
-            applied = await self._planner().apply_held(selected, session, command="fork")
+            applied = await self._planner().apply_held(selected, session, command="fork", workspace=name)
             record = self.project.store.save_workspace(self.new_record(selected, name, applied, ttl))
         return await self.create(selected, session, record)
 
@@ -214,41 +225,67 @@ class Workspaces:
         """The create hook's result (the workspace ctx); what its providers make belongs to ``owner``,
         so rm cleans it even if this process dies."""
         assert selected.create_hook is not None
-        result = await run_hook(
+        called = run_hook(
             self.project,
             selected,
             session,
             selected.create_hook,
-            node_path=f"workspace:{name}:create",
+            node_path=entry_node_path("create", name),
             workflow_ctx=workflow_ctx,
             workspace=NamedContext(name, freeze({})),
             owner=owner,
         )
+        result = await recorded(self.project, called, workflow=selected.name, workspace=name, command="create")
         ctx = json_result(result if result is not None else {}, f"Workflow {selected.name} workspace create result")
         if not isinstance(ctx, dict):
             raise TaskError(f"Workflow {selected.name} workspace create result must be an object")
         return ctx
 
     async def remove_workspace(
-        self, name: str, workflow: str | None = None, *, consented: bool = False, force: bool = False
+        self,
+        name: str,
+        workflow: str | None = None,
+        *,
+        consented: bool = False,
+        force: bool = False,
+        forget: bool = False,
     ) -> WorkspaceRecord:
         """Remove a workspace in any state: its remove hook if its create completed, then everything
         the effects journal says was made for it; the record goes only once all of that is gone.
 
         ``force``: delete the record even when the remove hook fails or a resource's removal is
         uncertain; what could not be removed stays journaled for ``rig gc`` (a warning says so).
+        ``forget``: no remove hook (engine/forget.py); without it, a config that does not load refuses.
         """
         with self.project.stores.writing("rm"):
+            if forget or self.project.config_error is not None:
+                record = self.find_record(name, workflow)
+                if not forget:
+                    raise hook_cannot_run(self.project, name)
+                if not force:
+                    refuse_a_live_create(record)
+                forgetting = forget_workspace(self.project, record, force=force)
+                return await self._recorded_rm(record, forgetting)
             # Read under the lock: a concurrent rm must find the record gone, not remove it twice.
             selected, record = self.find_workspace(name, workflow)
             if not force:
                 refuse_a_live_create(record)
             return await self.remove_held(selected, record, consented=consented, force=force)
 
+    async def _recorded_rm(self, record: WorkspaceRecord, removal: Awaitable[WorkspaceRecord]) -> WorkspaceRecord:
+        """A removal as the workspace's ``rm`` entry in the history; its output is the remove hook's."""
+        name, workflow = record.name, record.workflow
+        return await recorded(self.project, removal, workflow=workflow, workspace=name, command="rm")
+
     async def remove_held(
         self, selected: CompiledWorkflow, record: WorkspaceRecord, *, consented: bool = False, force: bool = False
     ) -> WorkspaceRecord:
         """``remove_workspace`` under the lock the caller holds (rm, and the reaper)."""
+        return await self._recorded_rm(record, self._remove_held(selected, record, consented=consented, force=force))
+
+    async def _remove_held(
+        self, selected: CompiledWorkflow, record: WorkspaceRecord, *, consented: bool, force: bool
+    ) -> WorkspaceRecord:
         store = self.project.store
         name = record.name
         # Only a workspace whose create completed (ready, or removing since) gets the user's

@@ -17,7 +17,8 @@ from rigcli.sanitize import sanitize
 from rigcli.speed.pipes import widen_pipe
 from rigcli.streams import real_stdout, write_bytes
 
-RUNS_COLUMNS = ["run", "started", "by", "workflow", "status", "took", "tasks"]
+RUNS_COLUMNS = ["run", "command", "started", "by", "workflow", "workspace", "status", "took", "tasks"]
+APPLY_COMMANDS = ("apply", "fork")  # the rows of applies; the others are workspace entries
 NODE_COLUMNS = ["#", "task", "status", "took", "run", "why"]
 
 
@@ -32,6 +33,8 @@ def _when(timestamp: str | None) -> str:
 def _tasks(applied: AppliedRun) -> str:
     """``ran 2, cached 3``, and the task it failed at."""
     record = applied.record
+    if record.command not in APPLY_COMMANDS:
+        return ""  # a workspace entry runs a hook or an operation, no tasks (rig logs --workspace shows it)
     if record.ran is None:
         return f"{len(applied.nodes)} started"
     text = f"ran {record.ran}, cached {record.cached_node_count or 0}"
@@ -45,9 +48,11 @@ def print_runs(applies: list[AppliedRun]) -> None:
     rows = [
         [
             short_run_id(applied.id),
+            applied.record.command,
             _when(applied.record.started_at),
             applied.record.owner or "",
             applied.record.workflow,
+            applied.record.workspace or "",
             applied.status,
             _took(applied.duration_seconds),
             _tasks(applied),
@@ -67,7 +72,8 @@ def print_apply(applied: AppliedRun) -> None:
     by = f" by {record.owner}" if record.owner else ""
     took = f", took {_took(applied.duration_seconds)}" if applied.duration_seconds is not None else ""
     started = _when(record.started_at)
-    title = f"{record.command} {short_run_id(record.id)}  {record.workflow}  {applied.status}{by}, {started}{took}"
+    where = f"{record.workflow}  {record.workspace}" if record.workspace else record.workflow
+    title = f"{record.command} {short_run_id(record.id)}  {where}  {applied.status}{by}, {started}{took}"
     rows = [_node_row(index, node) for index, node in enumerate(applied.nodes, start=1)]
     print_table(NODE_COLUMNS, rows, empty="no tasks recorded", title=title)
     if record.error:

@@ -207,8 +207,8 @@ class StateStore(Protocol):
         ...
 
     # -- the apply history (state/applies.py) ---------------------------------------------------------
-    def start_apply(self, *, workflow: str, command: str, node_count: int) -> ApplyRun:
-        """Record a ``running`` apply owned by this process before its first task starts."""
+    def start_apply(self, *, workflow: str, command: str, node_count: int, workspace: str | None = None) -> ApplyRun:
+        """Record a ``running`` apply (or workspace entry) owned by this process before it starts."""
         ...
 
     def finish_apply(
@@ -220,10 +220,18 @@ class StateStore(Protocol):
         ran: int,
         nodes: Sequence[JsonValue],
         error: str | None = None,
+        log: OutputBatch | None = None,
     ) -> None: ...
 
-    def list_applies(self, *, workflow: str | None = None, limit: int | None = None) -> list[ApplyRun]:
-        """Applies (of ``workflow``, or all), newest first."""
+    def list_applies(
+        self,
+        *,
+        workflow: str | None = None,
+        limit: int | None = None,
+        workspace: str | None = None,
+        entries: bool = False,
+    ) -> list[ApplyRun]:
+        """Applies (of ``workflow``, or all), newest first; ``entries``: with workspace entries too."""
         ...
 
     def get_apply(self, apply_id: str) -> ApplyRun | None: ...

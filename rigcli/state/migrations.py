@@ -198,6 +198,16 @@ def m007_fingerprint_parts(db: Connection) -> None:
     )
 
 
+@migration
+def m008_workspace_history(db: Connection) -> None:
+    """Workspace history beside the applies: a fork's create hook, a removal, an operation, a stop
+    or a start is an ``apply_runs`` row with no tasks, its ``command`` (``create``, ``rm``, ``op
+    NAME``, ``stop``, ``start``) and ``workspace``; its output is kept in ``node_run_output`` under
+    the row's id, as a node run's is."""
+    db.execute("ALTER TABLE apply_runs ADD COLUMN workspace TEXT")
+    db.execute("CREATE INDEX ix_apply_runs_workspace ON apply_runs (workspace, started_at)")
+
+
 # Every table that holds the state's data, in the order a copy fills them; a migration that adds a
 # table adds it here, so that `state copy` and `state recover` carry it (a test compares it with the schema).
 DATA_TABLES: tuple[str, ...] = (

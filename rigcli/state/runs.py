@@ -296,11 +296,15 @@ class RunJournal(RunOutput, StateDatabase):
 
     def delete_runs(self, workflow: str | None = None) -> int:
         """Delete the runs of ``workflow`` (every run when None) with their stored output and the
-        applies that made them; return how many runs were deleted."""
+        applies that made them; return how many runs were deleted. The workspaces' history entries
+        (``apply_runs`` rows that are not applies) and their output are no cache: they stay."""
         with self._write() as db:
             if workflow is None:
-                db.execute("DELETE FROM node_run_output")
-                db.execute("DELETE FROM apply_runs")
+                db.execute(
+                    "DELETE FROM node_run_output WHERE run_id NOT IN "
+                    "(SELECT id FROM apply_runs WHERE command NOT IN ('apply', 'fork'))"
+                )
+                db.execute("DELETE FROM apply_runs WHERE command IN ('apply', 'fork')")
                 deleted = db.execute("DELETE FROM workflow_node_runs").rowcount
             else:
                 db.execute(
@@ -308,7 +312,7 @@ class RunJournal(RunOutput, StateDatabase):
                     "(SELECT id FROM workflow_node_runs WHERE workflow = ?)",
                     (workflow,),
                 )
-                db.execute("DELETE FROM apply_runs WHERE workflow = ?", (workflow,))
+                db.execute("DELETE FROM apply_runs WHERE workflow = ? AND command IN ('apply', 'fork')", (workflow,))
                 deleted = db.execute("DELETE FROM workflow_node_runs WHERE workflow = ?", (workflow,)).rowcount
             # Parts go with the last run that used them.
             db.execute(

@@ -8,6 +8,6 @@ version (``output_file.py``) does not import the migrations and their dataclasse
 from __future__ import annotations
 
 SCHEMA_VERSION_KEY = "state.schemaVersion"
-STATE_SCHEMA_VERSION = 7
+STATE_SCHEMA_VERSION = 8
 
 __all__ = ["SCHEMA_VERSION_KEY", "STATE_SCHEMA_VERSION"]

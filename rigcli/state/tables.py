@@ -55,14 +55,18 @@ class WorkflowNodeRun(SQLModel, table=True):
 
 
 class ApplyRunRow(SQLModel, table=True):
-    """The apply history: one row per apply (or the apply inside a fork), written ``running`` first."""
+    """The apply history: one row per apply (or the apply inside a fork), written ``running`` first;
+    and the workspaces' entries (create hook, rm, op, stop, start), rows with no tasks."""
 
     __tablename__ = "apply_runs"
-    __table_args__ = (Index("ix_apply_runs_workflow", "workflow", "started_at"),)
+    __table_args__ = (
+        Index("ix_apply_runs_workflow", "workflow", "started_at"),
+        Index("ix_apply_runs_workspace", "workspace", "started_at"),
+    )
 
     id: str = Field(primary_key=True, sa_type=Text)
     workflow: str = Field(sa_type=Text)
-    command: str = Field(sa_type=Text)  # apply | fork
+    command: str = Field(sa_type=Text)  # apply | fork; a workspace's: create | rm | op NAME | stop | start
     status: str = Field(sa_type=Text)  # statuses.RunStatus
     owner: str | None = Field(default=None, sa_type=Text)  # user@host
     pid: int | None = Field(default=None, sa_type=Integer)
@@ -74,6 +78,7 @@ class ApplyRunRow(SQLModel, table=True):
     ran: int | None = Field(default=None, sa_type=Integer)
     nodes_json: str = Field(sa_type=Text)  # every task in plan order, once finished
     error: str | None = Field(default=None, sa_type=Text)
+    workspace: str | None = Field(default=None, sa_type=Text)  # the workspace it was for (fork, create, rm, op, ...)
 
 
 class NodeRunOutput(SQLModel, table=True):

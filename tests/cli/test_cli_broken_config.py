@@ -4,6 +4,7 @@ the config still fail on it, naming its file and line."""
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from tests.cli.cli_support import run_rig
@@ -50,3 +51,89 @@ def test_ls_no_probe_lists_the_workspaces_the_state_holds_when_the_config_does_n
     assert [item["name"] for item in workflow["workspaces"]] == ["demo"]
     named = run_rig("--workflow", "dev", "--json", "ls", "--no-probe", cwd=started, subprocess=True)
     assert named.returncode == 0 and [w["name"] for w in named.json["workflows"]] == ["dev"], named
+
+
+def test_rm_refuses_without_forget_and_forget_removes_the_machine_when_the_config_does_not_import(
+    started: Path,
+) -> None:
+    machines = started / ".rig" / "machines"
+    [machine] = list(machines.iterdir())
+    where = str(_broken(started))
+
+    refused = run_rig("rm", "demo", "--yes", cwd=started, subprocess=True)
+    assert refused.returncode == 1, refused
+    [line] = refused.error_lines
+    assert where in line and "SyntaxError" in line and "rig rm --forget demo" in line, refused
+    assert machine.exists() and "Traceback" not in refused.stderr, refused
+    kept = run_rig("--json", "ls", "--no-probe", cwd=started, subprocess=True)
+    assert [w["name"] for w in kept.json["workflows"][0]["workspaces"]] == ["demo"], kept
+
+    unasked = run_rig("rm", "demo", "--forget", cwd=started, subprocess=True)  # no terminal, no --yes
+    assert unasked.returncode == 1 and machine.exists(), unasked
+
+    forgot = run_rig("--json", "rm", "demo", "--forget", "--yes", cwd=started, subprocess=True)
+    assert forgot.returncode == 0, forgot
+    assert (forgot.json["name"], forgot.json["status"]) == ("demo", "removed"), forgot
+    assert not machine.exists() and where in forgot.stderr, forgot
+    gone = run_rig("--json", "ls", "--no-probe", cwd=started, subprocess=True)
+    assert gone.json["workflows"] == [] or gone.json["workflows"][0]["workspaces"] == [], gone
+    again = run_rig("rm", "demo", "--forget", "--yes", cwd=started, subprocess=True)
+    assert again.returncode == 1 and 'Unknown workspace "demo"' in again.stderr, again
+
+
+def test_rm_forget_skips_the_remove_hook_of_a_config_that_loads(started: Path) -> None:
+    config = started / "rig_config.py"
+    marker = started / "hook-ran"
+    hook = "def remove(workspace, box):\n"
+    assert hook in config.read_text()
+    config.write_text(config.read_text().replace(hook, f"{hook}    open({str(marker)!r}, 'w').close()\n"))
+    assert run_rig("--json", "ls", "--no-probe", cwd=started).returncode == 0  # the config loads
+    machines = started / ".rig" / "machines"
+    forgot = run_rig("rm", "demo", "--forget", "--yes", cwd=started, subprocess=True)
+    assert forgot.returncode == 0, forgot
+    assert not marker.exists() and list(machines.iterdir()) == [], forgot
+
+
+def test_gc_works_from_the_journal_when_the_config_does_not_import(started: Path) -> None:
+    assert run_rig("fork", "orphan", cwd=started).returncode == 0
+    machines = started / ".rig" / "machines"
+    assert len(list(machines.iterdir())) == 2
+    with sqlite3.connect(started / ".rig" / "state.sqlite") as db:  # a record lost, its machine journaled
+        db.execute("DELETE FROM workspaces WHERE name = 'orphan'")
+    snapshots = sorted((started / ".rig" / "snapshots").iterdir())
+    where = str(_broken(started))
+
+    preview = run_rig("--json", "gc", "--dry-run", cwd=started, subprocess=True)
+    assert preview.returncode == 0, preview
+    assert [item["kind"] for item in preview.json["removed"]] == ["machine"], preview
+    assert where in preview.json["skipped"] and len(list(machines.iterdir())) == 2, preview
+
+    collected = run_rig("gc", cwd=started, subprocess=True)
+    assert collected.returncode == 0, collected
+    warnings = [line for line in collected.stderr.splitlines() if where in line]
+    assert len(warnings) == 1 and "unjournaled" in warnings[0], collected
+    assert len(list(machines.iterdir())) == 1, collected  # demo's machine stays
+    assert sorted((started / ".rig" / "snapshots").iterdir()) == snapshots, collected
+
+
+def test_state_commands_do_not_import_the_config(started: Path) -> None:
+    _broken(started)
+    checked = run_rig("--json", "state", "check", cwd=started, subprocess=True)
+    assert checked.returncode == 0 and checked.json["ok"] is True, checked
+    copied = run_rig("state", "copy", "--to", str(started / "copy.sqlite"), cwd=started, subprocess=True)
+    assert copied.returncode == 0 and (started / "copy.sqlite").exists(), copied
+    recovered = run_rig("state", "recover", cwd=started, subprocess=True)
+    assert recovered.returncode == 0 and "nothing to recover" in recovered.stderr, recovered
+    listed = run_rig("--state", str(started / "copy.sqlite"), "runs", cwd=started, subprocess=True)
+    assert listed.returncode == 0 and "succeeded" in listed.stdout, listed
+
+
+def test_a_workspace_of_a_workflow_the_config_no_longer_defines_is_removed_with_forget(started: Path) -> None:
+    config = started / "rig_config.py"
+    config.write_text(
+        config.read_text().replace('workflow("dev"', 'workflow("renamed"').replace('"dev")', '"renamed")')
+    )
+    refused = run_rig("rm", "demo", "--yes", cwd=started, subprocess=True)
+    assert refused.returncode == 1 and "rig rm --forget demo" in refused.stderr, refused
+    forgot = run_rig("rm", "demo", "--forget", "--yes", cwd=started, subprocess=True)
+    assert forgot.returncode == 0 and list((started / ".rig" / "machines").iterdir()) == [], forgot

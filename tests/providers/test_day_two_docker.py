@@ -273,3 +273,27 @@ def test_ctrl_backslash_reaches_the_program_in_exec_and_in_the_shell_not_rig(on_
     finally:
         child.close()
     assert (child.exitstatus, child.signalstatus) == (7, None)
+
+
+def test_the_workspaces_history_lists_stop_start_and_operations_with_their_output(on_unix: Rig) -> None:
+    on_unix.run("stop", "dev")
+    on_unix.run("start", "dev")
+    on_unix.run("start", "dev")  # already running: nothing done, nothing recorded
+    on_unix.json("op", "dev", "status")
+    history = on_unix.json("runs")["runs"]
+    assert [(item["command"], item["workspace"]) for item in history] == [
+        ("op status", "dev"),
+        ("start", "dev"),
+        ("stop", "dev"),
+        ("create", "dev"),
+        ("fork", "dev"),
+        ("apply", None),
+    ]
+    assert {item["status"] for item in history} == {"succeeded"}
+    shown = on_unix.json("logs", "--workspace", "dev")
+    assert (shown["node_path"], shown["status"]) == ("dev/status", "succeeded")
+    assert any(line["data"].endswith("tests passed") for line in shown["lines"]), shown
+    created = on_unix.json("logs", "--workspace", "dev", "--run", history[3]["short_id"])
+    assert created["node_path"] == "workspace:dev:create" and created["lines"], created  # the container made
+    on_unix.run("rm", "dev", "--yes")
+    assert on_unix.json("runs")["runs"][0]["command"] == "rm"

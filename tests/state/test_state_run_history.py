@@ -145,3 +145,29 @@ def test_deleting_runs_deletes_their_output_and_their_applies(store: StateStore,
     assert store.delete_runs() == 1
     assert rows(state_location, "SELECT run_id FROM node_run_output") == []
     assert store.list_applies() == []
+
+
+def test_workspace_entries_sit_beside_the_applies_with_their_output_and_outlive_cache_clear(store: StateStore) -> None:
+    applied = store.start_apply(workflow="web", command="fork", node_count=1, workspace="demo")
+    store.finish_apply(applied.id, status="succeeded", cached_node_count=1, ran=0, nodes=[])
+    entry = store.start_apply(workflow="web", command="op show", node_count=0, workspace="demo")
+    assert entry.workspace == "demo" and entry.status == "running"
+    last = OutputBatch((_chunk(entry.id, 0, "hello\n"),))
+    store.finish_apply(entry.id, status="failed", cached_node_count=0, ran=0, nodes=[], error="boom", log=last)
+    other = store.start_apply(workflow="web", command="rm", node_count=0, workspace="other")
+
+    assert [item.id for item in store.list_applies()] == [applied.id]  # applies only, as timelines want
+    listed = store.list_applies(entries=True)
+    assert [(item.command, item.workspace) for item in listed] == [
+        ("rm", "other"),
+        ("op show", "demo"),
+        ("fork", "demo"),
+    ]
+    demo = store.list_applies(workspace="demo", entries=True)
+    assert [item.id for item in demo] == [entry.id, applied.id]
+    assert (demo[0].status, demo[0].error) == ("failed", "boom")
+    assert _text(store, entry.id) == "hello\n"
+
+    store.delete_runs()  # cache clear: the applies go, the workspaces' history stays
+    assert [item.id for item in store.list_applies(entries=True)] == [other.id, entry.id]
+    assert _text(store, entry.id) == "hello\n"

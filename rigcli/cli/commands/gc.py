@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from rigcli.cli.output import emit_json
 from rigcli.cli.session import Session
+from rigcli.engine.garbage import JOURNAL_ONLY
 from rigcli.errors import RigError
 from rigcli.render.prompts import confirm
 from rigcli.render.tables import print_message, print_table
@@ -18,7 +19,9 @@ def gc(session: Session, *, dry_run: bool = False, forget_unreachable: bool = Fa
     """No confirmation: it only deletes what rig made and nothing live refers to.
 
     With --json the report is printed whatever happened (its ``failed`` and ``unreachable`` say
-    what could not be done); a failure is then also one error line on stderr, and exit 1."""
+    what could not be done); a failure is then also one error line on stderr, and exit 1.
+    A rig_config.py that does not import leaves the journal's part of the work (one warning says what not)."""
+    session.config_optional = JOURNAL_ONLY
     engine = session.engine
     report = session.run(engine.garbage.collect_garbage(dry_run=dry_run, forget_unreachable=forget_unreachable))
     warn(report)

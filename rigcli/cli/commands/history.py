@@ -1,4 +1,5 @@
-"""rig logs: the stored output of a task's last run, of a run, or of every run of an apply.
+"""rig logs: the stored output of a task's last run, of a run, of every run of an apply, or of a
+workspace's history entry (``--workspace``: its create hook, rm, an operation, stop, start).
 
 Which runs ``rig logs TASK`` means is what the config says (an answer the cache may give,
 ``rigcli/cache/``); a task's last run that succeeded, in a SQLite state, is copied straight out
@@ -19,13 +20,19 @@ if TYPE_CHECKING:
     from rigcli.engine.history_views import LogSelection
 
 
-def logs(session: Session, task: str | None, *, run: str | None = None, follow: bool = False) -> int:
+def logs(
+    session: Session, task: str | None, *, run: str | None = None, follow: bool = False, workspace: str | None = None
+) -> int:
     session.config_optional = True  # stored output is the state's: a broken rig_config.py does not hide it
     opts = session.opts
+    if workspace is not None and task is not None:
+        from rigcli.errors import UsageError
+
+        raise UsageError("logs takes a TASK or --workspace WS, not both")
     plain = task is not None and run is None and not opts.json and not opts.json_stream
     if plain and task is not None and _copy_last_run(session, session.answers.config(), task):
         return 0
-    return _logs(session, task, run=run, follow=follow)
+    return _logs(session, task, run=run, follow=follow, workspace=workspace)
 
 
 def _copy_last_run(session: Session, answer: ConfigAnswer, task: str) -> bool:
@@ -80,9 +87,12 @@ def _named_task(answer: ConfigAnswer, workflow: str | None, task: str) -> tuple[
     return workflow, str(matches[0][1]), str(matches[0][3])
 
 
-def _logs(session: Session, task: str | None, *, run: str | None, follow: bool) -> int:
+def _logs(session: Session, task: str | None, *, run: str | None, follow: bool, workspace: str | None) -> int:
     engine = session.engine
-    selection = session.with_workflow(lambda workflow: engine.history.select_logs(workflow, task, run))
+    if workspace is not None:  # its history's entries are found by the workspace, in any workflow
+        selection = engine.history.select_workspace_logs(workspace, session.opts.workflow, run)
+    else:
+        selection = session.with_workflow(lambda workflow: engine.history.select_logs(workflow, task, run))
     if session.opts.json:
         return _logs_json(session, selection, follow)
     from rigcli.cli.signalled import Interrupted

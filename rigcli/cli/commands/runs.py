@@ -36,7 +36,7 @@ def runs(
             return 0
         print_apply(applied)
         return 0
-    applies = engine.history.list_applies(workflow, limit)
+    applies = engine.history.list_applies(workflow, limit, entries=True)  # workspaces' entries too
     if session.opts.json:
         emit_json({"runs": [applied.to_json() for applied in applies]})
         return 0

@@ -67,16 +67,22 @@ def rm(
     yes: bool = False,
     force: bool = False,
     missing_ok: bool = False,
+    forget: bool = False,
 ) -> int:
+    # The remove hook is the config's: without --forget, one that does not load is the engine's one
+    # error line (offering --forget); with it, the warning says the hook is skipped.
+    session.config_optional = "rm --forget removes without the remove hook" if forget else ""
     if names and all_:
         raise UsageError("rm accepts either a workspace name or --all, not both")
     if not names and not all_ and not session.opts.interactive:
         raise UsageError("rm needs a workspace name or --all when not running in an interactive terminal")
     if len(names) == 1:
-        return _rm_one(session, names[0], yes=yes, force=force, missing_ok=missing_ok)
+        return _rm_one(session, names[0], yes=yes, force=force, missing_ok=missing_ok, forget=forget)
     if names:
-        return _rm_named(session, list(dict.fromkeys(names)), yes=yes, force=force, missing_ok=missing_ok)
-    return _rm_all_or_picked(session, all_=all_, yes=yes, force=force)
+        return _rm_named(
+            session, list(dict.fromkeys(names)), yes=yes, force=force, missing_ok=missing_ok, forget=forget
+        )
+    return _rm_all_or_picked(session, all_=all_, yes=yes, force=force, forget=forget)
 
 
 def _confirm_removal(session: Session, records: list[WorkspaceRecord], names: list[str], *, yes: bool) -> None:
@@ -89,14 +95,16 @@ def _confirm_removal(session: Session, records: list[WorkspaceRecord], names: li
     _say_whose(session, others)
 
 
-def _rm_one(session: Session, name: str, *, yes: bool, force: bool, missing_ok: bool) -> int:
+def _rm_one(session: Session, name: str, *, yes: bool, force: bool, missing_ok: bool, forget: bool) -> int:
     engine = session.engine
     try:
         workflow = session.workspace_workflow(name)
         records = [item for item in engine.workspaces.list_workspaces(workflow) if item.name == name]
         _confirm_removal(session, records, [name], yes=yes)
         with session.watch():
-            removed = session.run(engine.workspaces.remove_workspace(name=name, workflow=workflow, force=force))
+            removed = session.run(
+                engine.workspaces.remove_workspace(name=name, workflow=workflow, force=force, forget=forget)
+            )
         _forget_host_key(session, name)
     except UnknownWorkspaceError:
         # Another rm may have removed it meanwhile (it is looked up again under the lock).
@@ -110,7 +118,7 @@ def _rm_one(session: Session, name: str, *, yes: bool, force: bool, missing_ok: 
     return 0
 
 
-def _rm_named(session: Session, names: list[str], *, yes: bool, force: bool, missing_ok: bool) -> int:
+def _rm_named(session: Session, names: list[str], *, yes: bool, force: bool, missing_ok: bool, forget: bool) -> int:
     """rm A B C: every name looked up before anything is removed (an unknown one removes none, unless
     --missing-ok), one question, then each removed in turn, a failure not stopping the others."""
     engine = session.engine
@@ -135,7 +143,9 @@ def _rm_named(session: Session, names: list[str], *, yes: bool, force: bool, mis
     with session.watch():
         for name, workflow in targets.items():
             try:
-                removed.append(session.run(engine.workspaces.remove_workspace(name, workflow, force=force)))
+                removed.append(
+                    session.run(engine.workspaces.remove_workspace(name, workflow, force=force, forget=forget))
+                )
                 _forget_host_key(session, name)
             except UnknownWorkspaceError:
                 if not missing_ok:
@@ -150,7 +160,7 @@ def _rm_named(session: Session, names: list[str], *, yes: bool, force: bool, mis
     return 1 if failed else 0
 
 
-def _rm_all_or_picked(session: Session, *, all_: bool, yes: bool, force: bool) -> int:
+def _rm_all_or_picked(session: Session, *, all_: bool, yes: bool, force: bool, forget: bool) -> int:
     engine = session.engine
     records = list(engine.workspaces.list_workspaces(session.workflow_filter()))
     several = len({record.workflow for record in records}) > 1
@@ -171,7 +181,11 @@ def _rm_all_or_picked(session: Session, *, all_: bool, yes: bool, force: bool) -
     with session.watch():
         for record in records:
             removed_all.append(
-                session.run(engine.workspaces.remove_workspace(name=record.name, workflow=record.workflow, force=force))
+                session.run(
+                    engine.workspaces.remove_workspace(
+                        name=record.name, workflow=record.workflow, force=force, forget=forget
+                    )
+                )
             )
             _forget_host_key(session, record.name)
     if session.opts.json:

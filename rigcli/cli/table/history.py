@@ -124,6 +124,14 @@ LOGS = Command(
             metavar="ID",
         ),
         Option(("--follow", "-f"), "follow", "Keep printing a run in progress until it ends."),
+        Option(
+            ("--workspace",),
+            "workspace",
+            "The output of the workspace's latest history entry (its create hook, rm, an operation, "
+            "stop, start); --run ID picks another (rig runs lists them).",
+            metavar="WS",
+            complete="workspaces",
+        ),
     ),
     hot=True,
     cache=("config",),

@@ -15,6 +15,12 @@ RM = Command(
         YES,
         Option(("--force",), "force", "Forget the workspace even if its remove hook fails; leftovers go to rig gc."),
         Option(("--missing-ok",), "missing_ok", "A workspace that does not exist is not an error."),
+        Option(
+            ("--forget",),
+            "forget",
+            "Skip the remove hook (say, rig_config.py does not load): remove the machines the state "
+            "recorded for the workspace, then its record.",
+        ),
     ),
     hot=True,
 )
