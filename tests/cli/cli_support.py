@@ -83,6 +83,16 @@ def run_rig(
     return Result(list(args), captured.returncode, captured.stdout, captured.stderr)
 
 
+def run_rig_masked(project: Path, args: tuple[str, ...], *, env: dict[str, str], secret: str, code: int = 0) -> Result:
+    """``rig ARGS`` as a subprocess in ``project``: it exits ``code``, without a traceback, and ``secret``
+    (the value of a ``secret()`` the project uses) appears nowhere in what it printed."""
+    result = run_rig(*args, cwd=project, env=env, subprocess=True)
+    assert result.returncode == code, result
+    assert secret not in result.stdout + result.stderr, result
+    assert "Traceback" not in result.stderr, result
+    return result
+
+
 def run_rig_process(
     *args: str,
     cwd: Path,

@@ -11,7 +11,7 @@ from typing import IO, Any
 import pytest
 
 from tests.backends import rows
-from tests.cli.cli_support import RIG, Result, env_with_rig, run_rig, write_project
+from tests.cli.cli_support import RIG, Result, env_with_rig, run_rig, run_rig_masked, write_project
 from tests.helpers import wait_for
 
 TOKEN = "tok-7f3a9c21e5d84b06"
@@ -55,11 +55,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def rig(project: Path, *args: str, code: int = 0, **env: str) -> Result:
-    result = run_rig(*args, cwd=project, env={**ENV, **env}, subprocess=True)
-    assert result.returncode == code, result
-    assert TOKEN not in result.stdout + result.stderr, result
-    assert "Traceback" not in result.stderr, result
-    return result
+    return run_rig_masked(project, args, env={**ENV, **env}, secret=TOKEN, code=code)
 
 
 def _printed(stderr: str, task: str) -> list[str]:

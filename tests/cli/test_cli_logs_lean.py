@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import rigcli
-from tests.cli.cli_support import RIG, Result, env_with_rig, run_rig, write_project
+from tests.cli.cli_support import RIG, Result, env_with_rig, run_rig_masked, write_project
 
 TOKEN = "tok-lean-5c1e9a7d"
 # Each import of the config appends a line to loads.txt: how a test sees whether rig loaded it.
@@ -58,11 +58,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def rig(project: Path, *args: str, code: int = 0, **env: str) -> Result:
-    result = run_rig(*args, cwd=project, env={**ENV, **env}, subprocess=True)
-    assert result.returncode == code, result
-    assert TOKEN not in result.stdout + result.stderr, result
-    assert "Traceback" not in result.stderr, result
-    return result
+    return run_rig_masked(project, args, env={**ENV, **env}, secret=TOKEN, code=code)
 
 
 def loads(project: Path) -> int:

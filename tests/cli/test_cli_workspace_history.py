@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.cli_support import Result, run_rig, write_project
+from tests.cli.cli_support import Result, run_rig_masked, write_project
 
 TOKEN = "tok-5d2e8a41c97b3f60"
 CONFIG = """
@@ -61,11 +61,7 @@ def project(tmp_path: Path) -> Path:
 
 
 def rig(project: Path, *args: str, code: int = 0, **env: str) -> Result:
-    result = run_rig(*args, cwd=project, env={**ENV, **env}, subprocess=True)
-    assert result.returncode == code, result
-    assert TOKEN not in result.stdout + result.stderr, result
-    assert "Traceback" not in result.stderr, result
-    return result
+    return run_rig_masked(project, args, env={**ENV, **env}, secret=TOKEN, code=code)
 
 
 def _lines(result: Result) -> list[tuple[str, str]]:
